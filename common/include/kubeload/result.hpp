@@ -1,0 +1,115 @@
+#pragma once
+// The result of a run: one schema for `loadgen --format json`, a worker's
+// /result and a LoadTest's status.result. A result carries its histograms, so
+// results from any number of workers merge exactly and a merge is again a result.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kubeload/histogram.hpp"
+
+namespace kubeload {
+
+// How a request can fail. Every attempted request ends in exactly one outcome:
+// success or one of these.
+enum class ErrorKind { connect, timeout, read, write, status, length };
+inline constexpr int kErrorKindCount = 6;
+const char* to_string(ErrorKind kind) noexcept;
+
+struct ErrorCounts {
+  uint64_t connect = 0;  // could not connect (or TLS handshake failed)
+  uint64_t timeout = 0;  // no complete response within the per-request timeout
+  uint64_t read = 0;     // connection lost or malformed response while reading
+  uint64_t write = 0;    // connection lost while sending the request
+  uint64_t status = 0;   // complete response, unexpected status code
+  uint64_t length = 0;   // complete response, body length differs from the expected one
+
+  uint64_t& operator[](ErrorKind kind) noexcept;
+  uint64_t operator[](ErrorKind kind) const noexcept;
+  uint64_t total() const noexcept { return connect + timeout + read + write + status + length; }
+  void add(const ErrorCounts& other) noexcept;
+  bool operator==(const ErrorCounts&) const = default;
+};
+
+// Open model only.
+struct RateCounts {
+  double target = 0;     // requests/s that were asked for
+  uint64_t late = 0;     // sent 1 ms or more after their intended time
+  uint64_t dropped = 0;  // intended but never sent (connection cap reached or run ended)
+  bool operator==(const RateCounts&) const = default;
+};
+
+// Latency statistics in milliseconds, computed from a histogram of microseconds.
+struct LatencySummary {
+  double min = 0, mean = 0, stddev = 0, p50 = 0, p66 = 0, p75 = 0, p80 = 0, p90 = 0, p95 = 0,
+         p98 = 0, p99 = 0, p999 = 0, max = 0;
+  static LatencySummary of(const Histogram& micros);
+  // Named accessor for threshold evaluation ("p99", "mean", ...); nullopt for unknown names.
+  std::optional<double> get(std::string_view name) const noexcept;
+};
+
+struct Result {
+  // Relations: requests = successes + errors.total(); failures = errors.total();
+  // sum(status_codes) = requests that received a complete response
+  // (successes + errors.status + errors.length); latency/waiting/connect hold
+  // one value per complete response.
+  uint64_t requests = 0;
+  uint64_t bytes_received = 0;       // everything read from the server, headers included
+  uint64_t body_bytes_received = 0;  // decoded response bodies only (ab's "HTML transferred")
+  uint64_t bytes_sent = 0;
+  double duration_seconds = 0;  // measured phase wall time; merge takes the longest
+  Histogram latency;            // us, intended send (open model) or send start -> last byte
+  Histogram connect;            // us, 0 for a reused keep-alive connection (ab's Connect)
+  Histogram waiting;            // us, request written -> first response byte (ab's Waiting)
+  std::map<int, uint64_t> status_codes;
+  ErrorCounts errors;
+  std::optional<RateCounts> rate;
+
+  uint64_t failures() const noexcept { return errors.total(); }
+  double error_rate() const noexcept;
+  double rps() const noexcept;
+  void merge(const Result& other);
+  bool operator==(const Result& other) const;
+};
+
+struct StageResult {
+  int index = 0;
+  double duration_seconds_planned = 0;
+  std::optional<uint64_t> connections;  // closed model
+  std::optional<double> rate;           // open model
+  Result result;
+};
+
+struct NamedResult {
+  std::string name;
+  Result result;
+};
+
+// What one run produced: the headline result, one row per stage, one row per
+// named request. This is the JSON document that loadgen prints and workers serve.
+struct RunResult {
+  static constexpr const char* kVersion = "v1";
+  Result result;
+  std::vector<StageResult> stages;
+  std::vector<NamedResult> request_results;
+  uint64_t warmup_requests = 0;  // sent during warm-up, not in `result`
+  bool finished = true;          // false for a partial result taken while running
+
+  // Exact merge of concurrent runs (workers): stages by index, requests by name.
+  void merge(const RunResult& other);
+};
+
+// JSON (api.md field names). with_histograms=false drops the histogram strings,
+// for places (like a CR status) that show numbers only.
+void to_json(nlohmann::json& out, const Result& r, bool with_histograms = true);
+nlohmann::json to_json(const RunResult& run, bool with_histograms = true);
+// Throws std::invalid_argument naming the bad field.
+Result result_from_json(const nlohmann::json& in);
+RunResult run_result_from_json(const nlohmann::json& in);
+
+}  // namespace kubeload

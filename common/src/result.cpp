@@ -1,0 +1,342 @@
+#include "kubeload/result.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace kubeload {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<ErrorKind, kErrorKindCount> kAllErrorKinds = {
+    ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
+    ErrorKind::write,   ErrorKind::status,  ErrorKind::length};
+
+double micros_to_ms(int64_t micros) { return static_cast<double>(micros) / 1000.0; }
+
+// Rounds to the microsecond, so JSON shows "12.345" rather than binary noise.
+double round_ms(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+
+json latency_json(const Histogram& h) {
+  const LatencySummary s = LatencySummary::of(h);
+  return json{{"min", s.min},   {"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50},
+              {"p66", s.p66},   {"p75", s.p75},   {"p80", s.p80},       {"p90", s.p90},
+              {"p95", s.p95},   {"p98", s.p98},   {"p99", s.p99},       {"p999", s.p999},
+              {"max", s.max}};
+}
+
+[[noreturn]] void bad_field(const std::string& path, const std::string& why) {
+  throw std::invalid_argument(path + ": " + why);
+}
+
+uint64_t get_count(const json& in, const char* key, const std::string& path) {
+  if (!in.contains(key)) return 0;
+  const json& v = in.at(key);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+    bad_field(path + "." + key, "must be a non-negative integer, got " + v.dump());
+  }
+  return v.get<uint64_t>();
+}
+
+double get_number(const json& in, const char* key, const std::string& path) {
+  if (!in.contains(key)) return 0;
+  const json& v = in.at(key);
+  if (!v.is_number()) bad_field(path + "." + key, "must be a number, got " + v.dump());
+  return v.get<double>();
+}
+
+Histogram get_histogram(const json& in, const char* key, const std::string& path) {
+  if (!in.contains(key)) return Histogram{};
+  const json& v = in.at(key);
+  if (!v.is_string()) bad_field(path + "." + key, "must be a string");
+  try {
+    return Histogram::decode_base64(v.get<std::string>());
+  } catch (const std::invalid_argument& e) {
+    bad_field(path + "." + key, e.what());
+  }
+}
+
+Result result_from_json_at(const json& in, const std::string& path) {
+  if (!in.is_object()) bad_field(path, "must be an object");
+  Result r;
+  r.requests = get_count(in, "requests", path);
+  r.bytes_received = get_count(in, "bytesReceived", path);
+  r.body_bytes_received = get_count(in, "bodyBytesReceived", path);
+  r.bytes_sent = get_count(in, "bytesSent", path);
+  r.duration_seconds = get_number(in, "durationSeconds", path);
+  r.latency = get_histogram(in, "histogram", path);
+  r.connect = get_histogram(in, "connectHistogram", path);
+  r.waiting = get_histogram(in, "waitingHistogram", path);
+  if (in.contains("statusCodes")) {
+    const json& codes = in.at("statusCodes");
+    if (!codes.is_object()) bad_field(path + ".statusCodes", "must be an object");
+    for (const auto& [code, count] : codes.items()) {
+      int status = 0;
+      try {
+        size_t used = 0;
+        status = std::stoi(code, &used);
+        if (used != code.size()) throw std::invalid_argument(code);
+      } catch (const std::exception&) {
+        bad_field(path + ".statusCodes", "key \"" + code + "\" is not a status code");
+      }
+      if (!count.is_number_unsigned()) {
+        bad_field(path + ".statusCodes." + code, "must be a non-negative integer");
+      }
+      r.status_codes[status] = count.get<uint64_t>();
+    }
+  }
+  if (in.contains("errors")) {
+    const json& errors = in.at("errors");
+    if (!errors.is_object()) bad_field(path + ".errors", "must be an object");
+    for (ErrorKind kind : kAllErrorKinds) {
+      r.errors[kind] = get_count(errors, to_string(kind), path + ".errors");
+    }
+  }
+  if (in.contains("rate")) {
+    const json& rate = in.at("rate");
+    if (!rate.is_object()) bad_field(path + ".rate", "must be an object");
+    r.rate = RateCounts{get_number(rate, "target", path + ".rate"),
+                        get_count(rate, "late", path + ".rate"),
+                        get_count(rate, "dropped", path + ".rate")};
+  }
+  const uint64_t failures = get_count(in, "failures", path);
+  if (in.contains("failures") && failures != r.errors.total()) {
+    bad_field(path + ".failures", "is " + std::to_string(failures) + " but the errors add up to " +
+                                      std::to_string(r.errors.total()));
+  }
+  return r;
+}
+
+}  // namespace
+
+const char* to_string(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::connect: return "connect";
+    case ErrorKind::timeout: return "timeout";
+    case ErrorKind::read: return "read";
+    case ErrorKind::write: return "write";
+    case ErrorKind::status: return "status";
+    case ErrorKind::length: return "length";
+  }
+  return "unknown";
+}
+
+uint64_t& ErrorCounts::operator[](ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::connect: return connect;
+    case ErrorKind::timeout: return timeout;
+    case ErrorKind::read: return read;
+    case ErrorKind::write: return write;
+    case ErrorKind::status: return status;
+    case ErrorKind::length: return length;
+  }
+  return read;
+}
+
+uint64_t ErrorCounts::operator[](ErrorKind kind) const noexcept {
+  return const_cast<ErrorCounts&>(*this)[kind];
+}
+
+void ErrorCounts::add(const ErrorCounts& other) noexcept {
+  for (ErrorKind kind : kAllErrorKinds) (*this)[kind] += other[kind];
+}
+
+LatencySummary LatencySummary::of(const Histogram& micros) {
+  LatencySummary s;
+  if (micros.total_count() == 0) return s;
+  auto at = [&](double p) { return micros_to_ms(micros.value_at_percentile(p)); };
+  s.min = micros_to_ms(micros.min());
+  s.mean = round_ms(micros.mean() / 1000.0);
+  s.stddev = round_ms(micros.stddev() / 1000.0);
+  s.p50 = at(50);
+  s.p66 = at(66);
+  s.p75 = at(75);
+  s.p80 = at(80);
+  s.p90 = at(90);
+  s.p95 = at(95);
+  s.p98 = at(98);
+  s.p99 = at(99);
+  s.p999 = at(99.9);
+  s.max = micros_to_ms(micros.max());
+  return s;
+}
+
+std::optional<double> LatencySummary::get(std::string_view name) const noexcept {
+  const std::pair<std::string_view, double> fields[] = {
+      {"min", min}, {"mean", mean}, {"stddev", stddev}, {"p50", p50}, {"p66", p66},
+      {"p75", p75}, {"p80", p80},   {"p90", p90},       {"p95", p95}, {"p98", p98},
+      {"p99", p99}, {"p999", p999}, {"max", max}};
+  for (const auto& [field, value] : fields) {
+    if (field == name) return value;
+  }
+  return std::nullopt;
+}
+
+double Result::error_rate() const noexcept {
+  return requests == 0 ? 0.0 : static_cast<double>(failures()) / static_cast<double>(requests);
+}
+
+double Result::rps() const noexcept {
+  return duration_seconds <= 0 ? 0.0 : static_cast<double>(requests) / duration_seconds;
+}
+
+void Result::merge(const Result& other) {
+  requests += other.requests;
+  bytes_received += other.bytes_received;
+  body_bytes_received += other.body_bytes_received;
+  bytes_sent += other.bytes_sent;
+  // Workers run side by side: the merged run lasted as long as the longest one.
+  duration_seconds = std::max(duration_seconds, other.duration_seconds);
+  latency.add(other.latency);
+  connect.add(other.connect);
+  waiting.add(other.waiting);
+  for (const auto& [code, count] : other.status_codes) status_codes[code] += count;
+  errors.add(other.errors);
+  if (other.rate) {
+    if (!rate) rate = RateCounts{};
+    rate->target += other.rate->target;
+    rate->late += other.rate->late;
+    rate->dropped += other.rate->dropped;
+  }
+}
+
+bool Result::operator==(const Result& other) const {
+  return requests == other.requests && bytes_received == other.bytes_received &&
+         body_bytes_received == other.body_bytes_received &&
+         bytes_sent == other.bytes_sent && duration_seconds == other.duration_seconds &&
+         latency == other.latency && connect == other.connect && waiting == other.waiting &&
+         status_codes == other.status_codes && errors == other.errors && rate == other.rate;
+}
+
+void RunResult::merge(const RunResult& other) {
+  result.merge(other.result);
+  warmup_requests += other.warmup_requests;
+  finished = finished && other.finished;
+  for (const StageResult& theirs : other.stages) {
+    auto mine = std::find_if(stages.begin(), stages.end(),
+                             [&](const StageResult& s) { return s.index == theirs.index; });
+    if (mine == stages.end()) {
+      stages.push_back(theirs);
+      continue;
+    }
+    mine->result.merge(theirs.result);
+    if (theirs.connections) mine->connections = mine->connections.value_or(0) + *theirs.connections;
+    if (theirs.rate) mine->rate = mine->rate.value_or(0) + *theirs.rate;
+    mine->duration_seconds_planned =
+        std::max(mine->duration_seconds_planned, theirs.duration_seconds_planned);
+  }
+  std::sort(stages.begin(), stages.end(),
+            [](const StageResult& a, const StageResult& b) { return a.index < b.index; });
+  for (const NamedResult& theirs : other.request_results) {
+    auto mine = std::find_if(request_results.begin(), request_results.end(),
+                             [&](const NamedResult& r) { return r.name == theirs.name; });
+    if (mine == request_results.end()) {
+      request_results.push_back(theirs);
+    } else {
+      mine->result.merge(theirs.result);
+    }
+  }
+}
+
+void to_json(json& out, const Result& r, bool with_histograms) {
+  out["requests"] = r.requests;
+  out["failures"] = r.failures();
+  out["errorRate"] = r.error_rate();
+  out["rps"] = std::round(r.rps() * 10.0) / 10.0;
+  out["durationSeconds"] = r.duration_seconds;
+  out["bytesReceived"] = r.bytes_received;
+  out["bodyBytesReceived"] = r.body_bytes_received;
+  out["bytesSent"] = r.bytes_sent;
+  out["latencyMs"] = latency_json(r.latency);
+  out["connectMs"] = latency_json(r.connect);
+  out["waitingMs"] = latency_json(r.waiting);
+  json codes = json::object();
+  for (const auto& [code, count] : r.status_codes) codes[std::to_string(code)] = count;
+  out["statusCodes"] = std::move(codes);
+  json errors = json::object();
+  for (ErrorKind kind : kAllErrorKinds) errors[to_string(kind)] = r.errors[kind];
+  out["errors"] = std::move(errors);
+  if (r.rate) {
+    out["rate"] = {{"target", r.rate->target}, {"late", r.rate->late}, {"dropped", r.rate->dropped}};
+  }
+  if (with_histograms) {
+    out["histogram"] = r.latency.encode_base64();
+    out["connectHistogram"] = r.connect.encode_base64();
+    out["waitingHistogram"] = r.waiting.encode_base64();
+  }
+}
+
+json to_json(const RunResult& run, bool with_histograms) {
+  json out;
+  out["version"] = RunResult::kVersion;
+  out["finished"] = run.finished;
+  out["warmupRequests"] = run.warmup_requests;
+  to_json(out["result"], run.result, with_histograms);
+  out["stages"] = json::array();
+  for (const StageResult& stage : run.stages) {
+    json row;
+    row["index"] = stage.index;
+    row["plannedDurationSeconds"] = stage.duration_seconds_planned;
+    if (stage.connections) row["connections"] = *stage.connections;
+    if (stage.rate) row["targetRate"] = *stage.rate;
+    to_json(row, stage.result, with_histograms);
+    out["stages"].push_back(std::move(row));
+  }
+  out["requestResults"] = json::array();
+  for (const NamedResult& named : run.request_results) {
+    json row;
+    row["name"] = named.name;
+    to_json(row, named.result, with_histograms);
+    out["requestResults"].push_back(std::move(row));
+  }
+  return out;
+}
+
+Result result_from_json(const json& in) { return result_from_json_at(in, "result"); }
+
+RunResult run_result_from_json(const json& in) {
+  if (!in.is_object()) bad_field("", "a result document must be a JSON object");
+  if (in.value("version", std::string{}) != RunResult::kVersion) {
+    bad_field("version", std::string("must be \"") + RunResult::kVersion + "\", got " +
+                             (in.contains("version") ? in.at("version").dump() : "nothing"));
+  }
+  RunResult run;
+  run.finished = in.value("finished", true);
+  run.warmup_requests = get_count(in, "warmupRequests", "");
+  if (!in.contains("result")) bad_field("result", "is required");
+  run.result = result_from_json_at(in.at("result"), "result");
+  if (in.contains("stages")) {
+    const json& stages = in.at("stages");
+    if (!stages.is_array()) bad_field("stages", "must be an array");
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const std::string path = "stages[" + std::to_string(i) + "]";
+      const json& row = stages[i];
+      StageResult stage;
+      stage.result = result_from_json_at(row, path);
+      stage.index = static_cast<int>(get_count(row, "index", path));
+      stage.duration_seconds_planned = get_number(row, "plannedDurationSeconds", path);
+      if (row.contains("connections")) stage.connections = get_count(row, "connections", path);
+      if (row.contains("targetRate")) stage.rate = get_number(row, "targetRate", path);
+      run.stages.push_back(std::move(stage));
+    }
+  }
+  if (in.contains("requestResults")) {
+    const json& rows = in.at("requestResults");
+    if (!rows.is_array()) bad_field("requestResults", "must be an array");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const std::string path = "requestResults[" + std::to_string(i) + "]";
+      if (!rows[i].is_object() || !rows[i].contains("name") || !rows[i].at("name").is_string()) {
+        bad_field(path + ".name", "is required");
+      }
+      run.request_results.push_back(
+          NamedResult{rows[i].at("name").get<std::string>(), result_from_json_at(rows[i], path)});
+    }
+  }
+  return run;
+}
+
+}  // namespace kubeload

@@ -1,0 +1,314 @@
+#include "loadgen/cli.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "kubeload/duration.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+class Args {
+ public:
+  explicit Args(const std::vector<std::string>& args) : args_(args) {}
+  bool done() const { return i_ >= args_.size(); }
+  const std::string& next() { return args_[i_++]; }
+  // The value of option `name`: "--name=value", "-cVALUE" or the next argument.
+  std::string value(const std::string& name, const std::string& inline_value, bool has_inline) {
+    if (has_inline) return inline_value;
+    if (done()) throw UsageError(name + ": missing value");
+    return next();
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  size_t i_ = 0;
+};
+
+uint64_t positive_integer(const std::string& option, const std::string& text) {
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value == 0) {
+    throw UsageError(option + ": must be a positive integer, got \"" + text + "\"");
+  }
+  return value;
+}
+
+double positive_number(const std::string& option, const std::string& text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || !(value > 0) || value > 1e9) {
+    throw UsageError(option + ": must be a number > 0, got \"" + text + "\"");
+  }
+  return value;
+}
+
+std::chrono::nanoseconds positive_duration(const std::string& option, const std::string& text) {
+  const auto d = parse_duration(text);
+  if (!d || d->count() <= 0) {
+    throw UsageError(option + ": must be a duration like 30s, 2m or 500ms, got \"" + text + "\"");
+  }
+  return *d;
+}
+
+std::vector<int> status_list(const std::string& option, const std::string& text) {
+  std::vector<int> codes;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.size() == 3 && item[0] >= '1' && item[0] <= '5' && (item[1] == 'x' || item[1] == 'X') &&
+        (item[2] == 'x' || item[2] == 'X')) {
+      const int base = (item[0] - '0') * 100;
+      for (int c = base; c < base + 100; ++c) codes.push_back(c);
+      continue;
+    }
+    int code = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), code);
+    if (ec != std::errc{} || end != item.data() + item.size() || code < 100 || code > 599) {
+      throw UsageError(option + ": \"" + item + "\" is not a status code (100-599 or 2xx)");
+    }
+    codes.push_back(code);
+  }
+  if (codes.empty()) throw UsageError(option + ": empty status list");
+  return codes;
+}
+
+std::vector<StageSpec> stage_list(const std::string& option, const std::string& text,
+                                  bool open_model) {
+  std::vector<StageSpec> stages;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) {
+      throw UsageError(option + ": stage \"" + item + "\" must be DURATION:" +
+                       (open_model ? "RATE" : "CONNECTIONS"));
+    }
+    StageSpec stage;
+    stage.duration = positive_duration(option, item.substr(0, colon));
+    const std::string amount = item.substr(colon + 1);
+    if (open_model) {
+      stage.rate = positive_number(option, amount);
+    } else {
+      stage.connections = positive_integer(option, amount);
+    }
+    stages.push_back(stage);
+  }
+  if (stages.empty()) throw UsageError(option + ": no stages in \"" + text + "\"");
+  return stages;
+}
+
+std::string read_body(const std::string& option, const std::string& text) {
+  if (text.empty() || text.front() != '@') return text;
+  const std::string path = text.substr(1);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw UsageError(option + ": cannot read \"" + path + "\"");
+  std::ostringstream content;
+  content << file.rdbuf();
+  return content.str();
+}
+
+std::pair<std::string, std::string> header(const std::string& option, const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0) {
+    throw UsageError(option + ": \"" + text + "\" must be \"Name: value\"");
+  }
+  std::string name = text.substr(0, colon);
+  std::string value = text.substr(colon + 1);
+  const auto first = value.find_first_not_of(" \t");
+  value = first == std::string::npos ? "" : value.substr(first);
+  for (char c : name) {
+    if (c <= ' ' || c == ':' || c == 127) {
+      throw UsageError(option + ": invalid header name \"" + name + "\"");
+    }
+  }
+  if (value.find_first_of("\r\n") != std::string::npos) {
+    throw UsageError(option + ": header value of \"" + name + "\" contains a line break");
+  }
+  return {name, value};
+}
+
+}  // namespace
+
+const char* usage_text() {
+  return R"(usage:
+  loadgen [OPTIONS] URL          load one URL, like ab or wrk
+  loadgen run FILE.yaml          run a LoadTest manifest on this machine
+
+options:
+  -c, --connections N     closed model: concurrent connections (default 10)
+  -n, --requests N        stop after N requests
+  -d, --duration D        stop after D (30s, 2m); with neither -n nor -d: 10s
+  -r, --rate R            open model: R requests/s at constant arrival
+      --max-connections N open model: connection cap (default 1000)
+  -t, --threads N         event-loop threads (default: cores)
+      --warmup D          warm up for D first (not counted)
+      --warmup-requests N warm up with N requests first (not counted)
+      --stages SPEC       e.g. 10s:10,10s:20 (duration:connections, or duration:rate with -r)
+  -k, --keepalive         keep connections alive (the default)
+      --no-keepalive      one connection per request
+  -m, --method M          request method (default GET)
+  -H, --header "N: V"     add a request header (repeatable)
+      --body TEXT|@FILE   request body
+      --timeout D         per request (default 30s)
+      --expect-status L   statuses that succeed, e.g. 200,204 or 2xx (default 2xx,3xx)
+      --expect-length N   count a body of another length as a failure
+      --format F          text | ab | jmeter | json (default text)
+      --metrics-addr A    serve live Prometheus metrics on A (HOST:PORT)
+      --hdr-log FILE      write an HdrHistogram interval log (one interval per stage)
+  -q, --quiet             no progress on stderr
+  -h, --help              this text
+      --version           the version
+
+exit status: 0 ran, 1 thresholds failed (run), 2 usage or input error
+)";
+}
+
+CliOptions parse_command_line(const std::vector<std::string>& arguments) {
+  CliOptions options;
+  Args args(arguments);
+  std::optional<std::string> url;
+  std::optional<uint64_t> connections;
+  std::optional<double> rate;
+  std::optional<std::string> stages_text;
+  RequestSpec request;
+  request.name = "default";
+  LoadSpec& load = options.spec.load;
+
+  while (!args.done()) {
+    std::string arg = args.next();
+    if (arg == "--") {
+      while (!args.done()) {
+        if (url) throw UsageError("unexpected argument \"" + args.next() + "\"");
+        url = args.next();
+      }
+      break;
+    }
+    if (arg.empty() || arg[0] != '-' || arg == "-") {
+      if (options.mode == CliOptions::Mode::quick && !url && arg == "run" && !args.done()) {
+        options.mode = CliOptions::Mode::run;
+        options.manifest_path = args.next();
+        continue;
+      }
+      if (url || options.mode == CliOptions::Mode::run) {
+        throw UsageError("unexpected argument \"" + arg + "\"");
+      }
+      url = arg;
+      continue;
+    }
+    // Split "--name=value" and "-cVALUE".
+    std::string name = arg, inline_value;
+    bool has_inline = false;
+    if (arg.rfind("--", 0) == 0) {
+      if (const auto eq = arg.find('='); eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        inline_value = arg.substr(eq + 1);
+        has_inline = true;
+      }
+    } else if (arg.size() > 2) {
+      name = arg.substr(0, 2);
+      inline_value = arg.substr(2);
+      has_inline = true;
+    }
+    auto value = [&] { return args.value(name, inline_value, has_inline); };
+    auto flag = [&] {
+      if (has_inline) throw UsageError(name + ": takes no value, got \"" + inline_value + "\"");
+    };
+
+    if (name == "-c" || name == "--connections") {
+      connections = positive_integer(name, value());
+    } else if (name == "-n" || name == "--requests") {
+      load.requests = positive_integer(name, value());
+    } else if (name == "-d" || name == "--duration") {
+      load.duration = positive_duration(name, value());
+    } else if (name == "-r" || name == "--rate") {
+      rate = positive_number(name, value());
+    } else if (name == "--max-connections") {
+      load.max_connections = positive_integer(name, value());
+    } else if (name == "-t" || name == "--threads") {
+      const uint64_t threads = positive_integer(name, value());
+      if (threads > 1024) throw UsageError(name + ": at most 1024 threads, got " + std::to_string(threads));
+      options.threads = static_cast<uint32_t>(threads);
+    } else if (name == "--warmup") {
+      load.warmup = positive_duration(name, value());
+    } else if (name == "--warmup-requests") {
+      load.warmup_requests = positive_integer(name, value());
+    } else if (name == "--stages") {
+      stages_text = value();
+    } else if (name == "-k" || name == "--keepalive") {
+      flag();
+      load.keep_alive = true;
+    } else if (name == "--no-keepalive") {
+      flag();
+      load.keep_alive = false;
+    } else if (name == "-m" || name == "--method") {
+      request.method = value();
+      for (char c : request.method) {
+        if (!std::isalpha(static_cast<unsigned char>(c))) {
+          throw UsageError(name + ": invalid method \"" + request.method + "\"");
+        }
+      }
+    } else if (name == "-H" || name == "--header") {
+      request.headers.push_back(header(name, value()));
+    } else if (name == "--body") {
+      request.body = read_body(name, value());
+    } else if (name == "--timeout") {
+      load.timeout = positive_duration(name, value());
+    } else if (name == "--expect-status") {
+      request.expect.status = status_list(name, value());
+    } else if (name == "--expect-length") {
+      const std::string text = value();
+      uint64_t length = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), length);
+      if (ec != std::errc{} || end != text.data() + text.size()) {
+        throw UsageError(name + ": must be a byte count, got \"" + text + "\"");
+      }
+      request.expect.body_length = length;
+    } else if (name == "--format") {
+      const std::string text = value();
+      const auto format = parse_report_format(text);
+      if (!format) throw UsageError(name + ": must be text, ab, jmeter or json, got \"" + text + "\"");
+      options.format = *format;
+    } else if (name == "--metrics-addr") {
+      options.metrics_address = value();
+      if (options.metrics_address.find(':') == std::string::npos) {
+        throw UsageError(name + ": must be HOST:PORT, got \"" + options.metrics_address + "\"");
+      }
+    } else if (name == "--hdr-log") {
+      options.hdr_log_path = value();
+    } else if (name == "-q" || name == "--quiet") {
+      flag();
+      options.quiet = true;
+    } else if (name == "-h" || name == "--help") {
+      options.mode = CliOptions::Mode::help;
+      return options;
+    } else if (name == "--version") {
+      options.mode = CliOptions::Mode::version;
+      return options;
+    } else {
+      throw UsageError("unknown option \"" + arg + "\" (see loadgen --help)");
+    }
+  }
+
+  if (options.mode == CliOptions::Mode::run) return options;
+  if (!url) throw UsageError("no URL given (see loadgen --help)");
+  if (load.warmup && load.warmup_requests) {
+    throw UsageError("--warmup and --warmup-requests: give one of them");
+  }
+  if (connections && rate) {
+    throw UsageError("-c and -r: the closed model (-c) and the open model (-r) exclude each other");
+  }
+  if (stages_text) load.stages = stage_list("--stages", *stages_text, rate.has_value());
+  if (!load.requests && !load.duration && load.stages.empty()) load.duration = std::chrono::seconds(10);
+  load.connections = connections;
+  load.rate = rate;
+  if (load.max_connections && !rate) throw UsageError("--max-connections: only with -r");
+  options.spec.name = "local";
+  options.spec.url = *url;
+  options.spec.requests.push_back(std::move(request));
+  return options;
+}
+
+}  // namespace kubeload::loadgen

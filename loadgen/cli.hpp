@@ -1,0 +1,35 @@
+#pragma once
+// Command-line parsing: argv -> what to do. Every bad value is a UsageError
+// whose message names the option and the value.
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kubeload/spec.hpp"
+#include "loadgen/report.hpp"
+
+namespace kubeload::loadgen {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CliOptions {
+  enum class Mode { quick, run, help, version } mode = Mode::quick;
+  LoadTestSpec spec;             // quick mode: built from the flags
+  std::string manifest_path;     // run mode
+  std::optional<uint32_t> threads;
+  ReportFormat format = ReportFormat::text;
+  bool quiet = false;
+  std::string metrics_address;   // empty: no live metrics
+  std::string hdr_log_path;      // empty: no interval log
+};
+
+// Throws UsageError.
+CliOptions parse_command_line(const std::vector<std::string>& args);
+
+const char* usage_text();
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,221 @@
+#include "loadgen/connection.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+#include <openssl/ssl.h>
+
+#include "loadgen/worker.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
+}
+
+// The value of the Server header, if the header section starts in `head`.
+std::string server_header(std::string_view head) {
+  constexpr std::string_view kName = "\nserver:";
+  const auto header_end = head.find("\r\n\r\n");
+  if (header_end != std::string_view::npos) head = head.substr(0, header_end + 2);
+  for (size_t i = 0; i + kName.size() <= head.size(); ++i) {
+    bool match = true;
+    for (size_t j = 0; j < kName.size() && match; ++j) {
+      match = std::tolower(static_cast<unsigned char>(head[i + j])) == kName[j];
+    }
+    if (!match) continue;
+    size_t start = i + kName.size();
+    const size_t end = head.find_first_of("\r\n", start);
+    if (end == std::string_view::npos) return {};
+    while (start < end && (head[start] == ' ' || head[start] == '\t')) ++start;
+    return std::string(head.substr(start, end - start));
+  }
+  return {};
+}
+
+}  // namespace
+
+Connection::Connection(Worker& worker, asio::io_context& io, uint32_t index)
+    : worker_(worker),
+      io_(io),
+      index_(index),
+      plain_(io),
+      read_buffer_(std::make_unique_for_overwrite<char[]>(kReadBufferSize)) {}
+
+bool Connection::socket_open() const noexcept {
+  return tls_ ? tls_->next_layer().is_open() : plain_.is_open();
+}
+
+tcp::socket& Connection::socket() noexcept { return tls_ ? tls_->next_layer() : plain_; }
+
+void Connection::start(const RequestSlot& slot) {
+  busy_ = true;
+  timed_out_ = false;
+  slot_ = slot;
+  timings_ = {};
+  bytes_in_ = 0;
+  bytes_out_ = 0;
+  new_connection_ = false;
+  deadline_ = Clock::now() + worker_.plan().timeout;
+  parser_.reset(worker_.plan().requests[slot.request].head);
+  if (socket_open()) {
+    write_request();
+  } else {
+    connect();
+  }
+}
+
+void Connection::connect() {
+  step_ = Step::connecting;
+  new_connection_ = true;
+  connect_started_ = Clock::now();
+  if (worker_.tls() != nullptr) {
+    // A TLS stream cannot be reused after its connection closed; no operation
+    // is pending here, so replacing it is safe.
+    tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(io_, *worker_.tls());
+    SSL_set_tlsext_host_name(tls_->native_handle(), worker_.plan().target.host.c_str());
+  }
+  socket().async_connect(worker_.endpoint(),
+                         [this](const boost::system::error_code& ec) { on_connected(ec); });
+}
+
+void Connection::on_connected(const boost::system::error_code& ec) {
+  if (ec) return fail(Outcome::connect, ec);
+  boost::system::error_code ignored;
+  socket().set_option(tcp::no_delay(true), ignored);
+  counted_open_ = true;
+  worker_.on_connection_opened();
+  if (!tls_) {
+    timings_.connect_us = micros_between(connect_started_, Clock::now());
+    return write_request();
+  }
+  tls_->async_handshake(asio::ssl::stream_base::client,
+                        [this](const boost::system::error_code& handshake_error) {
+                          if (handshake_error) return fail(Outcome::connect, handshake_error);
+                          timings_.connect_us = micros_between(connect_started_, Clock::now());
+                          write_request();
+                        });
+}
+
+void Connection::write_request() {
+  step_ = Step::writing;
+  const std::string& wire = worker_.plan().requests[slot_.request].wire;
+  auto on_written = [this](const boost::system::error_code& ec, std::size_t bytes) {
+    bytes_out_ += bytes;
+    if (ec) return fail(Outcome::write, ec);
+    written_at_ = Clock::now();
+    read_response();
+  };
+  if (tls_) {
+    asio::async_write(*tls_, asio::buffer(wire), std::move(on_written));
+  } else {
+    asio::async_write(plain_, asio::buffer(wire), std::move(on_written));
+  }
+}
+
+void Connection::read_response() {
+  step_ = Step::reading;
+  auto on_read = [this](const boost::system::error_code& ec, std::size_t bytes) {
+    this->on_read(ec, bytes);
+  };
+  if (tls_) {
+    tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize), std::move(on_read));
+  } else {
+    plain_.async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize), std::move(on_read));
+  }
+}
+
+void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes) {
+  if (timed_out_) return fail(Outcome::timeout, ec);
+  if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+    parser_.finish_eof();
+    if (parser_.status() == Http1ResponseParser::Status::complete) return complete_response(false);
+    return fail(Outcome::read, ec);
+  }
+  if (ec) return fail(Outcome::read, ec);
+
+  const char* data = read_buffer_.get();
+  if (bytes_in_ == 0) {
+    first_byte_at_ = Clock::now();
+    if (worker_.first_response_needed()) first_server_ = server_header({data, bytes});
+  }
+  bytes_in_ += bytes;
+  const std::size_t consumed = parser_.feed(data, bytes);
+  switch (parser_.status()) {
+    case Http1ResponseParser::Status::need_more:
+      return read_response();
+    case Http1ResponseParser::Status::error:
+      return fail(Outcome::read, {});
+    case Http1ResponseParser::Status::complete:
+      // Bytes after a complete response cannot belong to a request we sent:
+      // the connection is out of step with the server and must not be reused.
+      return complete_response(consumed < bytes);
+  }
+}
+
+void Connection::complete_response(bool must_close) {
+  const RequestTemplate& request = worker_.plan().requests[slot_.request];
+  Outcome outcome = Outcome::success;
+  if (!request.is_success_status(parser_.status_code())) {
+    outcome = Outcome::status;
+  } else if (request.expected_length && parser_.body_bytes() != *request.expected_length) {
+    outcome = Outcome::length;
+  }
+  if (must_close || !parser_.keep_alive() || !worker_.plan().keep_alive) close();
+  if (first_server_) {
+    worker_.on_first_response(std::move(*first_server_), parser_.body_bytes());
+    first_server_.reset();
+  }
+  finish(outcome, true);
+}
+
+void Connection::fail(Outcome outcome, const boost::system::error_code&) {
+  if (timed_out_) outcome = Outcome::timeout;
+  close();
+  finish(outcome, false);
+}
+
+void Connection::finish(Outcome outcome, bool response_complete) {
+  const Clock::time_point now = Clock::now();
+  Completion done;
+  done.outcome = outcome;
+  done.response_complete = response_complete;
+  done.status = response_complete ? parser_.status_code() : 0;
+  done.timings = timings_;
+  done.timings.total_us = micros_between(slot_.intended, now);
+  if (bytes_in_ > 0) done.timings.waiting_us = micros_between(written_at_, first_byte_at_);
+  done.bytes_in = bytes_in_;
+  done.body_bytes_in = response_complete ? parser_.body_bytes() : 0;
+  done.bytes_out = bytes_out_;
+  done.new_connection = new_connection_;
+  busy_ = false;
+  step_ = Step::idle;
+  worker_.on_complete(*this, slot_, done);
+}
+
+void Connection::enforce_deadline(Clock::time_point now) noexcept {
+  if (!busy_ || timed_out_ || now < deadline_) return;
+  timed_out_ = true;
+  // Closing completes the pending operation with operation_aborted; its
+  // handler then reports the timeout.
+  close();
+}
+
+void Connection::clamp_deadline(Clock::time_point latest) noexcept {
+  deadline_ = std::min(deadline_, latest);
+}
+
+void Connection::close() noexcept {
+  if (!socket_open()) return;
+  boost::system::error_code ignored;
+  socket().close(ignored);
+  if (counted_open_) {
+    counted_open_ = false;
+    worker_.on_connection_closed();
+  }
+}
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,196 @@
+// loadgen: the command line. Parses options, runs the plan, writes the report.
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/spec.hpp"
+#include "kubeload/threshold.hpp"
+#include "loadgen/cli.hpp"
+#include "loadgen/metrics.hpp"
+#include "loadgen/runner.hpp"
+
+namespace kl = kubeload::loadgen;
+
+namespace {
+
+constexpr int kExitRan = 0;
+constexpr int kExitGateFailed = 1;
+constexpr int kExitUsage = 2;
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "loadgen: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+// SIGINT and SIGTERM are blocked in every thread and taken here, so the
+// handler is an ordinary thread that sets the run's stop flag.
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(std::atomic<bool>& stop) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::thread([this, &stop] {
+      const timespec poll = {0, 100'000'000};
+      while (!finished_.load()) {
+        if (sigtimedwait(&signals_, nullptr, &poll) > 0) stop.store(true);
+      }
+    });
+  }
+  ~SignalWatcher() {
+    finished_.store(true);
+    thread_.join();
+  }
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  sigset_t signals_;
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+};
+
+bool write_hdr_log(const std::string& path, const kubeload::RunResult& run) {
+  std::ofstream out(path);
+  if (!out) return false;
+  out << "#[Histogram log format version 1.3]\n";
+  out << "#[StartTime: " << std::time(nullptr) << " (seconds since epoch)]\n";
+  out << "#[Latency values are in microseconds; Interval_Max in milliseconds]\n";
+  out << "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+  double offset = 0;
+  char line[96];
+  for (const auto& stage : run.stages) {
+    const auto& r = stage.result;
+    std::snprintf(line, sizeof line, "%.3f,%.3f,%.3f,", offset, r.duration_seconds,
+                  static_cast<double>(r.latency.max()) / 1000.0);
+    out << line << r.latency.encode_base64() << "\n";
+    offset += r.duration_seconds;
+  }
+  return static_cast<bool>(out);
+}
+
+std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    usage_error("cannot read \"" + path + "\"");
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  kubeload::ParsedLoadTest parsed = kubeload::parse_loadtest(text.str());
+  if (!parsed.ok()) {
+    for (const auto& e : parsed.errors) {
+      std::fprintf(stderr, "loadgen: %s: %s\n", path.c_str(), e.to_string().c_str());
+    }
+    return std::nullopt;
+  }
+  const auto& spec = parsed.spec;
+  if (spec.service) {
+    usage_error(path + ": spec.target.service: a Service is reachable only in a cluster; "
+                "use spec.target.url to run on this machine");
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < spec.requests.size(); ++i) {
+    if (!spec.requests[i].headers_from.empty()) {
+      usage_error(path + ": spec.requests[" + std::to_string(i) +
+                  "].headersFrom: Secrets are readable only in a cluster");
+      return std::nullopt;
+    }
+  }
+  return parsed.spec;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kl::CliOptions options;
+  try {
+    options = kl::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const kl::UsageError& e) {
+    return usage_error(e.what());
+  }
+  if (options.mode == kl::CliOptions::Mode::help) {
+    std::fputs(kl::usage_text(), stdout);
+    return kExitRan;
+  }
+  if (options.mode == kl::CliOptions::Mode::version) {
+    std::puts("loadgen 0.1.0");
+    return kExitRan;
+  }
+  if (options.mode == kl::CliOptions::Mode::run) {
+    auto spec = load_manifest(options.manifest_path);
+    if (!spec) return kExitUsage;
+    options.spec = std::move(*spec);
+  }
+
+  std::string error;
+  const auto target = kl::parse_target(*options.spec.url, error);
+  if (!target) return usage_error(error);
+  const uint32_t threads = options.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
+  const kl::RunPlan plan = kl::plan_from_spec(options.spec, *target, threads);
+
+  std::atomic<bool> stop(false);
+  SignalWatcher signals(stop);
+  std::unique_ptr<kl::LiveMetrics> metrics;
+  kl::RunOutcome outcome;
+  try {
+    if (!options.metrics_address.empty()) {
+      std::vector<std::string> names;
+      for (const auto& r : plan.requests) names.push_back(r.name);
+      metrics = std::make_unique<kl::LiveMetrics>(
+          options.metrics_address,
+          kl::MetricLabels{options.spec.name, options.spec.namespace_, "0"}, names);
+    }
+    kl::RunOptions run_options;
+    run_options.progress = !options.quiet;
+    run_options.metrics = metrics.get();
+    run_options.stop = &stop;
+    outcome = kl::run_plan(plan, run_options);
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
+  }
+
+  std::vector<kubeload::ThresholdOutcome> gates;
+  for (const auto& t : options.spec.thresholds) gates.push_back(kubeload::evaluate(t, outcome.result));
+  const bool passed = std::all_of(gates.begin(), gates.end(), [](const auto& g) { return g.passed; });
+
+  if (options.format == kl::ReportFormat::json) {
+    nlohmann::json document = kubeload::to_json(outcome.result);
+    if (!gates.empty()) {
+      document["thresholds"] = nlohmann::json::array();
+      for (const auto& g : gates) {
+        document["thresholds"].push_back(
+            {{"expression", g.expression}, {"observed", g.observed}, {"passed", g.passed}});
+      }
+      document["verdict"] = passed ? "Pass" : "Fail";
+    }
+    std::cout << document.dump(2) << "\n";
+  } else {
+    kl::write_report(std::cout, options.format, outcome.info, outcome.result);
+    if (!gates.empty()) {
+      std::cout << "\nThresholds:\n";
+      for (const auto& g : gates) {
+        std::cout << "  " << (g.passed ? "PASS  " : "FAIL  ") << g.expression << "  (observed "
+                  << g.observed << ")\n";
+      }
+      std::cout << "Verdict: " << (passed ? "Pass" : "Fail") << "\n";
+    }
+  }
+  std::cout.flush();
+  if (!options.hdr_log_path.empty() && !write_hdr_log(options.hdr_log_path, outcome.result)) {
+    return usage_error("cannot write \"" + options.hdr_log_path + "\"");
+  }
+  if (outcome.interrupted) std::fprintf(stderr, "loadgen: interrupted; the report covers what was done\n");
+  return passed ? kExitRan : kExitGateFailed;
+}

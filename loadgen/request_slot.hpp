@@ -1,0 +1,36 @@
+#pragma once
+// What the worker hands a connection (one request to send) and what the
+// connection hands back (how it ended).
+
+#include <cstdint>
+
+#include "loadgen/asio.hpp"
+
+namespace kubeload::loadgen {
+
+struct RequestSlot {
+  uint32_t request = 0;             // index into RunPlan::requests
+  int stage = 0;                    // result row; -1 for warm-up
+  Clock::time_point intended{};     // latency is measured from here
+};
+
+enum class Outcome { success, connect, timeout, read, write, status, length };
+
+struct RequestTimings {
+  int64_t connect_us = 0;  // 0 when the connection was reused
+  int64_t waiting_us = 0;  // request written -> first response byte
+  int64_t total_us = 0;    // intended start -> last byte
+};
+
+struct Completion {
+  Outcome outcome = Outcome::success;
+  int status = 0;             // 0 when no complete response
+  bool response_complete = false;
+  RequestTimings timings;
+  uint64_t bytes_in = 0;
+  uint64_t body_bytes_in = 0;
+  uint64_t bytes_out = 0;
+  bool new_connection = false;
+};
+
+}  // namespace kubeload::loadgen
