@@ -1,0 +1,120 @@
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kubeload/result.hpp"
+
+namespace kubeload {
+namespace {
+
+// A result as a worker would produce it from a list of (latency us, status).
+Result result_of(const std::vector<std::pair<int64_t, int>>& responses, double seconds) {
+  Result r;
+  r.duration_seconds = seconds;
+  for (const auto& [latency, status] : responses) {
+    ++r.requests;
+    r.bytes_received += 4'000'000'000ull;  // pushes totals past 32 bits quickly
+    r.bytes_sent += 100;
+    ++r.status_codes[status];
+    if (status >= 500) ++r.errors.status;
+    r.latency.record(latency);
+    r.waiting.record(latency / 2);
+    r.connect.record(0);
+  }
+  return r;
+}
+
+std::vector<std::pair<int64_t, int>> random_responses(uint32_t seed, int count) {
+  std::mt19937_64 random(seed);
+  std::lognormal_distribution<double> latency(7.0, 1.0);
+  std::vector<std::pair<int64_t, int>> out;
+  for (int i = 0; i < count; ++i) {
+    out.emplace_back(static_cast<int64_t>(latency(random)), random() % 100 == 0 ? 503 : 200);
+  }
+  return out;
+}
+
+TEST(Result, MergeOfTwoEqualsTheCombinedRun) {
+  const auto a = random_responses(1, 5000);
+  const auto b = random_responses(2, 7000);
+  auto both = a;
+  both.insert(both.end(), b.begin(), b.end());
+
+  Result merged = result_of(a, 10.0);
+  merged.merge(result_of(b, 12.0));
+  const Result combined = result_of(both, 12.0);
+  EXPECT_EQ(merged, combined);
+  EXPECT_EQ(merged.requests, 12000u);
+  EXPECT_EQ(merged.bytes_received, 12000ull * 4'000'000'000ull);
+  EXPECT_DOUBLE_EQ(merged.duration_seconds, 12.0);  // side by side: the longest
+}
+
+TEST(Result, JsonRoundTripIsExact) {
+  RunResult run;
+  run.result = result_of(random_responses(3, 3000), 5.5);
+  run.result.rate = RateCounts{500, 3, 1};
+  run.warmup_requests = 42;
+  run.stages.push_back(StageResult{0, 5.0, 10u, std::nullopt, run.result});
+  run.request_results.push_back(NamedResult{"cart", run.result});
+  const nlohmann::json document = to_json(run);
+  const RunResult back = run_result_from_json(nlohmann::json::parse(document.dump()));
+  EXPECT_EQ(back.result, run.result);
+  EXPECT_EQ(back.warmup_requests, 42u);
+  ASSERT_EQ(back.stages.size(), 1u);
+  EXPECT_EQ(back.stages[0].connections, 10u);
+  EXPECT_EQ(back.stages[0].result, run.result);
+  ASSERT_EQ(back.request_results.size(), 1u);
+  EXPECT_EQ(back.request_results[0].name, "cart");
+  EXPECT_EQ(document["result"]["bytesReceived"].get<uint64_t>(), 3000ull * 4'000'000'000ull);
+  EXPECT_EQ(document["result"]["failures"], run.result.errors.status);
+  EXPECT_EQ(document["version"], "v1");
+}
+
+TEST(Result, MergedRunsMergeStagesByIndexAndRequestsByName) {
+  RunResult one, two;
+  one.result = result_of(random_responses(4, 100), 1);
+  two.result = result_of(random_responses(5, 100), 1);
+  one.stages = {StageResult{0, 1, 5u, std::nullopt, one.result}};
+  two.stages = {StageResult{0, 1, 5u, std::nullopt, two.result},
+                StageResult{1, 1, 7u, std::nullopt, two.result}};
+  one.request_results = {NamedResult{"a", one.result}};
+  two.request_results = {NamedResult{"b", two.result}, NamedResult{"a", two.result}};
+  one.merge(two);
+  ASSERT_EQ(one.stages.size(), 2u);
+  EXPECT_EQ(one.stages[0].connections, 10u);
+  EXPECT_EQ(one.stages[0].result.requests, 200u);
+  EXPECT_EQ(one.stages[1].result.requests, 100u);
+  ASSERT_EQ(one.request_results.size(), 2u);
+  EXPECT_EQ(one.request_results[0].result.requests, 200u);
+}
+
+TEST(Result, FromJsonNamesTheBadField) {
+  auto expect_error = [](const std::string& text, const std::string& needle) {
+    try {
+      run_result_from_json(nlohmann::json::parse(text));
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error(R"({"version":"v2","result":{}})", "version");
+  expect_error(R"({"version":"v1"})", "result");
+  expect_error(R"({"version":"v1","result":{"requests":-1}})", "result.requests");
+  expect_error(R"({"version":"v1","result":{"histogram":"not base64!"}})", "result.histogram");
+  expect_error(R"({"version":"v1","result":{"statusCodes":{"abc":1}}})", "abc");
+  expect_error(R"({"version":"v1","result":{"failures":3,"errors":{"read":1}}})", "failures");
+  expect_error(R"({"version":"v1","result":{},"stages":[{"requests":"x"}]})", "stages[0].requests");
+}
+
+TEST(Result, EmptyResultHasNoNanOrInf) {
+  const Result empty;
+  EXPECT_EQ(empty.rps(), 0.0);
+  EXPECT_EQ(empty.error_rate(), 0.0);
+  nlohmann::json out;
+  to_json(out, empty);
+  EXPECT_EQ(out.dump().find("null"), std::string::npos) << out.dump();
+}
+
+}  // namespace
+}  // namespace kubeload
