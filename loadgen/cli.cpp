@@ -1,7 +1,9 @@
 #include "loadgen/cli.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -130,12 +132,85 @@ std::pair<std::string, std::string> header(const std::string& option, const std:
   return {name, value};
 }
 
+uint32_t worker_number(const std::string& option, const std::string& text, bool allow_zero) {
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value > 100000 ||
+      (!allow_zero && value == 0)) {
+    throw UsageError(option + ": invalid number \"" + text + "\"");
+  }
+  return static_cast<uint32_t>(value);
+}
+
+std::string read_file(const std::string& option, const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw UsageError(option + ": cannot read \"" + path + "\"");
+  std::ostringstream content;
+  content << file.rdbuf();
+  return content.str();
+}
+
+// loadgen worker --spec FILE|--spec-env VAR [--index N] [--workers N] ...
+CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
+  CliOptions options;
+  options.mode = CliOptions::Mode::worker;
+  if (const char* index = std::getenv("JOB_COMPLETION_INDEX")) {
+    options.worker_index = worker_number("JOB_COMPLETION_INDEX", index, true);
+  }
+  Args args(arguments);
+  args.next();  // "worker"
+  while (!args.done()) {
+    const std::string arg = args.next();
+    std::string name = arg, inline_value;
+    bool has_inline = false;
+    if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      inline_value = arg.substr(eq + 1);
+      has_inline = true;
+    }
+    auto value = [&] { return args.value(name, inline_value, has_inline); };
+    if (name == "--spec") {
+      options.spec_json = read_file(name, value());
+    } else if (name == "--spec-env") {
+      const std::string variable = value();
+      const char* text = std::getenv(variable.c_str());
+      if (text == nullptr) throw UsageError(name + ": environment variable " + variable + " is not set");
+      options.spec_json = text;
+    } else if (name == "--index") {
+      options.worker_index = worker_number(name, value(), true);
+    } else if (name == "--workers") {
+      options.worker_count = worker_number(name, value(), false);
+    } else if (name == "--listen") {
+      options.listen = value();
+    } else if (name == "--target") {
+      options.target_override = value();
+    } else if (name == "-t" || name == "--threads") {
+      options.threads = worker_number(name, value(), false);
+    } else if (name == "--termination-log") {
+      options.termination_log = value();
+    } else if (name == "--linger") {
+      options.linger = std::chrono::duration_cast<std::chrono::seconds>(positive_duration(name, value()));
+    } else {
+      throw UsageError("loadgen worker: unknown option \"" + arg + "\"");
+    }
+  }
+  if (options.spec_json.empty()) throw UsageError("loadgen worker: --spec FILE or --spec-env VAR is required");
+  if (options.worker_index >= options.worker_count) {
+    throw UsageError("--index: " + std::to_string(options.worker_index) + " is not below --workers " +
+                     std::to_string(options.worker_count));
+  }
+  return options;
+}
+
 }  // namespace
 
 const char* usage_text() {
   return R"(usage:
   loadgen [OPTIONS] URL          load one URL, like ab or wrk
   loadgen run FILE.yaml          run a LoadTest manifest on this machine
+          [--target URL]         ... against URL instead of spec.target
+  loadgen worker --spec FILE --index I --workers N [--listen ADDR] [--target URL]
+                                 the pod mode: share I of N, driven over HTTP by the operator
 
 options:
   -c, --connections N     closed model: concurrent connections (default 10)
@@ -167,12 +242,14 @@ exit status: 0 ran, 1 thresholds failed (run), 2 usage or input error
 }
 
 CliOptions parse_command_line(const std::vector<std::string>& arguments) {
+  if (!arguments.empty() && arguments.front() == "worker") return parse_worker_options(arguments);
   CliOptions options;
   Args args(arguments);
   std::optional<std::string> url;
   std::optional<uint64_t> connections;
   std::optional<double> rate;
   std::optional<std::string> stages_text;
+  std::string load_option;  // the last option that shapes the load (not for `run`)
   RequestSpec request;
   request.name = "default";
   LoadSpec& load = options.spec.load;
@@ -213,6 +290,12 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       has_inline = true;
     }
     auto value = [&] { return args.value(name, inline_value, has_inline); };
+    static constexpr std::string_view kRunOptions[] = {
+        "-t", "--threads", "--format", "--metrics-addr", "--hdr-log", "-q", "--quiet",
+        "--target", "-h", "--help", "--version"};
+    if (std::find(std::begin(kRunOptions), std::end(kRunOptions), name) == std::end(kRunOptions)) {
+      load_option = name;
+    }
     auto flag = [&] {
       if (has_inline) throw UsageError(name + ": takes no value, got \"" + inline_value + "\"");
     };
@@ -278,6 +361,8 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       }
     } else if (name == "--hdr-log") {
       options.hdr_log_path = value();
+    } else if (name == "--target") {
+      options.target_override = value();
     } else if (name == "-q" || name == "--quiet") {
       flag();
       options.quiet = true;
@@ -292,7 +377,13 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     }
   }
 
-  if (options.mode == CliOptions::Mode::run) return options;
+  if (options.mode == CliOptions::Mode::run) {
+    if (!load_option.empty()) {
+      throw UsageError(load_option + ": not with loadgen run (the manifest sets the load)");
+    }
+    return options;
+  }
+  if (!options.target_override.empty()) throw UsageError("--target: only with loadgen run");
   if (!url) throw UsageError("no URL given (see loadgen --help)");
   if (load.warmup && load.warmup_requests) {
     throw UsageError("--warmup and --warmup-requests: give one of them");

@@ -18,6 +18,7 @@
 #include "loadgen/cli.hpp"
 #include "loadgen/metrics.hpp"
 #include "loadgen/runner.hpp"
+#include "loadgen/worker_server.hpp"
 
 namespace kl = kubeload::loadgen;
 
@@ -80,7 +81,8 @@ bool write_hdr_log(const std::string& path, const kubeload::RunResult& run) {
   return static_cast<bool>(out);
 }
 
-std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path) {
+std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path,
+                                                    const std::string& target_override) {
   std::ifstream file(path);
   if (!file) {
     usage_error("cannot read \"" + path + "\"");
@@ -95,10 +97,14 @@ std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path) {
     }
     return std::nullopt;
   }
-  const auto& spec = parsed.spec;
+  auto& spec = parsed.spec;
+  if (!target_override.empty()) {
+    spec.url = target_override;
+    spec.service.reset();
+  }
   if (spec.service) {
     usage_error(path + ": spec.target.service: a Service is reachable only in a cluster; "
-                "use spec.target.url to run on this machine");
+                "give --target URL to run on this machine");
     return std::nullopt;
   }
   for (size_t i = 0; i < spec.requests.size(); ++i) {
@@ -109,6 +115,31 @@ std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path) {
     }
   }
   return parsed.spec;
+}
+
+int run_worker_mode(const kl::CliOptions& options) {
+  kubeload::ParsedLoadTest parsed = kubeload::parse_loadtest(options.spec_json);
+  if (!parsed.ok()) {
+    for (const auto& e : parsed.errors) std::fprintf(stderr, "loadgen worker: %s\n", e.to_string().c_str());
+    return kExitUsage;
+  }
+  kl::WorkerConfig config;
+  config.spec = std::move(parsed.spec);
+  config.target_url = options.target_override.empty() ? config.spec.url.value_or("") : options.target_override;
+  if (config.target_url.empty()) return usage_error("loadgen worker: --target URL is required for a Service target");
+  config.listen = options.listen;
+  config.index = options.worker_index;
+  config.count = options.worker_count;
+  config.threads = options.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
+  config.termination_log = options.termination_log;
+  config.linger = options.linger;
+  std::atomic<bool> stop(false);
+  SignalWatcher signals(stop);
+  try {
+    return kl::run_worker(config, stop);
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
+  }
 }
 
 }  // namespace
@@ -128,8 +159,9 @@ int main(int argc, char** argv) {
     std::puts("loadgen 0.1.0");
     return kExitRan;
   }
+  if (options.mode == kl::CliOptions::Mode::worker) return run_worker_mode(options);
   if (options.mode == kl::CliOptions::Mode::run) {
-    auto spec = load_manifest(options.manifest_path);
+    auto spec = load_manifest(options.manifest_path, options.target_override);
     if (!spec) return kExitUsage;
     options.spec = std::move(*spec);
   }

@@ -122,11 +122,14 @@ RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
     next_progress += kProgressInterval;
     const LiveSnapshot total = collect();
     if (options.metrics != nullptr) options.metrics->update(total);
+    if (options.on_progress) options.on_progress(total);
     progress.show(total, std::chrono::duration<double>(now - start).count(), plan.stage_count());
   }
   for (auto& t : pool) t.join();
   progress.done();
-  if (options.metrics != nullptr) options.metrics->update(collect());
+  const LiveSnapshot final_numbers = collect();
+  if (options.metrics != nullptr) options.metrics->update(final_numbers);
+  if (options.on_progress) options.on_progress(final_numbers);
 
   RunOutcome outcome;
   outcome.interrupted = stop.load();

@@ -11,6 +11,7 @@
 #include "kubeload/result.hpp"
 #include "loadgen/plan.hpp"
 #include "loadgen/report.hpp"
+#include "loadgen/worker.hpp"
 
 namespace kubeload::loadgen {
 
@@ -20,6 +21,9 @@ struct RunOptions {
   bool progress = true;                 // progress lines on stderr
   LiveMetrics* metrics = nullptr;       // live Prometheus metrics, if wanted
   const std::atomic<bool>* stop = nullptr;  // set on SIGINT/SIGTERM
+  // Called about once a second from the controller thread with the sum of
+  // the workers' live numbers (and once more at the end).
+  std::function<void(const LiveSnapshot&)> on_progress;
 };
 
 struct RunOutcome {

@@ -147,3 +147,25 @@ TEST(Cli, ShortOptionsTakeAttachedValues) {
 
 }  // namespace
 }  // namespace kubeload::loadgen
+
+namespace kubeload::loadgen {
+namespace {
+
+TEST(Cli, RunTakesAManifestAndOnlyReportOptions) {
+  const CliOptions cli = parse_command_line(
+      {"run", "x.yaml", "--format", "jmeter", "--target", "http://127.0.0.1:1/", "-t", "2"});
+  EXPECT_EQ(cli.mode, CliOptions::Mode::run);
+  EXPECT_EQ(cli.manifest_path, "x.yaml");
+  EXPECT_EQ(cli.target_override, "http://127.0.0.1:1/");
+  EXPECT_EQ(cli.threads, 2u);
+  try {
+    parse_command_line({"run", "x.yaml", "-c", "10"});
+    ADD_FAILURE() << "accepted -c with run";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("-c: not with loadgen run"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kubeload::loadgen

@@ -1,0 +1,36 @@
+#pragma once
+// `loadgen worker`: the pod side of a distributed run. The worker takes its
+// share of a LoadTest (index i of n), serves its state over HTTP and runs when
+// the operator says so, so that all workers start together:
+//   GET  /healthz, /readyz   200 once the worker can run
+//   POST /start[?at=UNIX_MS] starts the run (at that wall-clock time, if given)
+//   GET  /result             the result document: partial while running, final after
+//   GET  /metrics            live Prometheus metrics
+// After the run it writes a compact summary to the termination log and stays
+// up until the final result was fetched (or a bounded wait ends).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "kubeload/spec.hpp"
+
+namespace kubeload::loadgen {
+
+struct WorkerConfig {
+  std::string listen = "0.0.0.0:8080";
+  LoadTestSpec spec;
+  std::string target_url;            // the resolved target (url, or the Service's URL)
+  uint32_t index = 0;                // this worker's index
+  uint32_t count = 1;                // how many workers share the load
+  uint32_t threads = 1;
+  std::string termination_log = "/dev/termination-log";
+  std::chrono::seconds linger{300};  // how long to wait for the final result to be fetched
+};
+
+// Returns the process exit status. Throws std::runtime_error when it cannot
+// listen or the target is invalid.
+int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop);
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,754 @@
+#!/usr/bin/env python3
+"""Integration tests: loadgen against real nginx and our fault_server, all on 127.0.0.1.
+
+    python3 tests/integration/run.py --loadgen build/bin/loadgen \
+        --fault-server build/bin/fault_server [--nginx /usr/sbin/nginx] [-k SUBSTRING] [--list]
+
+nginx runs as an ordinary process (not the system service) from a generated
+config in a temporary directory; fault_server is the fixture built from
+tests/fixtures/fault_server. Every check prints `PASS name` or `FAIL name: why`;
+the last line is `integration: N passed, M failed` and the exit status is 1 if
+any check failed.
+
+The central cross-check: the requests nginx logs must equal the requests
+loadgen reports plus its warm-up, and the bytes nginx logs as sent must equal
+the bytes loadgen reports as received. Against fault_server, the server's own
+counters (GET /__stats) play the same role.
+"""
+
+import argparse
+import collections
+import http.client
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from servers import (BIG_FILE_BYTES, LOOPBACK, SMALL_FILE_BYTES, CheckFailure, FaultServer,
+                     Nginx, expect, free_port, read_tail, stop_process)
+
+RSS_LIMIT_BYTES = 100 * 1024 * 1024
+DEFAULT_LOADGEN_TIMEOUT_S = 60
+ERROR_KINDS = ("connect", "timeout", "read", "write", "status", "length")
+
+LoadgenRun = collections.namedtuple(
+    "LoadgenRun", "argv returncode stdout stderr timed_out max_rss_bytes elapsed_s")
+
+
+def peak_rss_bytes(pid):
+    """VmHWM of a live process: its own peak resident size since exec. (wait4's
+    ru_maxrss would also count the forking Python interpreter's pages.)"""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None  # gone, or a zombie without memory
+
+
+def run_loadgen(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_after_s=None):
+    """Runs loadgen to completion, or kills it at `timeout_s` so a hang fails a check
+    instead of hanging CI. Samples its peak RSS while it runs: VmHWM only grows,
+    so the last sample is its peak up to a few milliseconds before it exited.
+    `interrupt_after_s`: send SIGINT that long after the start."""
+    argv = [env.loadgen] + list(args)
+    with tempfile.TemporaryFile() as stdout_file, tempfile.TemporaryFile() as stderr_file:
+        started = time.monotonic()
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout_file,
+                                   stderr=stderr_file)
+        timed_out = False
+        max_rss = 0
+        try:
+            while True:
+                max_rss = max(max_rss, peak_rss_bytes(process.pid) or 0)
+                pid, status = os.waitpid(process.pid, os.WNOHANG)
+                if pid:
+                    break
+                elapsed = time.monotonic() - started
+                if interrupt_after_s is not None and elapsed >= interrupt_after_s:
+                    process.send_signal(signal.SIGINT)
+                    interrupt_after_s = None
+                if elapsed > timeout_s:
+                    timed_out = True
+                    process.kill()
+                    pid, status = os.waitpid(process.pid, 0)
+                    break
+                time.sleep(0.005)
+        except BaseException:
+            # Interrupted ourselves (Ctrl-C, SIGTERM): leave no loadgen behind.
+            process.kill()
+            process.wait()
+            raise
+        elapsed = time.monotonic() - started
+        # We reaped it ourselves; tell Popen so it does not try again.
+        process.returncode = os.waitstatus_to_exitcode(status)
+        stdout_file.seek(0)
+        stderr_file.seek(0)
+        run = LoadgenRun(argv, process.returncode, stdout_file.read().decode(errors="replace"),
+                         stderr_file.read().decode(errors="replace"), timed_out, max_rss, elapsed)
+    if env.verbose:
+        print(f"  {summarize(run)}", flush=True)
+    return run
+
+
+def summarize(run):
+    """One line per loadgen run for --verbose: what ran and the headline numbers."""
+    line = (f"loadgen {' '.join(run.argv[1:])}: exit {run.returncode}, {run.elapsed_s:.2f}s, "
+            f"peak RSS {run.max_rss_bytes / 2**20:.1f} MiB")
+    try:
+        report = json.loads(run.stdout)
+        result = report["result"]
+        errors = {kind: count for kind, count in result["errors"].items() if count}
+        line += (f"; requests {result['requests']} (+{report.get('warmupRequests', 0)} warm-up), "
+                 f"failures {result['failures']} {errors or ''}, "
+                 f"bytesReceived {result['bytesReceived']}, rps {result['rps']:.0f}")
+    except (ValueError, KeyError, TypeError):
+        if run.stderr.strip():
+            line += f"; stderr {run.stderr.strip()[-200:]!r}"
+    return line
+
+
+def describe(run):
+    command = " ".join(run.argv[1:])
+    return (f"[loadgen {command}] exit={run.returncode} timed_out={run.timed_out} "
+            f"stderr={run.stderr.strip()[-600:]!r}")
+
+
+def loadgen_report(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_after_s=None):
+    """Runs loadgen with --format json -q and returns (run, report); it must have run (exit 0)."""
+    run = run_loadgen(env, list(args) + ["--format", "json", "-q"], timeout_s, interrupt_after_s)
+    expect(not run.timed_out, f"loadgen did not finish within {timeout_s}s {describe(run)}")
+    expect(run.returncode == 0, f"loadgen exit status {run.returncode}, want 0 {describe(run)}")
+    try:
+        report = json.loads(run.stdout)
+    except json.JSONDecodeError as error:
+        raise CheckFailure(f"stdout is not JSON ({error}): {run.stdout[:300]!r} {describe(run)}")
+    expect(report.get("version") == "v1", f"version {report.get('version')!r}, want 'v1'")
+    # false only for a live snapshot of a run still going (common/.../result.hpp);
+    # a run stopped early by a signal still ends with a final report.
+    expect(report.get("finished") is True, f"finished {report.get('finished')!r}, want true")
+    expect(isinstance(report.get("result"), dict), f"no result object: {run.stdout[:300]!r}")
+    return run, report
+
+
+def check_consistent(result, where="result"):
+    """The relations every result must satisfy, whatever the target did."""
+    errors = result.get("errors")
+    expect(isinstance(errors, dict) and all(kind in errors for kind in ERROR_KINDS),
+           f"{where}.errors {errors!r} lacks some of {ERROR_KINDS}")
+    expect(result["failures"] == sum(errors.values()),
+           f"{where}: failures {result['failures']} != sum of errors {errors}")
+    expect(result["failures"] <= result["requests"],
+           f"{where}: failures {result['failures']} > requests {result['requests']}")
+    if result["requests"]:
+        rate = result["failures"] / result["requests"]
+        expect(abs(result["errorRate"] - rate) < 1e-6,
+               f"{where}: errorRate {result['errorRate']} != failures/requests {rate}")
+    expect(sum(result["statusCodes"].values()) <= result["requests"],
+           f"{where}: statusCodes {result['statusCodes']} add up to more than "
+           f"{result['requests']} requests")
+
+
+# ---------------------------------------------------------------- nginx checks
+
+
+def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADGEN_TIMEOUT_S,
+                      requests=None, interrupt_after_s=None):
+    """Runs loadgen against nginx and checks the request counts and bytes against
+    nginx's access log. Returns (report, log entries) for further checks."""
+    run, report = loadgen_report(env, list(args) + [env.nginx.url(path, tag)], timeout_s,
+                                 interrupt_after_s)
+    result = report["result"]
+    check_consistent(result)
+    if requests is not None:
+        expect(result["requests"] == requests, f"requests {result['requests']}, want {requests}")
+    warmup = report.get("warmupRequests", 0)
+    expected_at_server = result["requests"] + warmup
+    entries = env.nginx.logged_requests(tag, expected_at_server)
+    expect(len(entries) == expected_at_server,
+           f"nginx logged {len(entries)} requests, loadgen reports {result['requests']} "
+           f"+ {warmup} warm-up = {expected_at_server}")
+    expect(result["failures"] == 0, f"failures {result['failures']}: {result['errors']}")
+    expect(all(entry.status == 200 for entry in entries),
+           f"nginx statuses {collections.Counter(e.status for e in entries)}")
+    expect(result["statusCodes"] == {"200": result["requests"]},
+           f"statusCodes {result['statusCodes']}, want {{'200': {result['requests']}}}")
+    if warmup == 0:
+        logged_bytes = sum(entry.bytes_sent for entry in entries)
+        expect(result["bytesReceived"] == logged_bytes,
+               f"bytesReceived {result['bytesReceived']} != {logged_bytes} bytes nginx sent")
+    return report, entries
+
+
+def distinct_connections(entries):
+    return len({entry.connection for entry in entries})
+
+
+def check_nginx_n1000_c10(env):
+    _, entries = nginx_count_check(env, "n1000_c10", ["-n", "1000", "-c", "10"], requests=1000)
+    # Keep-alive is the default: ten connections carry everything.
+    expect(distinct_connections(entries) <= 10,
+           f"{distinct_connections(entries)} connections at nginx for -c 10 with keep-alive")
+
+
+def check_nginx_n1000_c10_no_keepalive(env):
+    _, entries = nginx_count_check(env, "n1000_c10_nokeepalive",
+                                   ["-n", "1000", "-c", "10", "--no-keepalive"], requests=1000)
+    reused = [entry for entry in entries if entry.connection_requests != 1]
+    expect(not reused, f"{len(reused)} requests reused a connection despite --no-keepalive")
+
+
+def check_nginx_duration_2s_c20(env):
+    report, entries = nginx_count_check(env, "d2s_c20", ["-d", "2s", "-c", "20"])
+    result = report["result"]
+    expect(result["requests"] > 0, "no requests in 2 s")
+    expect(1.9 <= result["durationSeconds"] <= 2.6,
+           f"durationSeconds {result['durationSeconds']} for -d 2s")
+    expect(distinct_connections(entries) <= 20,
+           f"{distinct_connections(entries)} connections at nginx for -c 20")
+
+
+def check_nginx_warmup_requests(env):
+    report, _ = nginx_count_check(env, "warmup200_n500",
+                                  ["--warmup-requests", "200", "-n", "500", "-c", "10"],
+                                  requests=500)
+    expect(report.get("warmupRequests") == 200,
+           f"warmupRequests {report.get('warmupRequests')!r}, want 200")
+
+
+def check_nginx_warmup_duration(env):
+    # A timed warm-up ends with requests in flight: they belong to the warm-up
+    # count or to the measured count, never to neither.
+    report, _ = nginx_count_check(env, "warmup500ms_n300",
+                                  ["--warmup", "500ms", "-n", "300", "-c", "10"], requests=300)
+    expect(report.get("warmupRequests", 0) > 0,
+           f"warmupRequests {report.get('warmupRequests')!r} after a 500 ms warm-up")
+
+
+def check_nginx_open_model_r500_d2s(env):
+    report, _ = nginx_count_check(env, "r500_d2s", ["-r", "500", "-d", "2s"])
+    result = report["result"]
+    rate = result.get("rate")
+    expect(isinstance(rate, dict), f"open model result lacks rate: {rate!r}")
+    expect(rate.get("target") == 500, f"rate.target {rate.get('target')!r}, want 500")
+    for key in ("late", "dropped"):
+        expect(isinstance(rate.get(key), int), f"rate.{key} {rate.get(key)!r} is not a count")
+    # 500/s for 2 s is 1000 intended arrivals; dropped ones were never sent.
+    intended = result["requests"] + rate["dropped"]
+    expect(950 <= intended <= 1001, f"requests {result['requests']} + dropped {rate['dropped']} "
+                                    f"= {intended}, want about 1000")
+
+
+def check_nginx_stages(env):
+    report, _ = nginx_count_check(env, "stages_1s5_1s10", ["--stages", "1s:5,1s:10"])
+    result, stages = report["result"], report.get("stages")
+    expect(isinstance(stages, list) and len(stages) == 2, f"stages {stages!r}, want 2 rows")
+    for index, (stage, connections) in enumerate(zip(stages, (5, 10))):
+        expect(stage.get("index") == index, f"stage {index} has index {stage.get('index')!r}")
+        expect(stage.get("connections") == connections,
+               f"stage {index} connections {stage.get('connections')!r}, want {connections}")
+        expect(stage.get("requests", 0) > 0, f"stage {index} has no requests: {stage}")
+        check_consistent(stage, f"stages[{index}]")
+    stage_total = sum(stage["requests"] for stage in stages)
+    expect(stage_total == result["requests"],
+           f"stage requests add up to {stage_total}, result says {result['requests']}")
+    expect(1.9 <= result["durationSeconds"] <= 2.6,
+           f"durationSeconds {result['durationSeconds']} for two 1 s stages")
+
+
+def check_nginx_open_model_stages(env):
+    report, _ = nginx_count_check(env, "r_stages_1s100_1s200", ["-r", "200", "--stages",
+                                                                "1s:100,1s:200"])
+    result, stages = report["result"], report.get("stages")
+    expect(isinstance(stages, list) and len(stages) == 2, f"stages {stages!r}, want 2 rows")
+    for index, (stage, rate) in enumerate(zip(stages, (100, 200))):
+        check_consistent(stage, f"stages[{index}]")
+        stage_rate = stage.get("rate", {})
+        expect(stage_rate.get("target") == rate,
+               f"stage {index} rate {stage_rate!r}, want target {rate}")
+        intended = stage["requests"] + stage_rate.get("dropped", 0)
+        expect(abs(intended - rate) <= rate // 20 + 1,
+               f"stage {index}: requests {stage['requests']} + dropped "
+               f"{stage_rate.get('dropped')} = {intended}, want about {rate}")
+    stage_total = sum(stage["requests"] for stage in stages)
+    expect(stage_total == result["requests"],
+           f"stage requests add up to {stage_total}, result says {result['requests']}")
+
+
+def check_nginx_custom_header(env):
+    _, entries = nginx_count_check(env, "header_n50",
+                                   ["-n", "50", "-c", "2", "-H", "X-Kubeload-Probe: probe-42"],
+                                   requests=50)
+    headers = collections.Counter(entry.probe_header for entry in entries)
+    expect(headers == {"probe-42": 50}, f"X-Kubeload-Probe values at nginx: {dict(headers)}")
+
+
+def check_nginx_exact_split_n7_c3_t2(env):
+    # 7 requests over 3 connections on 2 threads: every share has a remainder.
+    _, entries = nginx_count_check(env, "n7_c3_t2", ["-n", "7", "-c", "3", "-t", "2"], requests=7)
+    expect(distinct_connections(entries) <= 3,
+           f"{distinct_connections(entries)} connections at nginx for -c 3")
+
+
+def check_nginx_6mb_bytes_beyond_32_bits(env):
+    report, entries = nginx_count_check(env, "big_n1000_c100", ["-n", "1000", "-c", "100"],
+                                        path="/big.bin", timeout_s=180, requests=1000)
+    received = report["result"]["bytesReceived"]
+    expect(received > 2**32, f"bytesReceived {received} should exceed 2^32 (a 32-bit count wraps)")
+    expect(all(entry.bytes_sent > BIG_FILE_BYTES for entry in entries),
+           "nginx did not send the whole 6 MB file every time")
+
+
+def check_nginx_head_requests(env):
+    # HEAD responses announce Content-Length 100 but carry no body; a client
+    # that waits for those bytes times out.
+    _, entries = nginx_count_check(env, "head_n200", ["-m", "HEAD", "-n", "200", "-c", "4",
+                                                      "--timeout", "2s"], requests=200)
+    expect(distinct_connections(entries) <= 4,
+           f"{distinct_connections(entries)} connections for 200 HEAD requests on -c 4")
+
+
+def check_nginx_sigint_reports_what_was_done(env):
+    # Interrupted half-way through a 30 s run: the report covers what was done,
+    # and what was done is what nginx saw.
+    report, _ = nginx_count_check(env, "sigint_d30s", ["-d", "30s", "-c", "10"],
+                                  interrupt_after_s=1.0, timeout_s=15)
+    result = report["result"]
+    expect(result["requests"] > 0, "no requests before the interrupt")
+    expect(result["durationSeconds"] < 5,
+           f"durationSeconds {result['durationSeconds']}: the interrupt did not stop the run")
+
+
+# ---------------------------------------------------------- fault_server checks
+
+
+def fault_check(env, path, requests, connections=2, timeout="500ms", extra=(),
+                process_timeout_s=30):
+    """Runs loadgen against one fault and checks what must hold for every fault:
+    it ran, it sent exactly `requests`, failures add up, and the server read them all.
+    Returns (run, result, server counter deltas)."""
+    before = env.fault_server.stats()
+    run, report = loadgen_report(
+        env, ["-n", str(requests), "-c", str(connections), "--timeout", timeout, *extra,
+              env.fault_server.url(path)], process_timeout_s)
+    result = report["result"]
+    check_consistent(result)
+    expect(result["requests"] == requests, f"requests {result['requests']}, want {requests}")
+    server = env.fault_server.stats_after(before, requests)
+    expect(server["requests"] == requests,
+           f"fault_server read {server['requests']} requests, loadgen reports {requests}")
+    return run, result, server
+
+
+def expect_all_failed_as(result, kind):
+    errors = result["errors"]
+    expect(errors[kind] == result["requests"],
+           f"errors {errors}: want all {result['requests']} as {kind}")
+
+
+def expect_all_succeeded_exactly(result, server):
+    expect(result["failures"] == 0, f"failures {result['failures']}: {result['errors']}")
+    expect(result["statusCodes"] == {"200": result["requests"]},
+           f"statusCodes {result['statusCodes']}")
+    expect(result["bytesReceived"] == server["responseBytes"],
+           f"bytesReceived {result['bytesReceived']} != {server['responseBytes']} bytes the "
+           f"server sent")
+
+
+def expect_bounded_memory(run):
+    expect(run.max_rss_bytes < RSS_LIMIT_BYTES,
+           f"peak RSS {run.max_rss_bytes / 2**20:.1f} MiB, limit {RSS_LIMIT_BYTES / 2**20:.0f} MiB")
+
+
+def check_fault_ok_counts(env):
+    _, result, server = fault_check(env, "/ok", requests=2000, connections=10)
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_stall_is_timeout(env):
+    run, result, _ = fault_check(env, "/stall", requests=6, connections=3)
+    expect_all_failed_as(result, "timeout")
+    # Two rounds of 500 ms timeouts on 3 connections; a lot more means the deadline is loose.
+    expect(run.elapsed_s < 5, f"took {run.elapsed_s:.1f}s for two rounds of 500 ms timeouts")
+
+
+def check_fault_reset_is_read(env):
+    _, result, _ = fault_check(env, "/reset", requests=10)
+    expect_all_failed_as(result, "read")
+
+
+def check_fault_close_before_response_is_read(env):
+    _, result, _ = fault_check(env, "/close-before-response", requests=10)
+    expect_all_failed_as(result, "read")
+
+
+def check_fault_garbage_is_read(env):
+    _, result, _ = fault_check(env, "/garbage", requests=10)
+    expect_all_failed_as(result, "read")
+
+
+def check_fault_huge_header_is_read_with_bounded_memory(env):
+    # A generous timeout, so a client that buffers the endless header line has
+    # the time to show it in its memory instead of being saved by the deadline.
+    run, result, _ = fault_check(env, "/huge-header", requests=4, timeout="5s")
+    expect_all_failed_as(result, "read")
+    expect_bounded_memory(run)
+
+
+def check_fault_endless_body_is_timeout(env):
+    run, result, _ = fault_check(env, "/endless-body", requests=4)
+    expect_all_failed_as(result, "timeout")
+    expect_bounded_memory(run)
+
+
+def check_fault_short_body_is_read(env):
+    _, result, _ = fault_check(env, "/short-body", requests=10)
+    expect_all_failed_as(result, "read")
+
+
+def check_fault_status_503_is_status(env):
+    _, result, _ = fault_check(env, "/status/503", requests=10)
+    expect_all_failed_as(result, "status")
+    expect(result["statusCodes"] == {"503": 10}, f"statusCodes {result['statusCodes']}")
+
+
+def check_fault_random_length_unchecked_by_default(env):
+    _, result, server = fault_check(env, "/random-length", requests=200, connections=4)
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_random_length_expect_length_50(env):
+    _, result, _ = fault_check(env, "/random-length", requests=200, connections=4,
+                               extra=["--expect-length", "50"])
+    # Lengths are uniform over 1..100: about 2 of 200 happen to be 50.
+    expect(result["errors"]["length"] >= 180,
+           f"errors {result['errors']}: want nearly all 200 as length")
+    expect(result["failures"] == result["errors"]["length"],
+           f"failures {result['failures']} other than length: {result['errors']}")
+
+
+def check_fault_length_100_expect_length_100(env):
+    _, result, server = fault_check(env, "/length/100", requests=200, connections=4,
+                                    extra=["--expect-length", "100"])
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_chunked_succeeds(env):
+    _, result, server = fault_check(env, "/chunked", requests=50)
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_close_delimited_succeeds(env):
+    _, result, server = fault_check(env, "/close", requests=50)
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_http10_succeeds(env):
+    _, result, server = fault_check(env, "/http10", requests=50)
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_continue_succeeds(env):
+    _, result, server = fault_check(env, "/continue", requests=50)
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_drip_succeeds(env):
+    # About 65 bytes at one per 5 ms: a third of a second per response.
+    _, result, server = fault_check(env, "/drip", requests=6, connections=3, timeout="3s")
+    expect_all_succeeded_exactly(result, server)
+
+
+def check_fault_slow_latency_is_measured(env):
+    _, result, _ = fault_check(env, "/slow/200", requests=10, connections=2, timeout="2s")
+    expect(result["failures"] == 0, f"failures {result['failures']}: {result['errors']}")
+    latency = result["latencyMs"]
+    # The server waits 200 ms before answering; loopback adds next to nothing.
+    expect(200 <= latency["min"] <= latency["p50"] <= latency["max"] < 400,
+           f"latencyMs {latency} for a server that answers after 200 ms")
+    expect(result["waitingMs"]["min"] >= 200, f"waitingMs {result['waitingMs']} below 200 ms")
+
+
+def check_fault_expect_status_503_succeeds(env):
+    _, result, server = fault_check(env, "/status/503", requests=10,
+                                    extra=["--expect-status", "503"])
+    expect(result["failures"] == 0, f"failures {result['failures']}: {result['errors']}")
+    expect(result["statusCodes"] == {"503": 10}, f"statusCodes {result['statusCodes']}")
+    expect(result["bytesReceived"] == server["responseBytes"],
+           f"bytesReceived {result['bytesReceived']} != {server['responseBytes']} sent")
+
+
+def check_fault_post_body_file(env):
+    body_path = os.path.join(env.workdir, "post-body.json")
+    body = b'{"sku": 1, "note": "' + b"x" * 3000 + b'"}'
+    with open(body_path, "wb") as out:
+        out.write(body)
+    # fault_server counts a request only once its whole body arrived; a wrong
+    # Content-Length leaves it waiting and the request times out.
+    _, result, server = fault_check(env, "/ok", requests=20, timeout="2s",
+                                    extra=["-m", "POST", "--body", "@" + body_path])
+    expect_all_succeeded_exactly(result, server)
+    expect(result["bytesSent"] > 20 * len(body),
+           f"bytesSent {result['bytesSent']} for 20 requests with {len(body)}-byte bodies")
+
+
+def check_connection_refused_is_connect(env):
+    port = free_port()
+    run, report = loadgen_report(
+        env, ["-n", "5", "-c", "1", "--timeout", "500ms", f"http://{LOOPBACK}:{port}/"], 30)
+    result = report["result"]
+    check_consistent(result)
+    expect(result["requests"] == 5, f"requests {result['requests']}, want 5")
+    expect_all_failed_as(result, "connect")
+
+
+def usage_error_check(env, args, bad_value):
+    run = run_loadgen(env, args, timeout_s=15)
+    expect(not run.timed_out, f"loadgen ran instead of rejecting the arguments {describe(run)}")
+    expect(run.returncode == 2, f"exit status {run.returncode}, want 2 {describe(run)}")
+    message = run.stderr.strip()
+    expect(message and "\n" not in message, f"want a one-line message on stderr, got {message!r}")
+    expect(bad_value in message, f"message {message!r} does not name {bad_value!r}")
+
+
+def check_usage_zero_connections(env):
+    usage_error_check(env, ["-c", "0", env.fault_server.url("/ok")], "0")
+
+
+def check_usage_bad_duration(env):
+    usage_error_check(env, ["-d", "10x", env.fault_server.url("/ok")], "10x")
+
+
+def check_usage_bad_scheme(env):
+    usage_error_check(env, ["ftp://x"], "ftp://x")
+
+
+# ------------------------------------------- the fixtures themselves, without loadgen
+
+
+def raw_exchange(port, request, limit=1 << 20, timeout_s=2):
+    """Sends raw bytes, returns what came back until close, `limit` or timeout,
+    and the error that ended the exchange (None for a clean close)."""
+    received = b""
+    with socket.create_connection((LOOPBACK, port), timeout=timeout_s) as connection:
+        connection.sendall(request)
+        try:
+            while len(received) < limit:
+                piece = connection.recv(65536)
+                if not piece:
+                    return received, None
+                received += piece
+        except OSError as error:
+            return received, error
+    return received, None
+
+
+def check_fixture_fault_server_wire(env):
+    port = env.fault_server.port
+    before = env.fault_server.stats()
+    ok_response = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+    got, _ = raw_exchange(port, b"GET /ok HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    expect(got.startswith(ok_response[:-4]) and got.endswith(b"ok"), f"/ok: {got!r}")
+
+    connection = http.client.HTTPConnection(LOOPBACK, port, timeout=5)
+    try:
+        for path, status, length in (("/chunked", 200, 1000), ("/close", 200, 1000),
+                                     ("/http10", 200, 100), ("/continue", 200, 2),
+                                     ("/status/503", 503, 0), ("/length/12345", 200, 12345),
+                                     ("/nothing-here", 404, 14)):
+            connection.request("GET", path)
+            response = connection.getresponse()
+            body = response.read()
+            expect((response.status, len(body)) == (status, length),
+                   f"{path}: status {response.status}, {len(body)} bytes; "
+                   f"want {status}, {length}")
+            if path == "/http10":
+                expect(response.version == 10, f"/http10 answered HTTP version {response.version}")
+            if response.will_close:
+                connection.close()
+    finally:
+        connection.close()
+
+    got, _ = raw_exchange(port, b"GET /chunked HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    expect(b"\r\n1;lonely-token\r\n" in got
+           and got.endswith(b"\r\n0;final=yes\r\nX-Body-Length: 1000\r\n"
+                            b"X-Trailer-Note: trailers end here\r\n\r\n"),
+           f"/chunked lacks its extensions or trailers: {got[-120:]!r}")
+    got, error = raw_exchange(port, b"GET /reset HTTP/1.1\r\nHost: t\r\n\r\n")
+    expect(isinstance(error, ConnectionResetError), f"/reset ended with {error!r}, data {got!r}")
+    got, error = raw_exchange(port, b"GET /close-before-response HTTP/1.1\r\nHost: t\r\n\r\n")
+    expect(got == b"" and error is None, f"/close-before-response: {got!r} {error!r}")
+    got, error = raw_exchange(port, b"GET /garbage HTTP/1.1\r\nHost: t\r\n\r\n")
+    expect(len(got) == 512 and not got.startswith(b"H") and error is None,
+           f"/garbage: {len(got)} bytes starting {got[:8]!r}, {error!r}")
+    got, _ = raw_exchange(port, b"GET /short-body HTTP/1.1\r\nHost: t\r\n\r\n")
+    expect(b"Content-Length: 100\r\n" in got and got.endswith(b"\r\n\r\nabcdefghij"),
+           f"/short-body: {got!r}")
+    got, _ = raw_exchange(port, b"GET /huge-header HTTP/1.1\r\nHost: t\r\n\r\n", limit=4 << 20)
+    expect(got.startswith(b"HTTP/1.1 200 OK\r\nX-Huge: XXXX") and b"\r\n" not in got[17:],
+           f"/huge-header: {got[:60]!r}, {len(got)} bytes")
+    got, error = raw_exchange(port, b"GET /stall HTTP/1.1\r\nHost: t\r\n\r\n", timeout_s=0.5)
+    expect(got == b"" and isinstance(error, TimeoutError), f"/stall: {got!r} {error!r}")
+    started = time.monotonic()
+    got, _ = raw_exchange(port, b"GET /drip HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    drip_s = time.monotonic() - started
+    expect(got.endswith(b"ok") and drip_s >= 0.005 * (len(got) - 1),
+           f"/drip: {len(got)} bytes in {drip_s:.3f}s")
+    # Each request above was read in full, /__stats itself not counted.
+    delta = env.fault_server.stats_after(before, 16)
+    expect(delta["requests"] == 16, f"/__stats counted {delta['requests']} requests, want 16")
+
+
+def check_fixture_nginx_serves_and_logs(env):
+    tag = "fixture"
+    connection = http.client.HTTPConnection(LOOPBACK, env.nginx.port, timeout=10)
+    try:
+        for path, length in (("/small.bin", SMALL_FILE_BYTES), ("/big.bin", BIG_FILE_BYTES),
+                             ("/index.html", None)):
+            connection.request("GET", f"{path}?check={tag}")
+            response = connection.getresponse()
+            body = response.read()
+            expect(response.status == 200, f"{path}: status {response.status}")
+            expect(length is None or len(body) == length, f"{path}: {len(body)} bytes")
+    finally:
+        connection.close()
+    entries = env.nginx.logged_requests(tag, 3)
+    expect(len(entries) == 3, f"nginx logged {len(entries)} of 3 requests")
+    expect(distinct_connections(entries) == 1, "http.client's keep-alive connection was not reused")
+
+
+CHECKS = (
+    check_fixture_nginx_serves_and_logs,
+    check_fixture_fault_server_wire,
+    check_nginx_n1000_c10,
+    check_nginx_n1000_c10_no_keepalive,
+    check_nginx_duration_2s_c20,
+    check_nginx_warmup_requests,
+    check_nginx_warmup_duration,
+    check_nginx_open_model_r500_d2s,
+    check_nginx_open_model_stages,
+    check_nginx_custom_header,
+    check_nginx_stages,
+    check_nginx_exact_split_n7_c3_t2,
+    check_nginx_6mb_bytes_beyond_32_bits,
+    check_nginx_head_requests,
+    check_nginx_sigint_reports_what_was_done,
+    check_fault_ok_counts,
+    check_fault_stall_is_timeout,
+    check_fault_reset_is_read,
+    check_fault_close_before_response_is_read,
+    check_fault_garbage_is_read,
+    check_fault_huge_header_is_read_with_bounded_memory,
+    check_fault_endless_body_is_timeout,
+    check_fault_short_body_is_read,
+    check_fault_status_503_is_status,
+    check_fault_random_length_unchecked_by_default,
+    check_fault_random_length_expect_length_50,
+    check_fault_length_100_expect_length_100,
+    check_fault_chunked_succeeds,
+    check_fault_close_delimited_succeeds,
+    check_fault_http10_succeeds,
+    check_fault_continue_succeeds,
+    check_fault_drip_succeeds,
+    check_fault_slow_latency_is_measured,
+    check_fault_expect_status_503_succeeds,
+    check_fault_post_body_file,
+    check_connection_refused_is_connect,
+    check_usage_zero_connections,
+    check_usage_bad_duration,
+    check_usage_bad_scheme,
+)
+
+
+def check_name(check):
+    return check.__name__.removeprefix("check_")
+
+
+class Environment:
+    def __init__(self, loadgen, nginx, fault_server, verbose, workdir):
+        self.loadgen = loadgen
+        self.workdir = workdir
+        self.nginx = nginx
+        self.fault_server = fault_server
+        self.verbose = verbose
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--loadgen", required=True, help="the loadgen binary under test")
+    parser.add_argument("--fault-server", required=True, help="the fault_server fixture binary")
+    parser.add_argument("--nginx", default="/usr/sbin/nginx")
+    parser.add_argument("-k", dest="selection", action="append", default=[],
+                        help="run only checks whose name contains this (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print each loadgen command line and its headline numbers")
+    parser.add_argument("--keep-temp", action="store_true",
+                        help="keep the temp dir (nginx config and logs) for inspection")
+    options = parser.parse_args()
+
+    selected = [check for check in CHECKS
+                if not options.selection or any(s in check_name(check) for s in options.selection)]
+    if options.list:
+        print("\n".join(check_name(check) for check in selected))
+        return 0
+    for label, path in (("--loadgen", options.loadgen), ("--fault-server", options.fault_server),
+                        ("--nginx", options.nginx)):
+        if not os.access(path, os.X_OK):
+            print(f"run.py: {label} {path!r} is not an executable file", file=sys.stderr)
+            return 2
+
+    # A CI timeout's SIGTERM unwinds like Ctrl-C, so the servers are stopped.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    workdir = tempfile.mkdtemp(prefix="kubeload-integration-")
+    nginx = Nginx(options.nginx, workdir)
+    fault_server = FaultServer(os.path.abspath(options.fault_server), workdir)
+    env = Environment(os.path.abspath(options.loadgen), nginx, fault_server, options.verbose,
+                      workdir)
+    passed = failed = 0
+    try:
+        try:
+            nginx.start()
+            fault_server.start()
+        except (RuntimeError, OSError) as error:
+            selected = []
+            failed += 1
+            print(f"FAIL setup: {error}", flush=True)
+        for check in selected:
+            name = check_name(check)
+            try:
+                check(env)
+            except CheckFailure as failure:
+                failed += 1
+                print(f"FAIL {name}: {failure}", flush=True)
+            except Exception as error:  # a broken harness must fail the check, not the run
+                failed += 1
+                print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
+            else:
+                passed += 1
+                print(f"PASS {name}", flush=True)
+            if fault_server.process.poll() is not None:
+                print(f"note: fault_server exited ({fault_server.process.returncode}): "
+                      f"{read_tail(fault_server.stderr_path)}", file=sys.stderr)
+                fault_server.start()
+    finally:
+        fault_server.stop()
+        nginx.stop()
+        if options.keep_temp:
+            print(f"note: temp dir kept at {workdir}", file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(f"integration: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""Servers the tests and scripts start on 127.0.0.1: Debian's nginx from a
+throwaway prefix, and our fault_server fixture. Used by run.py (integration
+tests), scripts/bench and scripts/demo."""
+
+import collections
+import http.client
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+LOOPBACK = "127.0.0.1"
+SMALL_FILE_BYTES = 100
+# Large enough that 1000 of them pass 2^32 bytes: a 32-bit byte counter wraps.
+BIG_FILE_BYTES = 6 * 1024 * 1024
+
+# One access log line per request; the check's tag travels in the query string.
+ACCESS_LOG_FORMAT = ('$connection $connection_requests $status $bytes_sent "$request" '
+                     '"$http_x_kubeload_probe"')
+ACCESS_LOG_LINE = re.compile(r'^(\d+) (\d+) (\d{3}) (\d+) "([^"]*)" "([^"]*)"$')
+
+
+class CheckFailure(Exception):
+    """A check's expectation did not hold; the message says which and why."""
+
+
+def expect(condition, message):
+    if not condition:
+        raise CheckFailure(message)
+
+
+def free_port():
+    """A port nothing listens on right now (the kernel picked it, then we let go)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_listener(port, process, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return False
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def stop_process(process, name, stop_signal=signal.SIGTERM, grace_s=5):
+    """Stops a process we started: a polite signal first, SIGKILL after the grace period."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(stop_signal)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        print(f"note: {name} ignored {stop_signal.name}, killing it", file=sys.stderr)
+        process.kill()
+        process.wait()
+
+
+class Nginx:
+    """Debian's nginx from a throwaway prefix: config, docroot, logs and temp paths all inside."""
+
+    def __init__(self, binary, workdir):
+        self.binary = binary
+        self.prefix = os.path.join(workdir, "nginx")
+        self.docroot = os.path.join(self.prefix, "docroot")
+        self.access_log = os.path.join(self.prefix, "access.log")
+        self.error_log = os.path.join(self.prefix, "error.log")
+        self.process = None
+        self.port = None
+
+    def start(self, attempts=5):
+        os.makedirs(self.docroot)
+        # Workers drop to an unprivileged user when started as root; they must
+        # still be able to read the docroot inside our private temp dir.
+        for path in (os.path.dirname(self.prefix), self.prefix, self.docroot):
+            os.chmod(path, 0o755)
+        self._write_docroot()
+        last_error = ""
+        # free_port() can race with another process grabbing the port; retry.
+        for _ in range(attempts):
+            self.port = free_port()
+            config = os.path.join(self.prefix, "nginx.conf")
+            with open(config, "w") as out:
+                out.write(self._config())
+            stderr_path = os.path.join(self.prefix, "stderr.log")
+            with open(stderr_path, "w") as stderr_file:
+                self.process = subprocess.Popen(
+                    [self.binary, "-p", self.prefix, "-c", config, "-e", self.error_log],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr_file,
+                    start_new_session=True)
+            if wait_for_listener(self.port, self.process, timeout_s=10):
+                return
+            stop_process(self.process, "nginx")
+            last_error = read_tail(stderr_path) + read_tail(self.error_log)
+        raise RuntimeError(f"nginx did not start: {last_error}")
+
+    def stop(self):
+        # SIGQUIT: graceful shutdown, the master waits for its worker.
+        stop_process(self.process, "nginx", signal.SIGQUIT)
+        if self.process is not None:
+            # Should the master have been killed, its worker would linger; the
+            # session we started nginx in holds both.
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def url(self, path, tag):
+        return f"http://{LOOPBACK}:{self.port}{path}?check={tag}"
+
+    def _write_docroot(self):
+        with open(os.path.join(self.docroot, "small.bin"), "wb") as out:
+            out.write(bytes(ord("a") + i % 26 for i in range(SMALL_FILE_BYTES)))
+        with open(os.path.join(self.docroot, "big.bin"), "wb") as out:
+            block = bytes(range(256)) * 4096
+            remaining = BIG_FILE_BYTES
+            while remaining:
+                piece = block[:remaining]
+                out.write(piece)
+                remaining -= len(piece)
+        with open(os.path.join(self.docroot, "index.html"), "w") as out:
+            out.write("<!doctype html><title>kubeload</title><p>integration target</p>\n")
+
+    def _config(self):
+        p = self.prefix
+        return f"""
+daemon off;
+master_process on;
+worker_processes 1;
+error_log {p}/error.log;
+pid {p}/nginx.pid;
+events {{ worker_connections 4096; }}
+http {{
+    log_format counted '{ACCESS_LOG_FORMAT}';
+    access_log {p}/access.log counted;
+    client_body_temp_path {p}/client_body_temp;
+    proxy_temp_path {p}/proxy_temp;
+    fastcgi_temp_path {p}/fastcgi_temp;
+    uwsgi_temp_path {p}/uwsgi_temp;
+    scgi_temp_path {p}/scgi_temp;
+    types {{ text/html html; }}
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;
+    server {{
+        listen {LOOPBACK}:{self.port};
+        root {self.docroot};
+    }}
+}}
+"""
+
+    def logged_requests(self, tag, expected, settle_s=0.3, quiet_s=1.5, deadline_s=10):
+        """The access-log entries of one check, once the log has settled.
+
+        nginx logs a request after its response went out, so the client may
+        finish a moment before the last lines appear. Returns when `expected`
+        lines are there and nothing changed for `settle_s`, or when nothing
+        changed for `quiet_s` (fewer lines than expected: the caller's
+        assertion reports it)."""
+        marker = f"check={tag} "
+        start = time.monotonic()
+        last_change = start
+        previous = None
+        while True:
+            entries = []
+            with open(self.access_log, errors="replace") as log:
+                for line in log:
+                    if marker in line:
+                        match = ACCESS_LOG_LINE.match(line.rstrip("\n"))
+                        expect(match, f"unparsable access log line: {line!r}")
+                        entries.append(LogEntry(int(match[1]), int(match[2]), int(match[3]),
+                                                int(match[4]), match[6]))
+            now = time.monotonic()
+            if previous is None or len(entries) != previous:
+                previous = len(entries)
+                last_change = now
+            stable_for = now - last_change
+            if (len(entries) >= expected and stable_for >= settle_s) or stable_for >= quiet_s \
+                    or now - start >= deadline_s:
+                return entries
+            time.sleep(0.05)
+
+
+# probe_header: the request's X-Kubeload-Probe header ("-" when absent).
+LogEntry = collections.namedtuple(
+    "LogEntry", "connection connection_requests status bytes_sent probe_header")
+
+
+class FaultServer:
+    """tests/fixtures/fault_server on an ephemeral port."""
+
+    def __init__(self, binary, workdir):
+        self.binary = binary
+        self.stderr_path = os.path.join(workdir, "fault_server.stderr")
+        self.process = None
+        self.port = None
+
+    def start(self, timeout_s=10):
+        with open(self.stderr_path, "w") as stderr_file:
+            self.process = subprocess.Popen([self.binary, "--port", "0"], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=stderr_file)
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
+        line = self.process.stdout.readline().decode(errors="replace").strip() if ready else ""
+        match = re.fullmatch(r"listening 127\.0\.0\.1:(\d+)", line)
+        if not match:
+            stop_process(self.process, "fault_server")
+            raise RuntimeError(f"fault_server did not announce its port (got {line!r}): "
+                               f"{read_tail(self.stderr_path)}")
+        self.port = int(match[1])
+
+    def stop(self):
+        stop_process(self.process, "fault_server")
+        if self.process is not None:
+            self.process.stdout.close()
+
+    def url(self, path):
+        return f"http://{LOOPBACK}:{self.port}{path}"
+
+    def stats(self):
+        connection = http.client.HTTPConnection(LOOPBACK, self.port, timeout=5)
+        try:
+            connection.request("GET", "/__stats")
+            response = connection.getresponse()
+            return json.loads(response.read())
+        finally:
+            connection.close()
+
+    def stats_after(self, before, expected_requests, settle_s=0.2, deadline_s=5):
+        """Counter deltas since `before`, once they stopped moving.
+
+        The server counts a request when it has read it, which can trail the
+        client's view by a moment (a request that timed out on the client)."""
+        start = time.monotonic()
+        last, last_change = None, start
+        while True:
+            now_stats = self.stats()
+            delta = {key: now_stats[key] - before[key] for key in before}
+            now = time.monotonic()
+            if delta != last:
+                last, last_change = delta, now
+            stable = now - last_change >= settle_s
+            if (stable and delta["requests"] >= expected_requests) or now - start >= deadline_s:
+                return delta
+            time.sleep(0.05)
+
+
+def read_tail(path, limit=2000):
+    try:
+        with open(path, errors="replace") as source:
+            return source.read()[-limit:]
+    except OSError:
+        return ""
