@@ -59,6 +59,7 @@ void Connection::start(const RequestSlot& slot) {
   bytes_in_ = 0;
   bytes_out_ = 0;
   new_connection_ = false;
+  retried_ = false;
   deadline_ = Clock::now() + worker_.plan().timeout;
   parser_.reset(worker_.plan().requests[slot.request].head);
   if (socket_open()) {
@@ -175,6 +176,15 @@ void Connection::complete_response(bool must_close) {
 void Connection::fail(Outcome outcome, const boost::system::error_code&) {
   if (timed_out_) outcome = Outcome::timeout;
   close();
+  // A server may close an idle keep-alive connection just as we reuse it.
+  // Nothing of a response arrived, so the request is sent again once on a
+  // fresh connection, as HTTP clients do (RFC 9112 section 9.3.1).
+  const bool stale_keep_alive = !new_connection_ && bytes_in_ == 0 &&
+                                (outcome == Outcome::read || outcome == Outcome::write);
+  if (stale_keep_alive && !retried_) {
+    retried_ = true;
+    return connect();
+  }
   finish(outcome, false);
 }
 

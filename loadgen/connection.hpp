@@ -73,6 +73,7 @@ class Connection {
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
   bool new_connection_ = false;
+  bool retried_ = false;  // resent once after a stale keep-alive connection
   bool counted_open_ = false;
   std::optional<std::string> first_server_;
 };

@@ -161,10 +161,10 @@ def check_consistent(result, where="result"):
 
 
 def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADGEN_TIMEOUT_S,
-                      requests=None, interrupt_after_s=None):
+                      requests=None, interrupt_after_s=None, tls=False):
     """Runs loadgen against nginx and checks the request counts and bytes against
     nginx's access log. Returns (report, log entries) for further checks."""
-    run, report = loadgen_report(env, list(args) + [env.nginx.url(path, tag)], timeout_s,
+    run, report = loadgen_report(env, list(args) + [env.nginx.url(path, tag, tls)], timeout_s,
                                  interrupt_after_s)
     result = report["result"]
     check_consistent(result)
@@ -314,6 +314,36 @@ def check_nginx_head_requests(env):
                                                       "--timeout", "2s"], requests=200)
     expect(distinct_connections(entries) <= 4,
            f"{distinct_connections(entries)} connections for 200 HEAD requests on -c 4")
+
+
+def check_nginx_https_keepalive(env):
+    _, entries = nginx_count_check(env, "https_n300_c4", ["-n", "300", "-c", "4"], requests=300,
+                                   tls=True)
+    expect(distinct_connections(entries) <= 4,
+           f"{distinct_connections(entries)} TLS connections for 300 requests on -c 4")
+
+
+def check_nginx_https_no_keepalive(env):
+    _, entries = nginx_count_check(env, "https_n100_close", ["-n", "100", "-c", "4",
+                                                              "--no-keepalive"], requests=100,
+                                   tls=True)
+    expect(distinct_connections(entries) == 100,
+           f"{distinct_connections(entries)} TLS connections for 100 requests without keep-alive")
+
+
+def check_nginx_hdr_log_intervals_decode(env):
+    # One interval per stage; Python's hdrh (an independent HdrHistogram)
+    # must decode each and count what the stage row counts.
+    from hdrh.histogram import HdrHistogram
+    path = os.path.join(env.workdir, "intervals.hlog")
+    report, _ = nginx_count_check(env, "hdr_log", ["--stages", "1s:2,1s:4", "--hdr-log", path])
+    with open(path) as log:
+        rows = [line for line in log if line[0].isdigit()]
+    expect(len(rows) == 2, f"{len(rows)} intervals in the log, want 2")
+    for row, stage in zip(rows, report["stages"]):
+        histogram = HdrHistogram.decode(row.strip().split(",", 3)[3])
+        expect(histogram.get_total_count() == stage["requests"],
+               f"interval counts {histogram.get_total_count()}, stage {stage['requests']}")
 
 
 def check_nginx_sigint_reports_what_was_done(env):
@@ -630,6 +660,9 @@ CHECKS = (
     check_fixture_fault_server_wire,
     check_nginx_n1000_c10,
     check_nginx_n1000_c10_no_keepalive,
+    check_nginx_https_keepalive,
+    check_nginx_https_no_keepalive,
+    check_nginx_hdr_log_intervals_decode,
     check_nginx_duration_2s_c20,
     check_nginx_warmup_requests,
     check_nginx_warmup_duration,

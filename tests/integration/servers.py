@@ -78,9 +78,11 @@ class Nginx:
         self.error_log = os.path.join(self.prefix, "error.log")
         self.process = None
         self.port = None
+        self.tls_port = None
 
     def start(self, attempts=5):
         os.makedirs(self.docroot)
+        self._make_certificate()
         # Workers drop to an unprivileged user when started as root; they must
         # still be able to read the docroot inside our private temp dir.
         for path in (os.path.dirname(self.prefix), self.prefix, self.docroot):
@@ -90,6 +92,7 @@ class Nginx:
         # free_port() can race with another process grabbing the port; retry.
         for _ in range(attempts):
             self.port = free_port()
+            self.tls_port = free_port()
             config = os.path.join(self.prefix, "nginx.conf")
             with open(config, "w") as out:
                 out.write(self._config())
@@ -116,8 +119,18 @@ class Nginx:
             except ProcessLookupError:
                 pass
 
-    def url(self, path, tag):
+    def url(self, path, tag, tls=False):
+        if tls:
+            return f"https://{LOOPBACK}:{self.tls_port}{path}?check={tag}"
         return f"http://{LOOPBACK}:{self.port}{path}?check={tag}"
+
+    def _make_certificate(self):
+        # A self-signed certificate for the https server; loadgen, like ab and
+        # wrk, does not verify the server it loads.
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-subj", "/CN=127.0.0.1", "-keyout", os.path.join(self.prefix, "tls.key"),
+                        "-out", os.path.join(self.prefix, "tls.crt")],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def _write_docroot(self):
         with open(os.path.join(self.docroot, "small.bin"), "wb") as out:
@@ -156,6 +169,12 @@ http {{
     keepalive_timeout 60s;
     server {{
         listen {LOOPBACK}:{self.port};
+        root {self.docroot};
+    }}
+    server {{
+        listen {LOOPBACK}:{self.tls_port} ssl;
+        ssl_certificate {p}/tls.crt;
+        ssl_certificate_key {p}/tls.key;
         root {self.docroot};
     }}
 }}

@@ -43,11 +43,18 @@ class TinyServer {
         bool answered = false;
         while ((end = self->pending.find("\r\n\r\n")) != std::string::npos) {
           const bool stall = self->pending.rfind("GET /stall", 0) == 0;
+          const bool close_after = self->pending.rfind("GET /close-silently", 0) == 0;
           self->pending.erase(0, end + 4);
           ++self->requests;
           if (stall) continue;
           answered = true;
           asio::write(self->socket, asio::buffer(kResponse), ec);
+          if (close_after) {
+            // Like a server whose keep-alive timeout just expired: no
+            // "Connection: close", the connection simply goes away.
+            self->socket.close(ec);
+            return;
+          }
         }
         (void)answered;
         self->read();
@@ -138,6 +145,14 @@ TEST(Engine, StalledRequestsTimeOutAsTimeouts) {
   EXPECT_EQ(outcome.result.result.requests, 4u);
   EXPECT_EQ(outcome.result.result.errors.timeout, 4u);
   EXPECT_EQ(outcome.result.result.latency.total_count(), 0u);
+}
+
+TEST(Engine, AStaleKeepAliveConnectionIsRetriedOnceNotCountedAsAnError) {
+  TinyServer server;
+  const RunOutcome outcome = run_quietly(closed_plan(server.port(), 1, 10, "/close-silently"));
+  EXPECT_EQ(outcome.result.result.requests, 10u);
+  EXPECT_EQ(outcome.result.result.failures(), 0u);
+  EXPECT_EQ(server.requests(), 10u);
 }
 
 TEST(Engine, RefusedConnectionsAreConnectErrors) {
