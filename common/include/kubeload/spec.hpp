@@ -1,0 +1,148 @@
+#pragma once
+// The LoadTest spec (kubeload.dev/v1alpha1), parsed and validated the same way
+// by `loadgen run` and by the operator. Validation reports every problem, each
+// with its field path (`spec.load.rate: must be > 0`).
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "kubeload/threshold.hpp"
+
+namespace kubeload {
+
+struct FieldError {
+  std::string path;     // "spec.load.rate"
+  std::string message;  // "must be > 0"
+  // A document-level problem (YAML syntax, empty input) has an empty path.
+  std::string to_string() const { return path.empty() ? message : path + ": " + message; }
+};
+
+struct ServiceRef {
+  std::string name;
+  std::string namespace_;       // empty: the LoadTest's namespace
+  uint16_t port = 80;           // when omitted: 80 for http, 443 for https
+  std::string scheme = "http";  // http | https
+};
+
+struct SecretKeyRef {
+  std::string name;
+  std::string key;
+};
+
+struct HeaderFrom {
+  std::string name;  // header name
+  SecretKeyRef secret_key_ref;
+};
+
+struct Expectation {
+  std::vector<int> status;              // empty: 2xx and 3xx succeed
+  std::optional<uint64_t> body_length;  // opt-in length check
+};
+
+struct RequestSpec {
+  std::string name;  // "default" for the implicit request, else required
+  std::string method = "GET";
+  std::string path;                                          // empty: the target URL's path
+  std::vector<std::pair<std::string, std::string>> headers;  // in manifest order
+  std::vector<HeaderFrom> headers_from;
+  std::string body;
+  uint32_t weight = 1;
+  Expectation expect;
+};
+
+// After validation a stage carries exactly the field of the run's model:
+// connections in the closed model, rate in the open model.
+struct StageSpec {
+  std::chrono::nanoseconds duration{0};
+  std::optional<uint64_t> connections;
+  std::optional<double> rate;
+};
+
+// `rate` selects the model: set => open model, with every stage giving a rate;
+// unset => closed model, with `connections` (default 10 when there are no
+// stages) or every stage giving connections. After validation, duration and
+// requests are never both unset unless there are stages, and `duration` is
+// never set together with stages (the stages define the duration).
+struct LoadSpec {
+  std::optional<uint64_t> connections;  // closed model (default 10 when rate unset)
+  std::optional<double> rate;           // open model when set
+  std::optional<uint64_t> max_connections;
+  std::optional<std::chrono::nanoseconds> duration;
+  std::optional<uint64_t> requests;
+  std::optional<std::chrono::nanoseconds> warmup;
+  std::optional<uint64_t> warmup_requests;
+  std::vector<StageSpec> stages;
+  std::chrono::nanoseconds timeout = std::chrono::seconds(30);
+  bool keep_alive = true;
+
+  bool open_model() const noexcept { return rate.has_value(); }
+};
+
+// Passed through to the worker pods as written; validation only checks the
+// shapes (maps, a list of tolerations, string node selector values). Unset
+// fields are null nodes.
+struct WorkerTemplate {
+  std::string image;
+  YAML::Node resources;  // passed through to the pod as written
+  YAML::Node node_selector;
+  YAML::Node tolerations;
+  YAML::Node affinity;
+};
+
+struct BaselineSpec {
+  std::string load_test_name;
+  bool last_passed = false;
+  std::map<std::string, double> max_regression_percent;  // "p99" -> 10
+};
+
+enum class CleanupPolicy { Always, OnSuccess, Never };
+
+struct LoadTestSpec {
+  std::string name;        // metadata.name
+  std::string namespace_;  // metadata.namespace
+  std::map<std::string, std::string> labels;
+  std::optional<std::string> url;  // exactly one of url / service
+  std::optional<ServiceRef> service;
+  std::vector<RequestSpec> requests;  // never empty after parsing
+  LoadSpec load;
+  uint32_t workers = 1;
+  WorkerTemplate worker_template;
+  std::vector<Threshold> thresholds;
+  std::optional<BaselineSpec> baseline;
+  CleanupPolicy cleanup = CleanupPolicy::OnSuccess;
+  std::chrono::nanoseconds start_timeout = std::chrono::minutes(5);
+};
+
+struct ParsedLoadTest {
+  LoadTestSpec spec;
+  std::vector<FieldError> errors;  // empty: valid
+  bool ok() const { return errors.empty(); }
+};
+
+// Input limits. A manifest larger than this is refused before parsing (the API
+// server refuses requests of this size too), and so is a document with more
+// nodes than this, counted before the document is built (yaml-cpp needs about
+// half a kilobyte per node) and again with aliases expanded (anchors and
+// aliases let a few hundred bytes describe billions of nodes: a "YAML bomb").
+// Real LoadTests, status included, have a few thousand nodes at most.
+inline constexpr size_t kMaxManifestBytes = 3 * 1024 * 1024;
+inline constexpr size_t kMaxManifestNodes = 50000;
+
+// A whole manifest (apiVersion, kind, metadata, spec). JSON is accepted too,
+// so the operator parses what the API server returns with the same code:
+// metadata fields other than name/namespace/labels and a top-level `status`
+// are ignored; any other unknown field is an error. Never throws on bad input:
+// every problem found is in `errors`, in document order, followed by the
+// problems that involve several fields.
+ParsedLoadTest parse_loadtest(std::string_view yaml_or_json);
+ParsedLoadTest parse_loadtest(const YAML::Node& manifest);
+
+}  // namespace kubeload
