@@ -1,0 +1,260 @@
+#include "operator/job_builder.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+
+namespace kubeload::controller {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kJobSuffix = "-workers";
+constexpr size_t kMaxJobName = 59;     // see worker_job_name
+constexpr size_t kMaxLabelValue = 63;  // Kubernetes label value limit
+constexpr size_t kHashLength = 8;
+constexpr std::string_view kDefaultApiVersion = "kubeload.dev/v1alpha1";
+
+// FNV-1a: a hash that is the same on every platform and in every release,
+// which std::hash does not promise. Names built from it must never change.
+std::string short_hash(std::string_view text) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  const auto folded = static_cast<uint32_t>(hash ^ (hash >> 32));
+  std::string out(kHashLength, '0');
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  for (size_t i = 0; i < kHashLength; ++i) {
+    out[kHashLength - 1 - i] = kDigits[(folded >> (4 * i)) & 0xf];
+  }
+  return out;
+}
+
+bool is_label_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+bool is_dns1123_label(std::string_view s) {
+  return !s.empty() && s.size() <= 63 && std::all_of(s.begin(), s.end(), is_label_char) &&
+         s.front() != '-' && s.back() != '-';
+}
+
+std::string trim_trailing(std::string s, std::string_view chars) {
+  while (!s.empty() && chars.find(s.back()) != std::string_view::npos) s.pop_back();
+  return s;
+}
+
+std::string required_string(const json& object, const char* key, const char* path) {
+  if (!object.is_object() || !object.contains(key) || !object.at(key).is_string() ||
+      object.at(key).get<std::string>().empty()) {
+    throw std::invalid_argument(std::string(path) + " is required to build the worker Job");
+  }
+  return object.at(key).get<std::string>();
+}
+
+// A CPU quantity ("2", "500m", "1.5", or a bare JSON number) in cores;
+// nullopt for any other form, which then simply does not size the threads.
+std::optional<double> cpu_cores(const json& quantity) {
+  if (quantity.is_number()) return quantity.get<double>();
+  if (!quantity.is_string()) return std::nullopt;
+  std::string_view text = quantity.get_ref<const std::string&>();
+  double scale = 1;
+  if (!text.empty() && text.back() == 'm') {
+    scale = 0.001;
+    text.remove_suffix(1);
+  }
+  double value = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value * scale;
+}
+
+// One event-loop thread per core the pod may use: more threads than cores
+// in a CPU-limited container get throttled, and throttling shows up as
+// latency that the target never caused.
+std::optional<uint32_t> worker_threads(const json& resources, const OperatorConfig& config) {
+  if (config.worker_threads) return config.worker_threads;
+  if (!resources.is_object()) return std::nullopt;
+  for (const char* kind : {"limits", "requests"}) {
+    const json section = resources.value(kind, json::object());
+    if (!section.is_object() || !section.contains("cpu")) continue;
+    const std::optional<double> cores = cpu_cores(section.at("cpu"));
+    if (!cores || !std::isfinite(*cores) || *cores <= 0) return std::nullopt;
+    return static_cast<uint32_t>(std::clamp(std::ceil(*cores), 1.0, 1024.0));
+  }
+  return std::nullopt;
+}
+
+std::string target_url(const LoadTestSpec& spec, const std::string& loadtest_namespace) {
+  if (spec.url) return *spec.url;
+  if (!spec.service) throw std::invalid_argument("spec.target: neither url nor service is set");
+  const ServiceRef& service = *spec.service;
+  const std::string& ns = service.namespace_.empty() ? loadtest_namespace : service.namespace_;
+  return service.scheme + "://" + service.name + "." + ns + ".svc:" + std::to_string(service.port) +
+         "/";
+}
+
+// What the worker parses: the manifest as written, minus everything in
+// metadata but name, namespace and labels (annotations may hold anything,
+// kubectl's last-applied copy included) and minus status.
+json worker_manifest(const json& loadtest, const std::string& name, const std::string& ns) {
+  json metadata = {{"name", name}, {"namespace", ns}};
+  const json& source = loadtest.at("metadata");
+  if (source.contains("labels") && source.at("labels").is_object() &&
+      !source.at("labels").empty()) {
+    metadata["labels"] = source.at("labels");
+  }
+  return json{{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
+              {"kind", "LoadTest"},
+              {"metadata", std::move(metadata)},
+              {"spec", loadtest.value("spec", json::object())}};
+}
+
+json labels_for(const LoadTestSpec& spec, const std::string& name) {
+  json labels = {{std::string(kLoadTestLabel), loadtest_label_value(name)},
+                 {std::string(kNameLabel), std::string(kWorkerName)},
+                 {std::string(kManagedByLabel), std::string(kManagedBy)}};
+  if (const auto test = spec.labels.find(std::string(kTestLabel)); test != spec.labels.end()) {
+    labels[std::string(kTestLabel)] = test->second;
+  }
+  return labels;
+}
+
+// Copies workerTemplate.<key> to `to` when it is set and not empty: an empty
+// map or list means the same as none, and leaving it out keeps the Job
+// identical to one built from a LoadTest that never mentioned it.
+void copy_if_set(const json& worker_template, const char* key, json& to) {
+  if (!worker_template.is_object() || !worker_template.contains(key)) return;
+  const json& value = worker_template.at(key);
+  if (value.is_null() || ((value.is_object() || value.is_array()) && value.empty())) return;
+  to[key] = value;
+}
+
+}  // namespace
+
+std::string worker_job_name(std::string_view loadtest_name) {
+  std::string plain = std::string(loadtest_name) + std::string(kJobSuffix);
+  if (is_dns1123_label(loadtest_name) && plain.size() <= kMaxJobName) return plain;
+  std::string sanitized(loadtest_name);
+  std::replace_if(
+      sanitized.begin(), sanitized.end(), [](char c) { return !is_label_char(c); }, '-');
+  const size_t room = kMaxJobName - kJobSuffix.size() - 1 - kHashLength;
+  std::string prefix = trim_trailing(sanitized.substr(0, room), "-");
+  prefix.erase(0, prefix.find_first_not_of('-'));
+  if (prefix.empty()) prefix = "lt";
+  return prefix + "-" + short_hash(loadtest_name) + std::string(kJobSuffix);
+}
+
+std::string loadtest_label_value(std::string_view loadtest_name) {
+  if (loadtest_name.size() <= kMaxLabelValue) return std::string(loadtest_name);
+  const size_t room = kMaxLabelValue - 1 - kHashLength;
+  std::string prefix = trim_trailing(std::string(loadtest_name.substr(0, room)), "-.");
+  return prefix + "-" + short_hash(loadtest_name);
+}
+
+std::string header_env_name(size_t ordinal) {
+  return "KUBELOAD_HEADER_" + std::to_string(ordinal);
+}
+
+json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
+                      const OperatorConfig& config) {
+  const json metadata = loadtest.value("metadata", json::object());
+  const std::string name = required_string(metadata, "name", "metadata.name");
+  const std::string ns = required_string(metadata, "namespace", "metadata.namespace");
+  const std::string uid = required_string(metadata, "uid", "metadata.uid");
+  const json spec_json = loadtest.value("spec", json::object());
+  const json worker_template = spec_json.value("workerTemplate", json::object());
+
+  json env = json::array();
+  env.push_back(
+      {{"name", std::string(kSpecEnv)}, {"value", worker_manifest(loadtest, name, ns).dump()}});
+  // Secrets travel by reference only: the kubelet resolves them into the
+  // worker's environment, so their values are never in the Job, the
+  // LoadTest or the operator's memory.
+  size_t ordinal = 0;
+  for (const RequestSpec& request : spec.requests) {
+    for (const HeaderFrom& header : request.headers_from) {
+      env.push_back(
+          {{"name", header_env_name(ordinal++)},
+           {"valueFrom",
+            {{"secretKeyRef",
+              {{"name", header.secret_key_ref.name}, {"key", header.secret_key_ref.key}}}}}});
+    }
+  }
+
+  json args = {"worker",
+               "--spec-env",
+               std::string(kSpecEnv),
+               "--workers",
+               std::to_string(spec.workers),
+               "--listen",
+               "0.0.0.0:" + std::to_string(config.worker_port),
+               "--target",
+               target_url(spec, ns)};
+  const json resources = worker_template.value("resources", json::object());
+  if (const auto threads = worker_threads(resources, config)) {
+    args.push_back("-t");
+    args.push_back(std::to_string(*threads));
+  }
+
+  json container = {
+      {"name", std::string(kContainerName)},
+      {"image",
+       spec.worker_template.image.empty() ? config.loadgen_image : spec.worker_template.image},
+      {"imagePullPolicy", config.image_pull_policy},
+      {"args", std::move(args)},
+      {"env", std::move(env)},
+      {"ports",
+       json::array(
+           {{{"name", "http"}, {"containerPort", config.worker_port}, {"protocol", "TCP"}}})},
+      // A short period: the run starts when the last worker turns ready,
+      // so every second of probe period is a second of waiting.
+      {"readinessProbe",
+       {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}, {"periodSeconds", 1}}},
+      // The worker writes its headline numbers there; when it crashes
+      // before writing them, the log tail says why.
+      {"terminationMessagePolicy", "FallbackToLogsOnError"}};
+  copy_if_set(worker_template, "resources", container);
+
+  const json labels = labels_for(spec, name);
+  json pod_spec = {{"restartPolicy", "Never"},
+                   {"automountServiceAccountToken", false},
+                   {"containers", json::array({std::move(container)})}};
+  if (!config.service_account.empty()) pod_spec["serviceAccountName"] = config.service_account;
+  copy_if_set(worker_template, "nodeSelector", pod_spec);
+  copy_if_set(worker_template, "tolerations", pod_spec);
+  copy_if_set(worker_template, "affinity", pod_spec);
+
+  json owner = {{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
+                {"kind", "LoadTest"},
+                {"name", name},
+                {"uid", uid},
+                {"controller", true},
+                {"blockOwnerDeletion", true}};
+
+  return json{
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", worker_job_name(name)},
+        {"namespace", ns},
+        {"labels", labels},
+        {"ownerReferences", json::array({std::move(owner)})}}},
+      {"spec",
+       {{"completionMode", "Indexed"},
+        {"completions", spec.workers},
+        {"parallelism", spec.workers},
+        // A worker that fails is a failed run: a replacement would start
+        // late and alone, and its share would not be the one measured.
+        {"backoffLimit", 0},
+        {"template", {{"metadata", {{"labels", labels}}}, {"spec", std::move(pod_spec)}}}}}};
+}
+
+}  // namespace kubeload::controller

@@ -1,0 +1,54 @@
+#pragma once
+// The worker Indexed Job of a LoadTest, built from the LoadTest and the
+// operator's configuration only: no client, no status. The controller creates
+// the result as is (a 409 means it already exists, which is fine: the name is
+// a function of the LoadTest's name).
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/spec.hpp"
+#include "operator/config.hpp"
+
+namespace kubeload::controller {
+
+inline constexpr std::string_view kLoadTestLabel = "kubeload.dev/loadtest";
+inline constexpr std::string_view kTestLabel = "kubeload.dev/test";
+inline constexpr std::string_view kNameLabel = "app.kubernetes.io/name";
+inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view kWorkerName = "kubeload-worker";
+inline constexpr std::string_view kManagedBy = "kubeload-operator";
+// The env var holding the LoadTest manifest (JSON) that each worker parses.
+inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
+inline constexpr std::string_view kContainerName = "loadgen";
+
+// `<name>-workers` when that is a valid DNS label of at most 59 characters,
+// else a shortened, sanitized prefix, a hash of the full name and
+// "-workers". 59 rather than 63: Kubernetes names each pod's hostname
+// `<job>-<index>`, which must stay a 63-character DNS label for up to 1000
+// workers ("-999"). The hash keeps LoadTests that share a prefix, or whose
+// names differ only in dots, apart.
+std::string worker_job_name(std::string_view loadtest_name);
+
+// The value of the kubeload.dev/loadtest label: the name itself when it fits
+// in a label value (63 characters), else a prefix and a hash. The controller
+// selects worker pods with the same function.
+std::string loadtest_label_value(std::string_view loadtest_name);
+
+// The env var that carries the value of one headersFrom entry: entries are
+// numbered from 0 in document order over all requests (request 0's entries,
+// then request 1's, ...), so worker and operator agree from the spec alone.
+std::string header_env_name(size_t ordinal);
+
+// The Job (batch/v1) for `loadtest`, the LoadTest as the API server returns
+// it (apiVersion, kind, metadata with uid; spec), whose parse is `spec`
+// (which must be valid). Throws std::invalid_argument when metadata.name,
+// metadata.namespace or metadata.uid is missing: the API server always sets
+// them, and without them there is no place and no owner reference.
+nlohmann::json build_worker_job(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+                                const OperatorConfig& config);
+
+}  // namespace kubeload::controller

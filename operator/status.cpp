@@ -1,0 +1,665 @@
+#include "operator/status.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+
+#include "kubeload/duration.hpp"
+#include "kubeload/threshold.hpp"
+#include "operator/phase.hpp"
+
+namespace kubeload::controller {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+constexpr std::string_view kIndexKey = "batch.kubernetes.io/job-completion-index";
+constexpr size_t kMaxListed = 5;    // details named in one message before "and N more"
+constexpr size_t kMaxDetail = 200;  // characters of a crashed container's message
+
+// ---- small JSON readers ------------------------------------------------------
+
+const json& member(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+std::string text(const json& value) {
+  return value.is_string() ? value.get<std::string>() : "";
+}
+
+uint64_t count(const json& value) {
+  return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)
+             ? value.get<uint64_t>()
+             : 0;
+}
+
+// The status of the first condition of `type` in a Kubernetes conditions list.
+const json* find_condition(const json& conditions, std::string_view type) {
+  if (!conditions.is_array()) return nullptr;
+  for (const json& condition : conditions) {
+    if (text(member(condition, "type")) == type) return &condition;
+  }
+  return nullptr;
+}
+
+bool condition_true(const json& conditions, std::string_view type) {
+  const json* condition = find_condition(conditions, type);
+  return condition != nullptr && text(member(*condition, "status")) == "True";
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size() && i < kMaxListed; ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  if (parts.size() > kMaxListed) {
+    out += " (and " + std::to_string(parts.size() - kMaxListed) + " more)";
+  }
+  return out;
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+// ---- what the pods say, per worker index --------------------------------------
+
+struct WorkerPods {
+  bool present = false;  // a pod that is not being deleted
+  bool ready = false;
+  bool succeeded = false;
+  bool failed = false;
+  bool deleting = false;
+  std::string failure;  // "OOMKilled, exit code 137"
+  std::string waiting;  // "ImagePullBackOff"
+};
+
+std::optional<uint32_t> pod_index(const json& pod) {
+  const json& metadata = member(pod, "metadata");
+  for (const char* where : {"annotations", "labels"}) {
+    const std::string value = text(member(member(metadata, where), kIndexKey.data()));
+    uint32_t index = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), index);
+    if (!value.empty() && ec == std::errc() && end == value.data() + value.size()) return index;
+  }
+  return std::nullopt;
+}
+
+std::string termination_detail(const json& pod) {
+  const json& status = member(pod, "status");
+  const json& containers = member(status, "containerStatuses");
+  if (containers.is_array()) {
+    for (const json& container : containers) {
+      const json& terminated = member(member(container, "state"), "terminated");
+      if (!terminated.is_object()) continue;
+      std::string detail = text(member(terminated, "reason"));
+      if (member(terminated, "exitCode").is_number_integer()) {
+        if (!detail.empty()) detail += ", ";
+        detail += "exit code " + std::to_string(member(terminated, "exitCode").get<int64_t>());
+      }
+      // With FallbackToLogsOnError this is the log tail of a crash: the
+      // first line usually says why.
+      std::string message = text(member(terminated, "message"));
+      message = message.substr(0, message.find('\n'));
+      if (message.size() > kMaxDetail) message = message.substr(0, kMaxDetail) + "...";
+      if (!message.empty()) detail += (detail.empty() ? "" : ": ") + message;
+      if (!detail.empty()) return detail;
+    }
+  }
+  // Evictions and node loss leave no container state, only the pod's reason.
+  std::string detail = text(member(status, "reason"));
+  const std::string message = text(member(status, "message"));
+  if (!message.empty()) detail += (detail.empty() ? "" : ": ") + message;
+  return detail;
+}
+
+std::string waiting_detail(const json& pod) {
+  const json& status = member(pod, "status");
+  const json& containers = member(status, "containerStatuses");
+  if (containers.is_array()) {
+    for (const json& container : containers) {
+      const std::string reason =
+          text(member(member(member(container, "state"), "waiting"), "reason"));
+      if (!reason.empty() && reason != "ContainerCreating") return reason;
+    }
+  }
+  const json* scheduled = find_condition(member(status, "conditions"), "PodScheduled");
+  if (scheduled != nullptr && text(member(*scheduled, "status")) == "False") {
+    const std::string reason = text(member(*scheduled, "reason"));
+    return reason.empty() ? "not scheduled" : reason;
+  }
+  return "";
+}
+
+std::vector<WorkerPods> pods_by_index(const std::vector<json>& pods, uint32_t workers) {
+  std::vector<WorkerPods> out(workers);
+  for (const json& pod : pods) {
+    const std::optional<uint32_t> index = pod_index(pod);
+    if (!index || *index >= workers) continue;
+    WorkerPods& worker = out[*index];
+    const std::string phase = text(member(member(pod, "status"), "phase"));
+    const bool deleting = !member(member(pod, "metadata"), "deletionTimestamp").is_null();
+    if (phase == "Failed") {
+      worker.failed = true;
+      worker.failure = termination_detail(pod);
+    } else if (phase == "Succeeded") {
+      worker.succeeded = true;
+    } else if (deleting) {
+      worker.deleting = true;
+    } else {
+      worker.present = true;
+      if (phase == "Running" &&
+          condition_true(member(member(pod, "status"), "conditions"), "Ready")) {
+        worker.ready = true;
+      } else if (worker.waiting.empty()) {
+        worker.waiting = waiting_detail(pod);
+      }
+    }
+  }
+  return out;
+}
+
+// ---- times ---------------------------------------------------------------------
+
+std::optional<Timestamp> creation_time(const json& object) {
+  return parse_time(text(member(member(object, "metadata"), "creationTimestamp")));
+}
+
+// ---- the gate ----------------------------------------------------------------------
+
+struct GateOutcome {
+  Gate gate = Gate::None;
+  std::string message;
+  json thresholds = json::array();
+  std::optional<json> baseline;
+};
+
+// The value of a maxRegression metric in a status.result document.
+std::optional<double> result_metric(const json& result, const std::string& metric) {
+  const json& value = metric == "rps" || metric == "errorRate"
+                          ? member(result, metric.c_str())
+                          : member(member(result, "latencyMs"), metric.c_str());
+  if (!value.is_number()) return std::nullopt;
+  return value.get<double>();
+}
+
+json evaluate_baseline(const BaselineSpec& spec, const json& current_result,
+                       const Observed& observed, std::vector<std::string>& misses) {
+  json out = {{"deltas", json::object()}};
+  if (!observed.baseline_name.empty()) out["loadTestName"] = observed.baseline_name;
+  const json* base_result =
+      observed.baseline_status ? &member(*observed.baseline_status, "result") : nullptr;
+  if (base_result == nullptr || !base_result->is_object()) {
+    // The first run of a test has nothing before it to regress from; a
+    // named baseline that is missing is a mistake in the gate.
+    const bool first_run = spec.last_passed;
+    out["passed"] = first_run;
+    out["message"] =
+        first_run ? "no earlier passed run of this test to compare with"
+                  : "baseline LoadTest \"" + spec.load_test_name + "\" not found or has no result";
+    if (!first_run) misses.push_back(out["message"].get<std::string>());
+    return out;
+  }
+  bool passed = true;
+  for (const auto& [metric, max_percent] : spec.max_regression_percent) {
+    const std::optional<double> now = result_metric(current_result, metric);
+    const std::optional<double> before = result_metric(*base_result, metric);
+    if (!now || !before) {
+      out["deltas"][metric] = "n/a";
+      passed = false;
+      misses.push_back("baseline " + metric + ": not measured");
+      continue;
+    }
+    double change = 0;  // percent, signed as measured
+    if (*before != 0) {
+      change = (*now - *before) / *before * 100.0;
+    } else if (*now != 0) {
+      change = std::numeric_limits<double>::infinity();
+    }
+    // Higher is worse for latencies and errors, lower is worse for rps.
+    const double regression = metric == "rps" ? -change : change;
+    const std::string shown =
+        std::isinf(change) ? "+inf%" : (change >= 0 ? "+" : "") + fixed(change, 1) + "%";
+    out["deltas"][metric] = shown;
+    if (regression > max_percent) {
+      passed = false;
+      misses.push_back("baseline " + metric + " " + shown + " (max " + fixed(max_percent, 1) +
+                       "%)");
+    }
+  }
+  out["passed"] = passed;
+  return out;
+}
+
+GateOutcome evaluate_gate(const LoadTestSpec& spec, const RunResult& merged,
+                          const json& current_result, const Observed& observed) {
+  GateOutcome outcome;
+  std::vector<std::string> misses;
+  size_t threshold_misses = 0;
+  for (const Threshold& threshold : spec.thresholds) {
+    const ThresholdOutcome result = evaluate(threshold, merged);
+    outcome.thresholds.push_back({{"expression", result.expression},
+                                  {"observed", result.observed},
+                                  {"passed", result.passed}});
+    if (!result.passed) {
+      ++threshold_misses;
+      misses.push_back(result.expression + " (observed " + result.observed + ")");
+    }
+  }
+  if (spec.baseline) {
+    outcome.baseline = evaluate_baseline(*spec.baseline, current_result, observed, misses);
+  }
+  if (spec.thresholds.empty() && !spec.baseline) return outcome;
+
+  outcome.gate = misses.empty() ? Gate::Passed : Gate::Failed;
+  const size_t thresholds = spec.thresholds.size();
+  if (misses.empty()) {
+    outcome.message = thresholds == 0 ? "within the baseline"
+                                      : "all " + std::to_string(thresholds) + " threshold" +
+                                            (thresholds == 1 ? "" : "s") + " met" +
+                                            (spec.baseline ? " and within the baseline" : "");
+  } else {
+    outcome.message =
+        (threshold_misses > 0 ? std::to_string(threshold_misses) + " of " +
+                                    std::to_string(thresholds) + " thresholds missed: "
+                              : std::string("missed: ")) +
+        join(misses, "; ");
+  }
+  return outcome;
+}
+
+// ---- progress ------------------------------------------------------------------------
+
+// How far the run is, by time planned and by requests asked for: the run
+// ends at whichever comes first, so the larger fraction is the truer one.
+std::string running_progress(const LoadSpec& load, std::optional<Timestamp> started,
+                             uint64_t requests_done, Timestamp now) {
+  double fraction = 0;
+  nanoseconds planned = load.warmup.value_or(nanoseconds(0));
+  if (!load.stages.empty()) {
+    for (const StageSpec& stage : load.stages) planned += stage.duration;
+  } else if (load.duration) {
+    planned += *load.duration;
+  } else {
+    planned = nanoseconds(0);  // a request count alone: time says nothing
+  }
+  if (started && planned.count() > 0 && now > *started) {
+    fraction = std::chrono::duration<double>(now - *started).count() /
+               std::chrono::duration<double>(planned).count();
+  }
+  if (load.requests && *load.requests > 0) {
+    fraction = std::max(fraction,
+                        static_cast<double>(requests_done) / static_cast<double>(*load.requests));
+  }
+  // 100% is for a finished run only.
+  const int percent = static_cast<int>(std::clamp(std::floor(fraction * 100.0), 0.0, 99.0));
+  return std::to_string(percent) + "%";
+}
+
+std::string completion_reason(const LoadSpec& load, const Result& merged) {
+  if (!load.stages.empty()) return "StagesCompleted";
+  if (load.requests && (!load.duration || merged.requests >= *load.requests)) {
+    return "RequestsReached";
+  }
+  return "DurationReached";
+}
+
+// ---- conditions -------------------------------------------------------------------------
+
+json condition(std::string_view type, std::string_view status, const std::string& reason,
+               const std::string& message, int64_t generation, const json& current_status,
+               Timestamp now) {
+  std::string since = format_time(now);
+  // As meta.SetStatusCondition: the transition time moves only when the
+  // status does.
+  if (const json* old = find_condition(member(current_status, "conditions"), type);
+      old != nullptr && text(member(*old, "status")) == status &&
+      member(*old, "lastTransitionTime").is_string()) {
+    since = text(member(*old, "lastTransitionTime"));
+  }
+  return {{"type", type},
+          {"status", status},
+          {"reason", reason},
+          {"message", message},
+          {"lastTransitionTime", since},
+          {"observedGeneration", generation}};
+}
+
+std::string invalid_spec_message(const ParsedLoadTest& parsed) {
+  std::vector<std::string> parts;
+  for (const FieldError& error : parsed.errors) parts.push_back(error.to_string());
+  return join(parts, "; ");
+}
+
+}  // namespace
+
+// ---- public ------------------------------------------------------------------------------
+
+std::string format_time(Timestamp time) {
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(time);
+  const auto day = std::chrono::floor<std::chrono::days>(seconds);
+  const std::chrono::year_month_day date(day);
+  const std::chrono::hh_mm_ss clock(seconds - day);
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02dZ",
+                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
+                static_cast<int>(clock.minutes().count()),
+                static_cast<int>(clock.seconds().count()));
+  return buffer;
+}
+
+std::optional<Timestamp> parse_time(const std::string& value) {
+  // YYYY-MM-DDTHH:MM:SS[.fraction]Z: what the API server writes. The mask
+  // keeps sscanf from accepting signs and spaces where digits belong.
+  constexpr std::string_view kMask = "dddd-dd-ddTdd:dd:dd";
+  if (value.size() < kMask.size()) return std::nullopt;
+  for (size_t i = 0; i < kMask.size(); ++i) {
+    const bool digit = value[i] >= '0' && value[i] <= '9';
+    if (kMask[i] == 'd' ? !digit : value[i] != kMask[i]) return std::nullopt;
+  }
+  int year = 0;
+  unsigned month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  int used = 0;
+  if (std::sscanf(value.c_str(), "%4d-%2u-%2uT%2u:%2u:%2u%n", &year, &month, &day, &hour, &minute,
+                  &second, &used) != 6 ||
+      used != 19) {
+    return std::nullopt;
+  }
+  std::string_view rest = std::string_view(value).substr(19);
+  if (rest.starts_with('.')) {
+    const size_t digits = rest.find_first_not_of("0123456789", 1);
+    if (digits == 1 || digits == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(digits);  // sub-second precision is not kept
+  }
+  const std::chrono::year_month_day date{std::chrono::year(year), std::chrono::month(month),
+                                         std::chrono::day(day)};
+  if (rest != "Z" || !date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+  return Timestamp(std::chrono::sys_days(date)) + std::chrono::hours(hour) +
+         std::chrono::minutes(minute) + std::chrono::seconds(second);
+}
+
+CollectedResult collected_result_from_json(const json& document) {
+  CollectedResult collected;
+  collected.run = run_result_from_json(document);
+  const json& started = member(document, "startedAtMs");
+  if (started.is_number_integer() && started.get<int64_t>() > 0) {
+    collected.started_at_ms = started.get<int64_t>();
+  }
+  collected.error = text(member(document, "error"));
+  return collected;
+}
+
+std::optional<Timestamp> start_deadline(const Observed& observed) {
+  if (!observed.parsed.ok()) return std::nullopt;
+  std::optional<Timestamp> created = observed.job ? creation_time(*observed.job) : std::nullopt;
+  if (!created) created = creation_time(observed.loadtest);
+  if (!created) return std::nullopt;
+  return *created +
+         std::chrono::duration_cast<Timestamp::duration>(observed.parsed.spec.start_timeout);
+}
+
+json compute_status(const Observed& observed, Timestamp now) {
+  const json& current = member(observed.loadtest, "status");
+  const json& metadata = member(observed.loadtest, "metadata");
+  const int64_t generation = member(metadata, "generation").is_number_integer()
+                                 ? member(metadata, "generation").get<int64_t>()
+                                 : 0;
+  const std::string current_phase = text(member(current, "phase"));
+  if (current_phase == "Succeeded" || current_phase == "Failed") {
+    const bool edited_after_invalid = text(member(current, "reason")) == "InvalidSpec" &&
+                                      member(current, "observedGeneration") != json(generation);
+    if (!edited_after_invalid) {
+      // A LoadTest runs once: an edit after the end changes nothing but
+      // records that the operator saw it (so the controller stops waiting
+      // for a status of the new generation).
+      json kept = current;
+      kept["observedGeneration"] = generation;
+      if (kept.contains("conditions") && kept["conditions"].is_array()) {
+        for (json& condition : kept["conditions"]) condition["observedGeneration"] = generation;
+      }
+      return kept;
+    }
+  }
+
+  const LoadTestSpec& spec = observed.parsed.spec;
+  const uint32_t workers = spec.workers;
+  const json no_job;
+  const json& job = observed.job ? *observed.job : no_job;
+  const std::vector<WorkerPods> pods = pods_by_index(observed.pods, workers);
+
+  // Only the Job's own indices count; anything else is not ours to merge.
+  std::vector<const CollectedResult*> collected(workers, nullptr);
+  for (const auto& [index, result] : observed.results) {
+    if (index < workers) collected[index] = &result;
+  }
+  const auto is_final_ok = [&](uint32_t i) {
+    return collected[i] != nullptr && collected[i]->run.finished && collected[i]->error.empty();
+  };
+
+  std::optional<Timestamp> started_at;
+  if (const json& start = member(current, "startTime"); start.is_string()) {
+    started_at = parse_time(start.get<std::string>());
+  }
+  std::optional<int64_t> first_worker_start_ms, last_worker_start_ms;
+  uint32_t workers_started = 0;
+  for (const CollectedResult* result : collected) {
+    if (result == nullptr || !result->started_at_ms) continue;
+    ++workers_started;
+    first_worker_start_ms =
+        std::min(first_worker_start_ms.value_or(*result->started_at_ms), *result->started_at_ms);
+    last_worker_start_ms =
+        std::max(last_worker_start_ms.value_or(*result->started_at_ms), *result->started_at_ms);
+  }
+  const bool start_issued =
+      observed.start_issued_at.has_value() || started_at.has_value() || workers_started > 0;
+  if (start_issued && !started_at) {
+    if (observed.start_issued_at) {
+      started_at = observed.start_issued_at;
+    } else if (first_worker_start_ms) {
+      started_at = Timestamp(milliseconds(*first_worker_start_ms));
+    } else {
+      started_at = now;
+    }
+  }
+
+  // ---- facts for the transition table
+  PhaseFacts facts;
+  facts.spec_valid = observed.parsed.ok();
+  facts.spec_errors = invalid_spec_message(observed.parsed);
+  facts.job_exists = observed.job.has_value();
+  facts.start_issued = start_issued;
+  facts.desired = workers;
+  facts.start_timeout = format_duration(spec.start_timeout);
+  const std::optional<Timestamp> deadline = start_deadline(observed);
+  facts.start_deadline_passed = deadline && now > *deadline;
+
+  std::vector<std::string> failures, lost, waiting;
+  uint32_t pods_succeeded = 0, workers_failed = 0, with_results = 0;
+  for (uint32_t i = 0; i < workers; ++i) {
+    const WorkerPods& pod = pods[i];
+    const std::string who = "worker " + std::to_string(i);
+    if (pod.ready) ++facts.ready;
+    if (pod.succeeded) ++pods_succeeded;
+    if (collected[i] != nullptr) ++with_results;
+    if (is_final_ok(i)) {
+      ++facts.final_results;
+      continue;
+    }
+    if (collected[i] != nullptr && !collected[i]->error.empty()) {
+      failures.push_back(who + " reported: " + collected[i]->error);
+      ++workers_failed;
+    } else if (pod.failed) {
+      failures.push_back(who + " failed" + (pod.failure.empty() ? "" : " (" + pod.failure + ")"));
+      ++workers_failed;
+    } else if (pod.deleting) {
+      failures.push_back(who + "'s pod was deleted");
+      ++workers_failed;
+    } else if (pod.succeeded && start_issued) {
+      lost.push_back(who + " exited before its final result was collected");
+    } else if (start_issued && facts.job_exists && !pod.present && !pod.succeeded) {
+      failures.push_back(who + "'s pod disappeared");
+      ++workers_failed;
+    } else if (!pod.ready && !pod.waiting.empty()) {
+      waiting.push_back(who + ": " + pod.waiting);
+    }
+  }
+  const json& job_conditions = member(member(job, "status"), "conditions");
+  if (failures.empty() && condition_true(job_conditions, "Failed")) {
+    const json* failed = find_condition(job_conditions, "Failed");
+    const std::string why = text(member(*failed, "reason"));
+    failures.push_back("the worker Job failed" + (why.empty() ? "" : " (" + why + ")"));
+  }
+  if (failures.empty() && start_issued && !facts.job_exists) {
+    failures.push_back("the worker Job was deleted");
+  }
+  if (lost.empty() && start_issued && condition_true(job_conditions, "Complete")) {
+    lost.push_back("the worker Job completed before every final result was collected");
+  }
+  if (!failures.empty()) {
+    facts.worker_failure = join(failures, "; ");
+    facts.worker_failure += with_results == 0
+                                ? "; no results were collected"
+                                : "; kept the partial results of " + std::to_string(with_results) +
+                                      " of " + std::to_string(workers) + " workers";
+  }
+  if (!lost.empty()) facts.results_lost = join(lost, "; ");
+  facts.not_ready_detail = join(waiting, ", ");
+
+  // ---- results, merged exactly in index order
+  std::optional<RunResult> merged;
+  for (const CollectedResult* result : collected) {
+    if (result == nullptr) continue;
+    if (!merged) {
+      merged = result->run;
+    } else {
+      merged->merge(result->run);
+    }
+  }
+  json result_json;
+  if (merged) to_json(result_json, merged->result, true);
+
+  // The gate is judged on complete results only.
+  std::optional<GateOutcome> gate;
+  if (facts.spec_valid && facts.desired > 0 && facts.final_results >= facts.desired && merged) {
+    gate = evaluate_gate(spec, *merged, result_json, observed);
+    facts.gate = gate->gate;
+    facts.gate_message = gate->message;
+  }
+
+  const PhaseDecision decision = decide_phase(facts);
+  const bool succeeded = decision.phase == Phase::Succeeded;
+  const bool failed = decision.phase == Phase::Failed;
+
+  json status = json::object();
+  status["observedGeneration"] = generation;
+  status["phase"] = std::string(to_string(decision.phase));
+  status["reason"] = decision.reason;
+  status["message"] = decision.message;
+  status["verdict"] = !succeeded || facts.gate == Gate::None ? "None"
+                      : facts.gate == Gate::Passed           ? "Pass"
+                                                             : "Fail";
+  if (succeeded && gate) {
+    if (!gate->thresholds.empty()) status["thresholds"] = std::move(gate->thresholds);
+    if (gate->baseline) status["baseline"] = std::move(*gate->baseline);
+  }
+
+  if (started_at && start_issued) status["startTime"] = format_time(*started_at);
+  if (succeeded || failed) {
+    const json& done = member(current, "completionTime");
+    status["completionTime"] = done.is_string() ? done : json(format_time(now));
+  }
+
+  if (succeeded) {
+    status["progress"] = "100%";
+  } else if (start_issued && facts.spec_valid) {
+    status["progress"] =
+        running_progress(spec.load, started_at, merged ? merged->result.requests : 0, now);
+  } else {
+    status["progress"] = "0%";
+  }
+
+  json workers_json = {
+      {"desired", workers},
+      {"ready", facts.ready},
+      {"succeeded",
+       std::max<uint64_t>(pods_succeeded, count(member(member(job, "status"), "succeeded")))},
+      {"failed",
+       std::max<uint64_t>(workers_failed, count(member(member(job, "status"), "failed")))}};
+  if (observed.start_skew_ms) {
+    workers_json["startSkewMs"] = *observed.start_skew_ms;
+  } else if (const json& skew = member(member(current, "workers"), "startSkewMs");
+             skew.is_number()) {
+    workers_json["startSkewMs"] = skew;
+  } else if (workers_started == workers && workers > 0) {
+    workers_json["startSkewMs"] = *last_worker_start_ms - *first_worker_start_ms;
+  }
+  status["workers"] = std::move(workers_json);
+
+  if (merged) {
+    const json summary = to_json(*merged, false);
+    status["result"] = result_json;
+    // A printer column cannot multiply: Errors(%) reads this.
+    status["errorPercent"] = std::round(merged->result.error_rate() * 100.0 * 1000.0) / 1000.0;
+    if (!summary["stages"].empty()) status["stages"] = summary["stages"];
+    if (!summary["requestResults"].empty()) status["requestResults"] = summary["requestResults"];
+  }
+
+  // ---- conditions
+  json conditions = json::array();
+  const bool all_ready =
+      start_issued || succeeded || (facts.job_exists && workers > 0 && facts.ready == workers);
+  if (facts.spec_valid && all_ready) {
+    conditions.push_back(condition("WorkersReady", "True", "AllWorkersReady",
+                                   "all " + std::to_string(workers) + " workers ready", generation,
+                                   current, now));
+  } else {
+    conditions.push_back(condition(
+        "WorkersReady", "False", failed ? decision.reason : "WaitingForWorkers",
+        failed ? decision.message
+               : std::to_string(facts.ready) + "/" + std::to_string(workers) + " workers ready",
+        generation, current, now));
+  }
+  if (succeeded) {
+    conditions.push_back(condition("Completed", "True",
+                                   completion_reason(spec.load, merged->result),
+                                   std::to_string(merged->result.requests) + " requests in " +
+                                       fixed(merged->result.duration_seconds, 1) + "s",
+                                   generation, current, now));
+  } else {
+    conditions.push_back(condition("Completed", "False", decision.reason, decision.message,
+                                   generation, current, now));
+  }
+  if (succeeded) {
+    // No gate: nothing failed, so `kubectl wait --for=condition=Passed`
+    // succeeds; verdict None still tells the two apart.
+    conditions.push_back(condition(
+        "Passed", facts.gate == Gate::Failed ? "False" : "True",
+        facts.gate == Gate::None ? "NoGate" : decision.reason,
+        facts.gate == Gate::None ? "no thresholds or baseline to check" : decision.message,
+        generation, current, now));
+  } else {
+    conditions.push_back(condition("Passed", failed ? "False" : "Unknown", decision.reason,
+                                   decision.message, generation, current, now));
+  }
+  status["conditions"] = std::move(conditions);
+  return status;
+}
+
+bool status_changed(const json& current, const json& next) {
+  return current != next;
+}
+
+}  // namespace kubeload::controller

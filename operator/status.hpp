@@ -1,0 +1,76 @@
+#pragma once
+// A LoadTest's status as a pure function of what the controller observed:
+// the LoadTest itself (spec, generation, current status), its parse, the
+// worker Job and pods, and the results collected from the workers. The
+// controller writes the result to /status only when status_changed says so.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/result.hpp"
+#include "kubeload/spec.hpp"
+
+namespace kubeload::controller {
+
+using Timestamp = std::chrono::system_clock::time_point;
+
+// One worker's latest /result document, parsed.
+struct CollectedResult {
+  RunResult run;  // run.finished: the final result (with histograms), else partial counters
+  // The worker's wall-clock start of the measured run (unix ms); unset
+  // before it started.
+  std::optional<int64_t> started_at_ms;
+  std::string error;  // the worker's own report of a run that broke off
+};
+
+// Parses a worker's GET /result body. Throws std::invalid_argument naming
+// the bad field.
+CollectedResult collected_result_from_json(const nlohmann::json& document);
+
+struct Observed {
+  nlohmann::json loadtest;            // as the API returns it: metadata, spec, status
+  ParsedLoadTest parsed;              // parse_loadtest(loadtest)
+  std::optional<nlohmann::json> job;  // the worker Job, when it exists
+  std::vector<nlohmann::json> pods;   // the Job's pods, any order, terminating ones included
+  std::map<uint32_t, CollectedResult> results;  // by worker index
+  // When the operator issued POST /start (the barrier's wall time), if it did.
+  std::optional<Timestamp> start_issued_at;
+  // max - min of the workers' start acknowledgements, if the operator
+  // measured it; else derived from the workers' startedAtMs.
+  std::optional<int64_t> start_skew_ms;
+  // The status of the run to compare with (spec.baseline): the baseline
+  // LoadTest's status, found by the controller; unset when none was found.
+  std::optional<nlohmann::json> baseline_status;
+  std::string baseline_name;  // the LoadTest baseline_status came from
+};
+
+// When the workers must all be ready by: the Job's creation time (else the
+// LoadTest's) plus spec.timeouts.start. Unset when the creation time is not
+// known or the spec is invalid. The controller requeues for this moment.
+std::optional<Timestamp> start_deadline(const Observed& observed);
+
+// The whole status (api.md), recomputed from the observations. Values that
+// record history (startTime, completionTime, startSkewMs, conditions'
+// lastTransitionTime) are taken from the current status when already set,
+// so recomputing with nothing changed yields the same document. A final
+// status (Succeeded or Failed) is kept: a LoadTest runs once, so an edit
+// after the end only moves observedGeneration (status and conditions) to the
+// new generation. The exception is Failed InvalidSpec of an older
+// generation, which is derived again: the edit may have fixed the spec.
+// `now` comes from the controller's injected clock.
+nlohmann::json compute_status(const Observed& observed, Timestamp now);
+
+// Whether `next` differs from `current` at all (exact JSON equality).
+bool status_changed(const nlohmann::json& current, const nlohmann::json& next);
+
+// RFC 3339 in UTC with seconds, as metav1.Time serializes.
+std::string format_time(Timestamp time);
+std::optional<Timestamp> parse_time(const std::string& text);
+
+}  // namespace kubeload::controller

@@ -1,0 +1,370 @@
+// The CRD's structure, checked without an API server: names, printer
+// columns, the schema's rules, and that the schema and the spec parser agree
+// on every field. Whether the API server enforces it is the e2e tier's job.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "kubeload/duration.hpp"
+#include "kubeload/spec.hpp"
+#include "kubeload/threshold.hpp"
+#include "operator/phase.hpp"
+
+#ifndef KUBELOAD_SOURCE_DIR
+#error "KUBELOAD_SOURCE_DIR must point at the repository"
+#endif
+
+namespace {
+
+using kubeload::parse_duration;
+using kubeload::parse_loadtest;
+using kubeload::parse_threshold;
+
+const YAML::Node& crd() {
+  static const YAML::Node node =
+      YAML::LoadFile(std::string(KUBELOAD_SOURCE_DIR) + "/crds/kubeload.dev_loadtests.yaml");
+  return node;
+}
+
+const YAML::Node version() {
+  return crd()["spec"]["versions"][0];
+}
+const YAML::Node root_schema() {
+  return version()["schema"]["openAPIV3Schema"];
+}
+const YAML::Node spec_schema() {
+  return root_schema()["properties"]["spec"];
+}
+const YAML::Node status_schema() {
+  return root_schema()["properties"]["status"];
+}
+
+// The schema node at a dotted path of properties; "[]" steps into items.
+// Read-only on purpose: assigning one YAML::Node to another overwrites the
+// node in the document, so the walk rebinds with reset() and reads through
+// const references, which never insert.
+const YAML::Node at(const YAML::Node& schema, const std::string& path) {
+  YAML::Node node;
+  node.reset(schema);
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    const YAML::Node& current = node;
+    const YAML::Node next = part == "[]" ? current["items"] : current["properties"][part];
+    if (!next) {
+      ADD_FAILURE() << "no schema at " << path << " (stopped at " << part << ")";
+      return YAML::Node();
+    }
+    node.reset(next);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return node;
+}
+
+std::vector<std::string> strings(const YAML::Node& list) {
+  std::vector<std::string> out;
+  for (const YAML::Node& item : list) out.push_back(item.as<std::string>());
+  return out;
+}
+
+std::vector<std::string> rule_messages(const YAML::Node& schema) {
+  std::vector<std::string> out;
+  for (const YAML::Node& rule : schema["x-kubernetes-validations"]) {
+    EXPECT_TRUE(rule["rule"].IsScalar());
+    out.push_back(rule["message"].as<std::string>());
+  }
+  return out;
+}
+
+bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
+  for (const std::string& text : texts) {
+    if (text.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Crd, NamesGroupAndVersion) {
+  EXPECT_EQ(crd()["apiVersion"].as<std::string>(), "apiextensions.k8s.io/v1");
+  EXPECT_EQ(crd()["kind"].as<std::string>(), "CustomResourceDefinition");
+  EXPECT_EQ(crd()["metadata"]["name"].as<std::string>(), "loadtests.kubeload.dev");
+  const YAML::Node spec = crd()["spec"];
+  EXPECT_EQ(spec["group"].as<std::string>(), "kubeload.dev");
+  EXPECT_EQ(spec["scope"].as<std::string>(), "Namespaced");
+  EXPECT_EQ(spec["names"]["kind"].as<std::string>(), "LoadTest");
+  EXPECT_EQ(spec["names"]["plural"].as<std::string>(), "loadtests");
+  EXPECT_EQ(spec["names"]["singular"].as<std::string>(), "loadtest");
+  EXPECT_EQ(strings(spec["names"]["shortNames"]), std::vector<std::string>{"lt"});
+  EXPECT_EQ(strings(spec["names"]["categories"]), std::vector<std::string>{"kubeload"});
+  ASSERT_EQ(spec["versions"].size(), 1u);
+  EXPECT_EQ(version()["name"].as<std::string>(), "v1alpha1");
+  EXPECT_TRUE(version()["served"].as<bool>());
+  EXPECT_TRUE(version()["storage"].as<bool>());
+  EXPECT_TRUE(version()["subresources"]["status"].IsMap());
+}
+
+TEST(Crd, PrinterColumnsInApiOrder) {
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"Phase", ".status.phase"},
+      {"Verdict", ".status.verdict"},
+      {"RPS", ".status.result.rps"},
+      {"P99(ms)", ".status.result.latencyMs.p99"},
+      {"Errors(%)", ".status.errorPercent"},
+      {"Age", ".metadata.creationTimestamp"}};
+  std::vector<std::pair<std::string, std::string>> shown;  // the default (priority 0) columns
+  for (const YAML::Node& column : version()["additionalPrinterColumns"]) {
+    if (column["priority"] && column["priority"].as<int>() != 0) continue;
+    shown.emplace_back(column["name"].as<std::string>(), column["jsonPath"].as<std::string>());
+  }
+  EXPECT_EQ(shown, expected);
+  // Every column points at a field the schema declares.
+  EXPECT_EQ(at(status_schema(), "errorPercent")["type"].as<std::string>(), "number");
+  EXPECT_TRUE(at(status_schema(), "result")["x-kubernetes-preserve-unknown-fields"].as<bool>());
+}
+
+// An api.md-style LoadTest that sets every spec field (the open and closed
+// model cannot be mixed, so the closed-model fields and open-model stages
+// come in two more).
+const char* const kEveryFieldOpen = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: checkout, labels: {kubeload.dev/test: checkout}}
+spec:
+  target: {url: "http://checkout.shop.svc:8080/"}
+  requests:
+  - name: cart
+    method: GET
+    path: /api/cart
+    headers: {Accept: application/json}
+    headersFrom:
+    - name: Authorization
+      secretKeyRef: {name: api-token, key: header}
+    body: '{"sku": 1}'
+    weight: 3
+    expect: {status: [200, 204], bodyLength: 16599}
+  load:
+    rate: 5000
+    maxConnections: 1000
+    duration: 60s
+    requests: 100000
+    warmup: 10s
+    timeout: 5s
+    keepAlive: true
+  workers: 4
+  workerTemplate:
+    image: ""
+    resources: {limits: {cpu: "2"}}
+    nodeSelector: {pool: load}
+    tolerations: [{key: dedicated, operator: Exists}]
+    affinity: {}
+  thresholds: ["p99 < 200ms", "errorRate < 1%", "rps >= 4800"]
+  baseline:
+    loadTestName: checkout-2026-11-28
+    maxRegression: {p99: 10%, rps: 5%}
+  cleanup: {policy: OnSuccess}
+  timeouts: {start: 5m}
+)";
+
+const char* const kEveryFieldClosed = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: sweep, labels: {kubeload.dev/test: sweep}}
+spec:
+  target:
+    service: {name: nginx, namespace: web, port: 80, scheme: http}
+  load:
+    connections: 10
+    warmupRequests: 1000
+    stages:
+    - {duration: 30s, connections: 10}
+  baseline:
+    lastPassed: true
+    maxRegression: {p50: 1%, p90: 1%, p95: 1%, p99: 1%, p999: 1%, mean: 1%, max: 1%, rps: 1%, errorRate: 1%}
+)";
+
+const char* const kOpenStages = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: ramp}
+spec:
+  target: {url: "http://checkout.shop.svc:8080/"}
+  load:
+    rate: 100
+    stages:
+    - {duration: 10s, rate: 50}
+)";
+
+// Every map key of `doc` below spec must be a property of the schema at the
+// same place; opaque fields (preserve-unknown) and free-form maps stop the walk.
+void expect_in_schema(const YAML::Node& doc, const YAML::Node& schema, const std::string& path,
+                      std::set<std::string>& seen) {
+  if (schema["x-kubernetes-preserve-unknown-fields"] || schema["additionalProperties"]) return;
+  if (doc.IsMap()) {
+    for (const auto& entry : doc) {
+      const std::string key = entry.first.as<std::string>();
+      const std::string child = path + "." + key;
+      const YAML::Node property = schema["properties"][key];
+      if (!property) {
+        ADD_FAILURE() << child << " is accepted by the parser but missing from the CRD";
+        continue;
+      }
+      seen.insert(child);
+      expect_in_schema(entry.second, property, child, seen);
+    }
+  } else if (doc.IsSequence()) {
+    for (const YAML::Node& item : doc) expect_in_schema(item, schema["items"], path + "[]", seen);
+  }
+}
+
+// Every property the schema declares below spec.
+void schema_paths(const YAML::Node& schema, const std::string& path, std::set<std::string>& out) {
+  if (schema["properties"]) {
+    for (const auto& entry : schema["properties"]) {
+      const std::string child = path + "." + entry.first.as<std::string>();
+      out.insert(child);
+      schema_paths(entry.second, child, out);
+    }
+  }
+  if (schema["items"]) schema_paths(schema["items"], path + "[]", out);
+}
+
+TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
+  std::set<std::string> covered;
+  for (const char* manifest : {kEveryFieldOpen, kEveryFieldClosed, kOpenStages}) {
+    const kubeload::ParsedLoadTest parsed = parse_loadtest(manifest);
+    ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
+    expect_in_schema(YAML::Load(manifest)["spec"], spec_schema(), "spec", covered);
+  }
+  std::set<std::string> declared;
+  schema_paths(spec_schema(), "spec", declared);
+  for (const std::string& path : declared) {
+    // Opaque Kubernetes types: their inner fields are the pod's business.
+    if (path.starts_with("spec.workerTemplate.resources.") ||
+        path.starts_with("spec.workerTemplate.tolerations[].")) {
+      continue;
+    }
+    EXPECT_TRUE(covered.contains(path)) << path << " is in the CRD but in no test manifest";
+  }
+  // api.md's top-level spec fields, by name.
+  for (const char* field : {"target", "requests", "load", "workers", "workerTemplate", "thresholds",
+                            "baseline", "cleanup", "timeouts"}) {
+    EXPECT_TRUE(declared.contains(std::string("spec.") + field)) << field;
+  }
+  EXPECT_EQ(strings(spec_schema()["required"]), (std::vector<std::string>{"target", "load"}));
+}
+
+TEST(Crd, RangesEnumsAndDefaults) {
+  const YAML::Node spec = spec_schema();
+  EXPECT_EQ(at(spec, "workers")["minimum"].as<int>(), 1);
+  EXPECT_EQ(at(spec, "workers")["maximum"].as<int>(), 1000);
+  EXPECT_EQ(at(spec, "workers")["default"].as<int>(), 1);
+  EXPECT_EQ(at(spec, "load.connections")["minimum"].as<int>(), 1);
+  EXPECT_EQ(at(spec, "load.rate")["minimum"].as<int>(), 0);
+  EXPECT_TRUE(at(spec, "load.rate")["exclusiveMinimum"].as<bool>());
+  EXPECT_TRUE(at(spec, "load.stages.[].rate")["exclusiveMinimum"].as<bool>());
+  EXPECT_EQ(at(spec, "load.timeout")["default"].as<std::string>(), "30s");
+  EXPECT_TRUE(at(spec, "load.keepAlive")["default"].as<bool>());
+  EXPECT_EQ(at(spec, "requests.[].weight")["minimum"].as<int>(), 1);
+  EXPECT_EQ(at(spec, "requests.[].expect.status.[]")["minimum"].as<int>(), 100);
+  EXPECT_EQ(at(spec, "requests.[].expect.status.[]")["maximum"].as<int>(), 599);
+  EXPECT_EQ(at(spec, "target.service.port")["minimum"].as<int>(), 1);
+  EXPECT_EQ(at(spec, "target.service.port")["maximum"].as<int>(), 65535);
+  EXPECT_EQ(strings(at(spec, "target.service.scheme")["enum"]),
+            (std::vector<std::string>{"http", "https"}));
+  EXPECT_EQ(strings(at(spec, "cleanup.policy")["enum"]),
+            (std::vector<std::string>{"Always", "OnSuccess", "Never"}));
+  EXPECT_EQ(at(spec, "cleanup.policy")["default"].as<std::string>(), "OnSuccess");
+  EXPECT_EQ(at(spec, "timeouts.start")["default"].as<std::string>(), "5m");
+  // Parents default to {} so their children's defaults always apply.
+  EXPECT_TRUE(at(spec, "cleanup")["default"].IsMap());
+  EXPECT_TRUE(at(spec, "timeouts")["default"].IsMap());
+  // The request mix is keyed by name: duplicates are rejected, SSA merges.
+  EXPECT_EQ(at(spec, "requests")["x-kubernetes-list-type"].as<std::string>(), "map");
+  EXPECT_EQ(strings(at(spec, "requests")["x-kubernetes-list-map-keys"]),
+            std::vector<std::string>{"name"});
+  for (const char* opaque : {"workerTemplate.affinity", "workerTemplate.resources"}) {
+    EXPECT_TRUE(at(spec, opaque)["x-kubernetes-preserve-unknown-fields"].as<bool>()) << opaque;
+  }
+}
+
+TEST(Crd, CelRulesCarryMessages) {
+  const YAML::Node spec = spec_schema();
+  EXPECT_TRUE(any_contains(rule_messages(at(spec, "target")),
+                           "exactly one of target.url or target.service"));
+  const std::vector<std::string> load = rule_messages(at(spec, "load"));
+  EXPECT_TRUE(any_contains(load, "one of load.duration, load.requests or load.stages"));
+  EXPECT_TRUE(any_contains(load, "load.warmup and load.warmupRequests are mutually exclusive"));
+  EXPECT_TRUE(any_contains(load, "load.connections and load.rate are mutually exclusive"));
+  EXPECT_TRUE(any_contains(rule_messages(at(spec, "baseline")),
+                           "exactly one of loadTestName or lastPassed"));
+  EXPECT_TRUE(any_contains(rule_messages(spec), "load.connections must be >= workers"));
+}
+
+TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
+  const std::regex pattern(at(spec_schema(), "load.duration")["pattern"].as<std::string>());
+  for (const char* text : {"30s", "1h30m", "1.5s", "0", "100us", "100\xC2\xB5s", "250ms", "2m",
+                           ".5s", "30", "-1s", "1d", "", "s", "1.5", "10 s"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(std::regex_match(text, pattern), parse_duration(text).has_value());
+  }
+  for (const char* field :
+       {"load.warmup", "load.timeout", "load.stages.[].duration", "timeouts.start"}) {
+    EXPECT_EQ(at(spec_schema(), field)["pattern"].as<std::string>(),
+              at(spec_schema(), "load.duration")["pattern"].as<std::string>())
+        << field;
+  }
+}
+
+TEST(Crd, ThresholdPatternAdmitsTheGrammar) {
+  const std::regex pattern(at(spec_schema(), "thresholds.[]")["pattern"].as<std::string>());
+  // What the parser accepts, the API server must accept.
+  for (const char* text : {"p99 < 200ms", "errorRate < 1%", "rps >= 4800", "cart.p99 < 100ms",
+                           "p999<=1.5s", "requests == 100000", "failures > 0", "mean < 20",
+                           "min >= 0.5ms", "errorRate <= 0.01", "rps > 10/s", "p50 < 100us"}) {
+    SCOPED_TRACE(text);
+    ASSERT_TRUE(std::holds_alternative<kubeload::Threshold>(parse_threshold(text)));
+    EXPECT_TRUE(std::regex_match(text, pattern));
+  }
+  // What the grammar cannot mean is refused at apply time already.
+  for (const char* text : {"p98 < 10ms", "p99 200ms", "p99 < -1ms", "P99 < 1ms", "p99 < ms",
+                           "Cart.p99 < 1ms", "p99 < 10 ms extra", ""}) {
+    SCOPED_TRACE(text);
+    EXPECT_FALSE(std::holds_alternative<kubeload::Threshold>(parse_threshold(text)));
+    EXPECT_FALSE(std::regex_match(text, pattern));
+  }
+}
+
+TEST(Crd, StatusEnumsMatchTheOperator) {
+  using kubeload::controller::Phase;
+  std::vector<std::string> phases;
+  for (Phase phase :
+       {Phase::Pending, Phase::Starting, Phase::Running, Phase::Succeeded, Phase::Failed}) {
+    phases.emplace_back(kubeload::controller::to_string(phase));
+  }
+  EXPECT_EQ(strings(at(status_schema(), "phase")["enum"]), phases);
+  EXPECT_EQ(strings(at(status_schema(), "verdict")["enum"]),
+            (std::vector<std::string>{"Pass", "Fail", "None"}));
+  const YAML::Node conditions = at(status_schema(), "conditions");
+  EXPECT_EQ(conditions["x-kubernetes-list-type"].as<std::string>(), "map");
+  EXPECT_EQ(strings(conditions["x-kubernetes-list-map-keys"]), std::vector<std::string>{"type"});
+  EXPECT_EQ(
+      strings(conditions["items"]["required"]),
+      (std::vector<std::string>{"type", "status", "lastTransitionTime", "reason", "message"}));
+  EXPECT_EQ(strings(at(status_schema(), "conditions.[].status")["enum"]),
+            (std::vector<std::string>{"True", "False", "Unknown"}));
+  for (const char* field :
+       {"observedGeneration", "reason", "message", "startTime", "completionTime", "progress",
+        "workers", "stages", "requestResults", "thresholds", "baseline"}) {
+    EXPECT_TRUE(status_schema()["properties"][field]) << field;
+  }
+}
+
+}  // namespace

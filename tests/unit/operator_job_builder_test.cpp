@@ -1,0 +1,526 @@
+// The worker Job builder, golden-tested the k6-operator way: one default
+// LoadTest and one default expected Job (tests/golden/operator/job_default.json);
+// each table row mutates both, and the built Job must equal the expectation.
+//
+// Regenerate the golden after an intended change with
+//   KUBELOAD_UPDATE_GOLDEN=1 ./unit_tests --gtest_filter='OperatorJobBuilder*'
+// and review the diff before committing it.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/spec.hpp"
+#include "operator/config.hpp"
+#include "operator/job_builder.hpp"
+
+#ifndef KUBELOAD_SOURCE_DIR
+#error "KUBELOAD_SOURCE_DIR must point at the repository"
+#endif
+
+namespace {
+
+using nlohmann::json;
+using namespace kubeload;
+using namespace kubeload::controller;
+
+// A Secret's value reaches the builder only if someone copies it into the
+// LoadTest outside the spec (an annotation, a status message); a builder that
+// copied the object wholesale would pass it on to every pod.
+constexpr const char* kSecretValue = "Bearer s3cr3t-t0ken-value";
+constexpr const char* kAnnotationSentinel = "annotation-content-must-not-leak";
+
+json default_loadtest() {
+  return json::parse(R"({
+    "apiVersion": "kubeload.dev/v1alpha1",
+    "kind": "LoadTest",
+    "metadata": {
+      "name": "checkout",
+      "namespace": "shop",
+      "uid": "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11",
+      "generation": 1,
+      "resourceVersion": "4711",
+      "creationTimestamp": "2026-11-29T19:00:00Z",
+      "labels": {"kubeload.dev/test": "checkout", "team": "payments"},
+      "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "annotation-content-must-not-leak"}
+    },
+    "spec": {
+      "target": {"url": "http://checkout.shop.svc:8080/"},
+      "load": {"connections": 10, "duration": "30s", "timeout": "30s", "keepAlive": true},
+      "workers": 1,
+      "cleanup": {"policy": "OnSuccess"},
+      "timeouts": {"start": "5m"}
+    },
+    "status": {"phase": "Pending"}
+  })");
+}
+
+OperatorConfig default_config() {
+  OperatorConfig config;
+  config.loadgen_image = "ghcr.io/kubeload/loadgen:0.1.0";
+  return config;
+}
+
+std::string golden_path() {
+  return std::string(KUBELOAD_SOURCE_DIR) + "/tests/golden/operator/job_default.json";
+}
+
+bool updating_goldens() {
+  const char* update = std::getenv("KUBELOAD_UPDATE_GOLDEN");
+  return update != nullptr && std::string(update) == "1";
+}
+
+json build(const json& loadtest, const OperatorConfig& config) {
+  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.errors.front().to_string());
+  return build_worker_job(loadtest, parsed.spec, config);
+}
+
+// Every difference as "path: expected X, got Y", so a failing row says what
+// moved instead of printing two whole Jobs.
+void diff(const json& expected, const json& actual, const std::string& path,
+          std::vector<std::string>& out) {
+  if (expected.type() != actual.type()) {
+    out.push_back(path + ": expected " + expected.dump() + ", got " + actual.dump());
+    return;
+  }
+  if (expected.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [key, value] : expected.items()) keys.insert(key);
+    for (const auto& [key, value] : actual.items()) keys.insert(key);
+    for (const std::string& key : keys) {
+      if (!expected.contains(key)) {
+        out.push_back(path + "." + key + ": unexpected " + actual.at(key).dump());
+      } else if (!actual.contains(key)) {
+        out.push_back(path + "." + key + ": missing, expected " + expected.at(key).dump());
+      } else {
+        diff(expected.at(key), actual.at(key), path + "." + key, out);
+      }
+    }
+  } else if (expected.is_array()) {
+    if (expected.size() != actual.size()) {
+      out.push_back(path + ": expected " + std::to_string(expected.size()) + " items, got " +
+                    std::to_string(actual.size()) + ": " + actual.dump());
+      return;
+    }
+    for (size_t i = 0; i < expected.size(); ++i) {
+      diff(expected[i], actual[i], path + "[" + std::to_string(i) + "]", out);
+    }
+  } else if (expected != actual) {
+    out.push_back(path + ": expected " + expected.dump() + ", got " + actual.dump());
+  }
+}
+
+std::string describe_diff(const json& expected, const json& actual) {
+  std::vector<std::string> lines;
+  diff(expected, actual, "$", lines);
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+json& container(json& job) {
+  return job["spec"]["template"]["spec"]["containers"][0];
+}
+json& pod_spec(json& job) {
+  return job["spec"]["template"]["spec"];
+}
+
+// The worker manifest travels as a JSON string in KUBELOAD_SPEC; expected
+// Jobs edit it as JSON.
+void edit_manifest(json& job, const std::function<void(json&)>& edit) {
+  for (json& env : container(job)["env"]) {
+    if (env["name"] == "KUBELOAD_SPEC") {
+      json manifest = json::parse(env["value"].get<std::string>());
+      edit(manifest);
+      env["value"] = manifest.dump();
+      return;
+    }
+  }
+  ADD_FAILURE() << "no KUBELOAD_SPEC in the expected Job";
+}
+
+void set_arg(json& job, const std::string& flag, const std::string& value) {
+  json& args = container(job)["args"];
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == flag) {
+      args[i + 1] = value;
+      return;
+    }
+  }
+  ADD_FAILURE() << "no " << flag << " in the expected Job's args";
+}
+
+void set_labels(json& job, const std::string& key, const std::optional<std::string>& value) {
+  for (json* labels :
+       {&job["metadata"]["labels"], &job["spec"]["template"]["metadata"]["labels"]}) {
+    if (value) {
+      (*labels)[key] = *value;
+    } else {
+      labels->erase(key);
+    }
+  }
+}
+
+json load_golden() {
+  std::ifstream in(golden_path());
+  if (!in) return json();
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+struct Row {
+  std::string name;
+  std::function<void(json& loadtest)> loadtest;
+  std::function<void(json& job)> job;
+  std::function<void(OperatorConfig&)> config = [](OperatorConfig&) {};
+};
+
+std::vector<Row> rows() {
+  const json worker_template_fields = json::parse(R"({
+    "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "1500m", "memory": "512Mi"}},
+    "nodeSelector": {"kubeload.dev/pool": "load"},
+    "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "load", "effect": "NoSchedule"}],
+    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+      {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+        "labelSelector": {"matchLabels": {"kubeload.dev/loadtest": "checkout"}}}}]}}
+  })");
+  const json header_requests = json::parse(R"([
+    {"name": "cart", "path": "/api/cart",
+     "headers": {"Accept": "application/json"},
+     "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}},
+                     {"name": "X-Tenant", "secretKeyRef": {"name": "tenant", "key": "id"}}]},
+    {"name": "catalog", "path": "/catalog"},
+    {"name": "order", "method": "POST", "path": "/api/orders", "body": "{}",
+     "headersFrom": [{"name": "X-Order-Key", "secretKeyRef": {"name": "order-key", "key": "key.txt"}}]}
+  ])");
+  const std::string long_name =
+      "nightly.checkout-regression-against-the-staging-cluster-with-full-request-mix";
+
+  return {
+      {"default", [](json&) {}, [](json&) {}},
+      {"three workers", [](json& lt) { lt["spec"]["workers"] = 3; },
+       [](json& job) {
+         job["spec"]["completions"] = 3;
+         job["spec"]["parallelism"] = 3;
+         set_arg(job, "--workers", "3");
+         edit_manifest(job, [](json& m) { m["spec"]["workers"] = 3; });
+       }},
+      {"service target with namespace and https",
+       [](json& lt) {
+         lt["spec"]["target"] = {{"service",
+                                  {{"name", "checkout"},
+                                   {"namespace", "backend"},
+                                   {"port", 8443},
+                                   {"scheme", "https"}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.backend.svc:8443/");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {{"service",
+                                   {{"name", "checkout"},
+                                    {"namespace", "backend"},
+                                    {"port", 8443},
+                                    {"scheme", "https"}}}};
+         });
+       }},
+      {"service target in the LoadTest's namespace, default port",
+       [](json& lt) {
+         lt["spec"]["target"] = {{"service", {{"name", "checkout"}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "http://checkout.shop.svc:80/");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {{"service", {{"name", "checkout"}}}};
+         });
+       }},
+      {"custom image",
+       [](json& lt) {
+         lt["spec"]["workerTemplate"] = {{"image", "registry.example/loadgen:dev"}};
+       },
+       [](json& job) {
+         container(job)["image"] = "registry.example/loadgen:dev";
+         edit_manifest(job, [](json& m) {
+           m["spec"]["workerTemplate"] = {{"image", "registry.example/loadgen:dev"}};
+         });
+       }},
+      {"resources, nodeSelector, tolerations and affinity",
+       [worker_template_fields](json& lt) {
+         lt["spec"]["workerTemplate"] = worker_template_fields;
+       },
+       [worker_template_fields](json& job) {
+         container(job)["resources"] = worker_template_fields["resources"];
+         // Two CPUs of limit: two event-loop threads.
+         container(job)["args"].push_back("-t");
+         container(job)["args"].push_back("2");
+         pod_spec(job)["nodeSelector"] = worker_template_fields["nodeSelector"];
+         pod_spec(job)["tolerations"] = worker_template_fields["tolerations"];
+         pod_spec(job)["affinity"] = worker_template_fields["affinity"];
+         edit_manifest(job, [&](json& m) { m["spec"]["workerTemplate"] = worker_template_fields; });
+       }},
+      {"empty workerTemplate fields change nothing",
+       [](json& lt) {
+         lt["spec"]["workerTemplate"] = {{"image", ""},
+                                         {"resources", json::object()},
+                                         {"nodeSelector", json::object()},
+                                         {"tolerations", json::array()},
+                                         {"affinity", json::object()}};
+       },
+       [](json& job) {
+         edit_manifest(job, [](json& m) {
+           m["spec"]["workerTemplate"] = {{"image", ""},
+                                          {"resources", json::object()},
+                                          {"nodeSelector", json::object()},
+                                          {"tolerations", json::array()},
+                                          {"affinity", json::object()}};
+         });
+       }},
+      {"headersFrom become secretKeyRef env vars",
+       [header_requests](json& lt) { lt["spec"]["requests"] = header_requests; },
+       [header_requests](json& job) {
+         json& env = container(job)["env"];
+         env.push_back(json::parse(
+             R"({"name": "KUBELOAD_HEADER_0", "valueFrom": {"secretKeyRef": {"name": "api-token", "key": "header"}}})"));
+         env.push_back(json::parse(
+             R"({"name": "KUBELOAD_HEADER_1", "valueFrom": {"secretKeyRef": {"name": "tenant", "key": "id"}}})"));
+         env.push_back(json::parse(
+             R"({"name": "KUBELOAD_HEADER_2", "valueFrom": {"secretKeyRef": {"name": "order-key", "key": "key.txt"}}})"));
+         edit_manifest(job, [&](json& m) { m["spec"]["requests"] = header_requests; });
+       }},
+      {"long name with a dot", [long_name](json& lt) { lt["metadata"]["name"] = long_name; },
+       [long_name](json& job) {
+         const std::string job_name = worker_job_name(long_name);
+         const std::string label = loadtest_label_value(long_name);
+         job["metadata"]["name"] = job_name;
+         job["metadata"]["ownerReferences"][0]["name"] = long_name;
+         set_labels(job, "kubeload.dev/loadtest", label);
+         edit_manifest(job, [&](json& m) { m["metadata"]["name"] = long_name; });
+       }},
+      {"no labels on the LoadTest", [](json& lt) { lt["metadata"].erase("labels"); },
+       [](json& job) {
+         set_labels(job, "kubeload.dev/test", std::nullopt);
+         edit_manifest(job, [](json& m) { m["metadata"].erase("labels"); });
+       }},
+      {"operator config: service account, pull policy, port, threads", [](json&) {},
+       [](json& job) {
+         pod_spec(job)["serviceAccountName"] = "kubeload-worker";
+         container(job)["imagePullPolicy"] = "Always";
+         container(job)["ports"][0]["containerPort"] = 9090;
+         set_arg(job, "--listen", "0.0.0.0:9090");
+         container(job)["args"].push_back("-t");
+         container(job)["args"].push_back("4");
+       },
+       [](OperatorConfig& config) {
+         config.service_account = "kubeload-worker";
+         config.image_pull_policy = "Always";
+         config.worker_port = 9090;
+         config.worker_threads = 4;
+       }},
+  };
+}
+
+TEST(OperatorJobBuilderGolden, DefaultJobMatchesGoldenFile) {
+  const json actual = build(default_loadtest(), default_config());
+  if (updating_goldens()) {
+    std::ofstream out(golden_path(), std::ios::trunc);
+    ASSERT_TRUE(out) << "cannot write " << golden_path();
+    out << actual.dump(2) << "\n";
+    GTEST_SKIP() << "rewrote " << golden_path();
+  }
+  const json expected = load_golden();
+  ASSERT_FALSE(expected.is_null())
+      << golden_path() << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
+  EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+}
+
+TEST(OperatorJobBuilderGolden, EachRowChangesExactlyWhatItShould) {
+  const json golden = load_golden();
+  ASSERT_FALSE(golden.is_null()) << golden_path() << " is missing";
+  for (const Row& row : rows()) {
+    SCOPED_TRACE(row.name);
+    json loadtest = default_loadtest();
+    row.loadtest(loadtest);
+    OperatorConfig config = default_config();
+    row.config(config);
+    json expected = golden;
+    row.job(expected);
+    const json actual = build(loadtest, config);
+    EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+  }
+}
+
+TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
+  // The golden file is reviewed once; these pin the facts it must keep.
+  json job = build(default_loadtest(), default_config());
+  EXPECT_EQ(job["metadata"]["name"], "checkout-workers");
+  EXPECT_EQ(job["metadata"]["namespace"], "shop");
+  EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
+  EXPECT_EQ(job["spec"]["backoffLimit"], 0);
+  EXPECT_FALSE(job["spec"].contains("ttlSecondsAfterFinished"));
+  const json& owner = job["metadata"]["ownerReferences"][0];
+  EXPECT_EQ(owner["uid"], "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
+  EXPECT_EQ(owner["controller"], true);
+  EXPECT_EQ(owner["blockOwnerDeletion"], true);
+  EXPECT_EQ(owner["kind"], "LoadTest");
+  EXPECT_EQ(owner["apiVersion"], "kubeload.dev/v1alpha1");
+  EXPECT_EQ(job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]);
+  EXPECT_EQ(job["metadata"]["labels"]["kubeload.dev/loadtest"], "checkout");
+  EXPECT_EQ(job["metadata"]["labels"]["kubeload.dev/test"], "checkout");
+  EXPECT_FALSE(job["metadata"]["labels"].contains("team"));  // only our labels select pods
+  EXPECT_EQ(pod_spec(job)["restartPolicy"], "Never");
+  EXPECT_EQ(pod_spec(job)["automountServiceAccountToken"], false);
+  EXPECT_EQ(container(job)["args"],
+            json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1", "--listen",
+                  "0.0.0.0:8080", "--target", "http://checkout.shop.svc:8080/"}));
+  EXPECT_EQ(container(job)["readinessProbe"]["httpGet"]["path"], "/healthz");
+  EXPECT_EQ(container(job)["terminationMessagePolicy"], "FallbackToLogsOnError");
+}
+
+TEST(OperatorJobBuilder, WorkerCanParseTheManifestItIsGiven) {
+  json loadtest = default_loadtest();
+  loadtest["spec"]["workers"] = 3;
+  loadtest["spec"]["requests"] = json::parse(R"([{"name": "cart", "path": "/api/cart",
+      "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}])");
+  loadtest["spec"]["thresholds"] = {"p99 < 200ms", "cart.errorRate < 1%"};
+  json job = build(loadtest, default_config());
+  const json& env = container(job)["env"];
+  ASSERT_EQ(env[0]["name"], "KUBELOAD_SPEC");
+  const ParsedLoadTest parsed = parse_loadtest(env[0]["value"].get<std::string>());
+  ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
+  EXPECT_EQ(parsed.spec.name, "checkout");
+  EXPECT_EQ(parsed.spec.namespace_, "shop");
+  EXPECT_EQ(parsed.spec.workers, 3u);
+  EXPECT_EQ(parsed.spec.thresholds.size(), 2u);
+  ASSERT_EQ(parsed.spec.requests.size(), 1u);
+  ASSERT_EQ(parsed.spec.requests[0].headers_from.size(), 1u);
+  EXPECT_EQ(parsed.spec.requests[0].headers_from[0].secret_key_ref.name, "api-token");
+  // Status and annotations stay out of the worker's copy.
+  const json manifest = json::parse(env[0]["value"].get<std::string>());
+  EXPECT_FALSE(manifest.contains("status"));
+  EXPECT_EQ(manifest["metadata"].size(), 3u) << manifest["metadata"].dump();
+}
+
+TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
+  json loadtest = default_loadtest();
+  loadtest["spec"]["requests"] = json::parse(R"([{"name": "cart",
+      "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}])");
+  loadtest["metadata"]["annotations"]["example.com/debug-authorization"] = kSecretValue;
+  loadtest["status"]["message"] = std::string("last header: ") + kSecretValue;
+  const json job = build(loadtest, default_config());
+  const std::string text = job.dump();
+  EXPECT_EQ(text.find(kSecretValue), std::string::npos);
+  EXPECT_EQ(text.find(kAnnotationSentinel), std::string::npos);
+  EXPECT_EQ(text.find("last-applied-configuration"), std::string::npos);
+  // A header from a Secret is a reference resolved by the kubelet, never a value.
+  bool found = false;
+  for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
+    if (env["name"] == "KUBELOAD_SPEC") continue;
+    EXPECT_FALSE(env.contains("value")) << env.dump();
+    EXPECT_EQ(env["valueFrom"]["secretKeyRef"]["name"], "api-token");
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(OperatorJobBuilder, RefusesALoadTestWithoutUid) {
+  json loadtest = default_loadtest();
+  loadtest["metadata"].erase("uid");
+  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_THROW(build_worker_job(loadtest, parsed.spec, default_config()), std::invalid_argument);
+}
+
+TEST(OperatorJobBuilder, CpuQuantitiesSizeTheThreads) {
+  const std::vector<std::pair<json, std::optional<std::string>>> cases = {
+      {json{{"limits", {{"cpu", "500m"}}}}, "1"},
+      {json{{"limits", {{"cpu", "2500m"}}}}, "3"},
+      {json{{"limits", {{"cpu", 4}}}}, "4"},
+      {json{{"requests", {{"cpu", "1.5"}}}}, "2"},
+      // The limit wins over the request: it is what throttling enforces.
+      {json{{"limits", {{"cpu", "1"}}}, {"requests", {{"cpu", "8"}}}}, "1"},
+      {json{{"limits", {{"memory", "1Gi"}}}}, std::nullopt},
+      {json{{"limits", {{"cpu", "1k"}}}}, std::nullopt},
+  };
+  for (const auto& [resources, threads] : cases) {
+    SCOPED_TRACE(resources.dump());
+    json loadtest = default_loadtest();
+    loadtest["spec"]["workerTemplate"] = {{"resources", resources}};
+    json job = build(loadtest, default_config());
+    const json& args = container(job)["args"];
+    const auto t = std::find(args.begin(), args.end(), "-t");
+    if (threads) {
+      ASSERT_NE(t, args.end());
+      EXPECT_EQ(*(t + 1), *threads);
+    } else {
+      EXPECT_EQ(t, args.end());
+    }
+  }
+}
+
+bool is_dns_label(const std::string& s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+TEST(OperatorJobBuilder, JobNamesAreShortDeterministicAndDistinct) {
+  EXPECT_EQ(worker_job_name("checkout"), "checkout-workers");
+  const std::string fifty_one(51, 'a');  // 51 + "-workers" = 59: still plain
+  EXPECT_EQ(worker_job_name(fifty_one), fifty_one + "-workers");
+  const std::vector<std::string> names = {
+      std::string(52, 'a'),
+      std::string(52, 'a') + "b",
+      std::string(253, 'x'),
+      "a.b",
+      "a-b",
+      "checkout.v2",
+      "nightly.checkout-regression-against-the-staging-cluster-with-full-request-mix"};
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const std::string job = worker_job_name(name);
+    EXPECT_LE(job.size(), 59u);
+    EXPECT_TRUE(is_dns_label(job)) << job;
+    EXPECT_TRUE(job.ends_with("-workers")) << job;
+    EXPECT_EQ(job, worker_job_name(name));
+    EXPECT_TRUE(seen.insert(job).second) << job << " is not unique";
+  }
+  // Pinned: a name built by one release must be found by the next.
+  EXPECT_EQ(worker_job_name("a.b"), "a-b-e27bcb35-workers");
+  EXPECT_EQ(worker_job_name(
+                "nightly.checkout-regression-against-the-staging-cluster-with-full-request-mix"),
+            "nightly-checkout-regression-against-the-st-022a21a2-workers");
+}
+
+TEST(OperatorJobBuilder, LabelValuesFitAndStayDistinct) {
+  EXPECT_EQ(loadtest_label_value("checkout.v2"), "checkout.v2");
+  const std::string sixty_three(63, 'a');
+  EXPECT_EQ(loadtest_label_value(sixty_three), sixty_three);
+  // The cut falls right after a dot, which must not end up before the hash.
+  const std::string a = loadtest_label_value(std::string(53, 'a') + "." + std::string(20, 'b'));
+  const std::string b = loadtest_label_value(std::string(53, 'a') + "." + std::string(21, 'b'));
+  EXPECT_LE(a.size(), 63u);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(a.back())));
+  EXPECT_EQ(a.find(".-"), std::string::npos);
+}
+
+TEST(OperatorJobBuilder, HeaderEnvNamesFollowDocumentOrder) {
+  EXPECT_EQ(header_env_name(0), "KUBELOAD_HEADER_0");
+  EXPECT_EQ(header_env_name(12), "KUBELOAD_HEADER_12");
+}
+
+}  // namespace

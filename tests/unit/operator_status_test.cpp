@@ -1,0 +1,682 @@
+// Status computation: every phase from realistic observations (a LoadTest as
+// the API returns it, the Job and pods as the kubelet and the Job controller
+// report them, results as the workers serve them), stability across
+// recomputation, condition transition times, exact merging and the gate.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/result.hpp"
+#include "kubeload/spec.hpp"
+#include "operator/phase.hpp"
+#include "operator/status.hpp"
+
+namespace {
+
+using nlohmann::json;
+using namespace kubeload;
+using namespace kubeload::controller;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+const Timestamp kCreated = *parse_time("2026-11-29T19:00:00Z");
+const Timestamp kJobCreated = kCreated + seconds(2);
+const Timestamp kStartAt = kCreated + seconds(20);
+
+int64_t unix_ms(Timestamp t) {
+  return std::chrono::duration_cast<milliseconds>(t.time_since_epoch()).count();
+}
+
+json loadtest_json() {
+  return json::parse(R"({
+    "apiVersion": "kubeload.dev/v1alpha1",
+    "kind": "LoadTest",
+    "metadata": {"name": "checkout", "namespace": "shop", "uid": "u-1", "generation": 1,
+                 "creationTimestamp": "2026-11-29T19:00:00Z",
+                 "labels": {"kubeload.dev/test": "checkout"}},
+    "spec": {
+      "target": {"url": "http://checkout.shop.svc:8080/"},
+      "load": {"connections": 30, "duration": "30s"},
+      "workers": 3,
+      "thresholds": ["p99 < 200ms", "errorRate < 1%"]
+    }
+  })");
+}
+
+json job_json(std::optional<std::string> condition = std::nullopt) {
+  json job = {{"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata",
+               {{"name", "checkout-workers"},
+                {"namespace", "shop"},
+                {"creationTimestamp", format_time(kJobCreated)}}},
+              {"status", json::object()}};
+  if (condition) {
+    job["status"]["conditions"] = {
+        {{"type", *condition},
+         {"status", "True"},
+         {"reason", *condition == "Failed" ? "BackoffLimitExceeded" : ""}}};
+  }
+  return job;
+}
+
+json pod_json(uint32_t index, const std::string& phase, bool ready) {
+  const std::string i = std::to_string(index);
+  json pod = {
+      {"metadata",
+       {{"name", "checkout-workers-" + i + "-x7k2p"},
+        {"labels",
+         {{"kubeload.dev/loadtest", "checkout"}, {"batch.kubernetes.io/job-completion-index", i}}},
+        {"annotations", {{"batch.kubernetes.io/job-completion-index", i}}}}},
+      {"status",
+       {{"phase", phase},
+        {"conditions",
+         {{{"type", "Ready"}, {"status", ready ? "True" : "False"}},
+          {{"type", "PodScheduled"}, {"status", "True"}}}}}}};
+  return pod;
+}
+
+json waiting_pod(uint32_t index, const std::string& reason) {
+  json pod = pod_json(index, "Pending", false);
+  pod["status"]["containerStatuses"] = {
+      {{"name", "loadgen"}, {"ready", false}, {"state", {{"waiting", {{"reason", reason}}}}}}};
+  return pod;
+}
+
+json failed_pod(uint32_t index, const std::string& reason, int exit_code) {
+  json pod = pod_json(index, "Failed", false);
+  pod["status"]["containerStatuses"] = {
+      {{"name", "loadgen"},
+       {"ready", false},
+       {"state", {{"terminated", {{"reason", reason}, {"exitCode", exit_code}}}}}}};
+  return pod;
+}
+
+// A worker's share: `ok` successes and `failed` 503s with latencies around
+// `latency_us`. Partial results carry counters only, like the worker's.
+RunResult run_of(uint64_t ok, uint64_t failed, int64_t latency_us, bool finished = true) {
+  RunResult run;
+  Result& r = run.result;
+  r.requests = ok + failed;
+  r.errors.status = failed;
+  r.status_codes[200] = ok;
+  if (failed > 0) r.status_codes[503] = failed;
+  r.bytes_received = r.requests * 250;
+  r.bytes_sent = r.requests * 80;
+  r.duration_seconds = finished ? 30.0 : 0.0;
+  if (finished) {
+    for (uint64_t i = 0; i < r.requests; ++i) {
+      const auto value = latency_us + static_cast<int64_t>(i % 97) * 13;
+      r.latency.record(value);
+      r.waiting.record(value * 9 / 10);
+      r.connect.record(i % 10 == 0 ? 300 : 0);
+    }
+  }
+  run.request_results.push_back({"default", r});
+  run.finished = finished;
+  return run;
+}
+
+CollectedResult collected(RunResult run, int64_t skew_ms = 0) {
+  CollectedResult c;
+  c.run = std::move(run);
+  c.started_at_ms = unix_ms(kStartAt) + skew_ms;
+  return c;
+}
+
+Observed observe(const json& loadtest) {
+  Observed o;
+  o.loadtest = loadtest;
+  o.parsed = parse_loadtest(loadtest.dump());
+  return o;
+}
+
+// Ready workers, the start issued, and results from each (final unless said).
+Observed running(bool final_results, uint64_t failed_per_worker = 0, int64_t latency_us = 20000) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json();
+  for (uint32_t i = 0; i < 3; ++i) {
+    o.pods.push_back(pod_json(i, "Running", true));
+    o.results[i] =
+        collected(run_of(1000 + i, failed_per_worker, latency_us + i * 1000, final_results),
+                  static_cast<int64_t>(i) * 4);
+  }
+  o.start_issued_at = kStartAt;
+  o.start_skew_ms = 9;
+  return o;
+}
+
+const json& condition(const json& status, const std::string& type) {
+  for (const json& c : status.at("conditions")) {
+    if (c.at("type") == type) return c;
+  }
+  static const json kNone;
+  ADD_FAILURE() << "no condition " << type << " in " << status.dump();
+  return kNone;
+}
+
+// ---- phases ----------------------------------------------------------------------
+
+TEST(OperatorStatus, NoJobYetIsPending) {
+  const json status = compute_status(observe(loadtest_json()), kCreated + seconds(1));
+  EXPECT_EQ(status["phase"], "Pending");
+  EXPECT_EQ(status["reason"], "WaitingForWorkers");
+  EXPECT_EQ(status["verdict"], "None");
+  EXPECT_EQ(status["observedGeneration"], 1);
+  EXPECT_EQ(status["progress"], "0%");
+  EXPECT_EQ(status["workers"]["desired"], 3);
+  EXPECT_FALSE(status.contains("result"));
+  EXPECT_FALSE(status.contains("startTime"));
+  EXPECT_EQ(condition(status, "WorkersReady")["status"], "False");
+  EXPECT_EQ(condition(status, "Completed")["status"], "False");
+  EXPECT_EQ(condition(status, "Passed")["status"], "Unknown");
+  EXPECT_EQ(condition(status, "Passed")["observedGeneration"], 1);
+}
+
+TEST(OperatorStatus, SomeWorkersNotReadyIsStartingWithTheirReasons) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json();
+  o.pods = {pod_json(0, "Running", true), waiting_pod(1, "ImagePullBackOff"),
+            pod_json(2, "Running", false)};
+  const json status = compute_status(o, kCreated + seconds(30));
+  EXPECT_EQ(status["phase"], "Starting");
+  EXPECT_EQ(status["reason"], "WaitingForWorkers");
+  EXPECT_NE(status["message"].get<std::string>().find("1/3 workers ready"), std::string::npos)
+      << status["message"];
+  EXPECT_NE(status["message"].get<std::string>().find("worker 1: ImagePullBackOff"),
+            std::string::npos)
+      << status["message"];
+  EXPECT_EQ(status["workers"]["ready"], 1);
+  EXPECT_EQ(condition(status, "WorkersReady")["status"], "False");
+}
+
+TEST(OperatorStatus, AllReadyBeforeTheStartIsStartingWorkersReady) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json();
+  for (uint32_t i = 0; i < 3; ++i) o.pods.push_back(pod_json(i, "Running", true));
+  const json status = compute_status(o, kCreated + seconds(15));
+  EXPECT_EQ(status["phase"], "Starting");
+  EXPECT_EQ(status["reason"], "WorkersReady");
+  EXPECT_EQ(condition(status, "WorkersReady")["status"], "True");
+  EXPECT_EQ(condition(status, "WorkersReady")["reason"], "AllWorkersReady");
+}
+
+TEST(OperatorStatus, StartedWithPartialResultsIsRunningWithProgress) {
+  const Observed o = running(false);
+  const json status = compute_status(o, kStartAt + seconds(10));
+  EXPECT_EQ(status["phase"], "Running");
+  EXPECT_EQ(status["reason"], "Running");
+  EXPECT_EQ(status["verdict"], "None");
+  EXPECT_EQ(status["progress"], "33%");  // 10 s of 30 s
+  EXPECT_EQ(status["startTime"], format_time(kStartAt));
+  EXPECT_FALSE(status.contains("completionTime"));
+  EXPECT_EQ(status["result"]["requests"], 1000 + 1001 + 1002);
+  EXPECT_EQ(status["workers"]["startSkewMs"], 9);
+  EXPECT_FALSE(status.contains("thresholds"));  // no verdict on partial results
+  EXPECT_EQ(condition(status, "Passed")["status"], "Unknown");
+  // Never 100% before the end, even when the clock says the time is up.
+  EXPECT_EQ(compute_status(o, kStartAt + minutes(5))["progress"], "99%");
+}
+
+TEST(OperatorStatus, ProgressByRequestsWhenThatEndsTheRunFirst) {
+  json loadtest = loadtest_json();
+  loadtest["spec"]["load"] = {{"connections", 30}, {"requests", 10000}, {"duration", "10m"}};
+  Observed o = running(false);
+  o.loadtest = loadtest;
+  o.parsed = parse_loadtest(loadtest.dump());
+  const json status = compute_status(o, kStartAt + seconds(6));  // 1% of the time
+  EXPECT_EQ(status["progress"], "30%");                          // 3003 of 10000 requests
+}
+
+TEST(OperatorStatus, AllFinalResultsMeetingThresholdsSucceedWithPass) {
+  const Timestamp now = kStartAt + seconds(31);
+  const json status = compute_status(running(true), now);
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["reason"], "ThresholdsPassed");
+  EXPECT_EQ(status["message"], "all 2 thresholds met");
+  EXPECT_EQ(status["verdict"], "Pass");
+  EXPECT_EQ(status["progress"], "100%");
+  EXPECT_EQ(status["completionTime"], format_time(now));
+  ASSERT_EQ(status["thresholds"].size(), 2u);
+  EXPECT_EQ(status["thresholds"][0]["expression"], "p99 < 200ms");
+  EXPECT_EQ(status["thresholds"][0]["passed"], true);
+  EXPECT_EQ(status["thresholds"][1]["observed"], "0%");
+  EXPECT_EQ(condition(status, "Completed")["status"], "True");
+  EXPECT_EQ(condition(status, "Completed")["reason"], "DurationReached");
+  EXPECT_EQ(condition(status, "Passed")["status"], "True");
+  EXPECT_EQ(condition(status, "Passed")["reason"], "ThresholdsPassed");
+  EXPECT_EQ(condition(status, "WorkersReady")["status"], "True");
+  EXPECT_EQ(status["requestResults"][0]["name"], "default");
+  EXPECT_FALSE(status["requestResults"][0].contains("histogram"));
+  EXPECT_TRUE(status["result"].contains("histogram"));
+}
+
+TEST(OperatorStatus, MissedThresholdsSucceedWithFailNeverFailed) {
+  // 5% errors and ~250 ms latencies miss both thresholds: the run worked,
+  // the gate did not pass.
+  const json status = compute_status(running(true, 53, 250000), kStartAt + seconds(31));
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["reason"], "ThresholdsFailed");
+  EXPECT_EQ(status["verdict"], "Fail");
+  EXPECT_EQ(status["thresholds"][0]["passed"], false);
+  EXPECT_EQ(status["thresholds"][1]["passed"], false);
+  const std::string message = status["message"];
+  EXPECT_NE(message.find("2 of 2 thresholds missed"), std::string::npos) << message;
+  EXPECT_NE(message.find("p99 < 200ms (observed"), std::string::npos) << message;
+  EXPECT_EQ(condition(status, "Passed")["status"], "False");
+  EXPECT_EQ(condition(status, "Completed")["status"], "True");
+  EXPECT_GT(status["errorPercent"].get<double>(), 4.9);
+  EXPECT_LT(status["errorPercent"].get<double>(), 5.1);
+}
+
+TEST(OperatorStatus, NoGateCompletesWithVerdictNone) {
+  json loadtest = loadtest_json();
+  loadtest["spec"].erase("thresholds");
+  Observed o = running(true);
+  o.loadtest = loadtest;
+  o.parsed = parse_loadtest(loadtest.dump());
+  const json status = compute_status(o, kStartAt + seconds(31));
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["reason"], "Completed");
+  EXPECT_EQ(status["verdict"], "None");
+  EXPECT_FALSE(status.contains("thresholds"));
+  EXPECT_EQ(condition(status, "Passed")["status"], "True");
+  EXPECT_EQ(condition(status, "Passed")["reason"], "NoGate");
+}
+
+TEST(OperatorStatus, MergesWorkersExactly) {
+  // Three shares merged must equal one run that saw every request.
+  Observed o = running(true, 7);
+  RunResult combined;
+  combined.result.duration_seconds = 30.0;
+  for (uint32_t i = 0; i < 3; ++i) {
+    const RunResult share = run_of(1000 + i, 7, 20000 + i * 1000);
+    Result& c = combined.result;
+    c.requests += share.result.requests;
+    c.errors.status += share.result.errors.status;
+    for (const auto& [code, n] : share.result.status_codes) c.status_codes[code] += n;
+    c.bytes_received += share.result.bytes_received;
+    c.bytes_sent += share.result.bytes_sent;
+    for (uint64_t k = 0; k < share.result.requests; ++k) {
+      const auto value = 20000 + static_cast<int64_t>(i) * 1000 + static_cast<int64_t>(k % 97) * 13;
+      c.latency.record(value);
+      c.waiting.record(value * 9 / 10);
+      c.connect.record(k % 10 == 0 ? 300 : 0);
+    }
+  }
+  const json status = compute_status(o, kStartAt + seconds(31));
+  json expected;
+  to_json(expected, combined.result, true);
+  EXPECT_TRUE(result_from_json(status["result"]) == combined.result);
+  for (const char* key : {"requests", "failures", "errorRate", "rps", "latencyMs", "waitingMs",
+                          "connectMs", "statusCodes", "errors", "bytesReceived"}) {
+    EXPECT_EQ(status["result"][key], expected[key]) << key;
+  }
+  EXPECT_EQ(status["result"]["requests"], 3003 + 21);
+  EXPECT_EQ(status["result"]["statusCodes"]["503"], 21);
+}
+
+TEST(OperatorStatus, InvalidSpecFailsNamingTheFieldsWithoutAJob) {
+  json loadtest = loadtest_json();
+  loadtest["spec"]["load"]["connections"] = 2;  // fewer than the 3 workers
+  loadtest["spec"]["thresholds"] = {"p98 < 10ms"};
+  const json status = compute_status(observe(loadtest), kCreated + seconds(1));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "InvalidSpec");
+  EXPECT_EQ(status["verdict"], "None");
+  const std::string message = status["message"];
+  EXPECT_NE(message.find("spec.load.connections"), std::string::npos) << message;
+  EXPECT_NE(message.find("spec.thresholds[0]"), std::string::npos) << message;
+  EXPECT_EQ(condition(status, "Completed")["reason"], "InvalidSpec");
+  EXPECT_EQ(condition(status, "Passed")["status"], "False");
+  EXPECT_EQ(condition(status, "WorkersReady")["reason"], "InvalidSpec");
+  EXPECT_TRUE(status.contains("completionTime"));
+}
+
+TEST(OperatorStatus, WorkerCrashMidRunFailsKeepingPartialResults) {
+  Observed o = running(false);
+  o.pods[1] = failed_pod(1, "OOMKilled", 137);
+  const json status = compute_status(o, kStartAt + seconds(12));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "WorkerFailed");
+  EXPECT_EQ(status["verdict"], "None");
+  const std::string message = status["message"];
+  EXPECT_NE(message.find("worker 1 failed (OOMKilled, exit code 137)"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("partial results of 3 of 3 workers"), std::string::npos) << message;
+  EXPECT_EQ(status["result"]["requests"], 3003);
+  EXPECT_EQ(status["workers"]["failed"], 1);
+  EXPECT_FALSE(status.contains("thresholds"));
+  EXPECT_EQ(status["progress"], "40%");  // where it stopped
+  EXPECT_EQ(condition(status, "Completed")["reason"], "WorkerFailed");
+  EXPECT_EQ(condition(status, "WorkersReady")["status"], "True");  // they were, and started
+}
+
+TEST(OperatorStatus, CrashBeforeTheStartQuotesTheWorkersLastWords) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json();
+  o.pods = {pod_json(0, "Running", true), pod_json(1, "Running", true), failed_pod(2, "Error", 2)};
+  o.pods[2]["status"]["containerStatuses"][0]["state"]["terminated"]["message"] =
+      "loadgen worker: cannot listen on \"0.0.0.0:8080\": Address in use\nmore log";
+  const json status = compute_status(o, kCreated + seconds(30));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "WorkerFailed");
+  EXPECT_EQ(status["message"],
+            "worker 2 failed (Error, exit code 2: loadgen worker: cannot listen on "
+            "\"0.0.0.0:8080\": Address in use); no results were collected");
+  EXPECT_EQ(condition(status, "WorkersReady")["status"], "False");
+  EXPECT_FALSE(status.contains("startTime"));
+}
+
+TEST(OperatorStatus, WorkerPodVanishingMidRunFails) {
+  Observed o = running(false);
+  o.pods.erase(o.pods.begin() + 2);
+  const json status = compute_status(o, kStartAt + seconds(12));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "WorkerFailed");
+  EXPECT_NE(status["message"].get<std::string>().find("worker 2's pod disappeared"),
+            std::string::npos)
+      << status["message"];
+}
+
+TEST(OperatorStatus, DeletedJobMidRunFails) {
+  Observed o = running(false);
+  o.job.reset();
+  o.pods.clear();
+  const json status = compute_status(o, kStartAt + seconds(12));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "WorkerFailed");
+  EXPECT_NE(status["message"].get<std::string>().find("the worker Job was deleted"),
+            std::string::npos)
+      << status["message"];
+}
+
+TEST(OperatorStatus, WorkerReportingARunErrorFails) {
+  Observed o = running(true);
+  o.results[0].error = "cannot resolve checkout.shop.svc";
+  const json status = compute_status(o, kStartAt + seconds(31));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "WorkerFailed");
+  EXPECT_NE(status["message"].get<std::string>().find("worker 0 reported: cannot resolve"),
+            std::string::npos);
+}
+
+TEST(OperatorStatus, WorkerExitingWithoutItsResultIsResultsLost) {
+  Observed o = running(true);
+  o.results.erase(2);
+  o.pods[2] = pod_json(2, "Succeeded", false);
+  const json status = compute_status(o, kStartAt + seconds(40));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "ResultsLost");
+  EXPECT_NE(status["message"].get<std::string>().find("worker 2 exited"), std::string::npos);
+  EXPECT_EQ(status["workers"]["succeeded"], 1);
+}
+
+TEST(OperatorStatus, CompleteResultsWinOverALaterCrash) {
+  Observed o = running(true);
+  o.pods[0] = failed_pod(0, "Error", 1);  // died after its final result was collected
+  EXPECT_EQ(compute_status(o, kStartAt + seconds(31))["phase"], "Succeeded");
+}
+
+TEST(OperatorStatus, WorkersNeverReadyFailAfterTheStartTimeout) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json();
+  o.pods = {pod_json(0, "Running", true), waiting_pod(1, "ErrImagePull"),
+            pod_json(2, "Pending", false)};
+  // timeouts.start defaults to 5m, counted from the Job's creation.
+  const json before = compute_status(o, kJobCreated + minutes(5));
+  EXPECT_EQ(before["phase"], "Starting");
+  const json after = compute_status(o, kJobCreated + minutes(5) + seconds(1));
+  EXPECT_EQ(after["phase"], "Failed");
+  EXPECT_EQ(after["reason"], "WorkersNotReady");
+  const std::string message = after["message"];
+  EXPECT_NE(message.find("1/3 workers ready"), std::string::npos) << message;
+  EXPECT_NE(message.find("ErrImagePull"), std::string::npos) << message;
+  EXPECT_NE(message.find("timeouts.start (5m)"), std::string::npos) << message;
+  EXPECT_EQ(condition(after, "WorkersReady")["reason"], "WorkersNotReady");
+  ASSERT_TRUE(start_deadline(o).has_value());
+  EXPECT_EQ(*start_deadline(o), kJobCreated + minutes(5));
+}
+
+TEST(OperatorStatus, JobNeverCreatedFailsAfterTheStartTimeoutFromTheLoadTest) {
+  json loadtest = loadtest_json();
+  loadtest["spec"]["timeouts"] = {{"start", "1m"}};
+  const Observed o = observe(loadtest);
+  EXPECT_EQ(compute_status(o, kCreated + seconds(59))["phase"], "Pending");
+  const json status = compute_status(o, kCreated + seconds(61));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "WorkersNotReady");
+}
+
+TEST(OperatorStatus, JobFailedWithoutPodsLeftFails) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json("Failed");
+  const json status = compute_status(o, kCreated + seconds(30));
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "WorkerFailed");
+  EXPECT_NE(status["message"].get<std::string>().find("BackoffLimitExceeded"), std::string::npos);
+}
+
+// ---- stability and history ---------------------------------------------------------------
+
+// Feeds a computed status back as the LoadTest's current status.
+Observed with_status(Observed o, const json& status) {
+  o.loadtest["status"] = status;
+  return o;
+}
+
+TEST(OperatorStatus, RecomputingWithALaterClockChangesNothing) {
+  struct Case {
+    std::string name;
+    Observed observed;
+    Timestamp first;
+  };
+  Observed starting = observe(loadtest_json());
+  starting.job = job_json();
+  starting.pods = {pod_json(0, "Running", true), pod_json(1, "Pending", false)};
+  Observed crashed = running(false);
+  crashed.pods[0] = failed_pod(0, "Error", 2);
+  json invalid = loadtest_json();
+  invalid["spec"]["workers"] = 0;
+  std::vector<Case> cases;
+  cases.push_back({"pending", observe(loadtest_json()), kCreated + seconds(1)});
+  cases.push_back({"starting", starting, kCreated + seconds(10)});
+  cases.push_back({"succeeded", running(true), kStartAt + seconds(31)});
+  cases.push_back({"failed", crashed, kStartAt + seconds(5)});
+  cases.push_back({"invalid", observe(invalid), kCreated + seconds(1)});
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const json first = compute_status(c.observed, c.first);
+    const json second = compute_status(with_status(c.observed, first), c.first + seconds(40));
+    EXPECT_FALSE(status_changed(first, second)) << first.dump() << "\n" << second.dump();
+  }
+}
+
+TEST(OperatorStatus, ConditionsKeepTheirTransitionTimeUntilTheirStatusFlips) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json();
+  for (uint32_t i = 0; i < 3; ++i) o.pods.push_back(pod_json(i, "Running", i != 2));
+  const Timestamp t1 = kCreated + seconds(10);
+  const json starting = compute_status(o, t1);
+  EXPECT_EQ(condition(starting, "WorkersReady")["lastTransitionTime"], format_time(t1));
+
+  Observed run = running(false);
+  run.loadtest["status"] = starting;
+  const Timestamp t2 = kStartAt + seconds(5);
+  const json status = compute_status(run, t2);
+  ASSERT_EQ(status["phase"], "Running");
+  // WorkersReady flipped to True: new time. Completed stayed False and Passed
+  // Unknown, with new reasons: their times stay.
+  EXPECT_EQ(condition(status, "WorkersReady")["status"], "True");
+  EXPECT_EQ(condition(status, "WorkersReady")["lastTransitionTime"], format_time(t2));
+  EXPECT_EQ(condition(status, "Completed")["reason"], "Running");
+  EXPECT_EQ(condition(status, "Completed")["lastTransitionTime"], format_time(t1));
+  EXPECT_EQ(condition(status, "Passed")["lastTransitionTime"], format_time(t1));
+  // startTime recorded on the first Running pass stays put even if the
+  // operator restarted and lost start_issued_at.
+  Observed later = running(false);
+  later.start_issued_at.reset();
+  later.loadtest["status"] = status;
+  EXPECT_EQ(compute_status(later, t2 + seconds(3))["startTime"], format_time(kStartAt));
+}
+
+TEST(OperatorStatus, FinalStatusSurvivesCleanupOfJobAndPods) {
+  const json done = compute_status(running(true), kStartAt + seconds(31));
+  Observed after_cleanup = observe(loadtest_json());
+  after_cleanup.loadtest["status"] = done;  // no Job, no pods, no results any more
+  EXPECT_EQ(compute_status(after_cleanup, kStartAt + minutes(30)), done);
+}
+
+TEST(OperatorStatus, EditAfterTheEndOnlyMovesObservedGeneration) {
+  const json done = compute_status(running(true), kStartAt + seconds(31));
+  Observed edited = observe(loadtest_json());
+  edited.loadtest["metadata"]["generation"] = 2;
+  edited.loadtest["spec"]["workers"] = 5;
+  edited.loadtest["status"] = done;
+  const json status = compute_status(edited, kStartAt + minutes(30));
+  EXPECT_EQ(status["observedGeneration"], 2);
+  EXPECT_EQ(condition(status, "Passed")["observedGeneration"], 2);
+  json expected = done;
+  expected["observedGeneration"] = 2;
+  for (json& c : expected["conditions"]) c["observedGeneration"] = 2;
+  EXPECT_EQ(status, expected);
+  EXPECT_FALSE(
+      status_changed(status, compute_status(with_status(edited, status), kStartAt + minutes(31))));
+}
+
+TEST(OperatorStatus, EditedSpecAfterInvalidSpecIsDerivedAgain) {
+  json invalid = loadtest_json();
+  invalid["spec"]["load"]["connections"] = 1;
+  const json failed = compute_status(observe(invalid), kCreated + seconds(1));
+  ASSERT_EQ(failed["reason"], "InvalidSpec");
+  json fixed = loadtest_json();
+  fixed["metadata"]["generation"] = 2;
+  fixed["status"] = failed;
+  const json status = compute_status(observe(fixed), kCreated + seconds(20));
+  EXPECT_EQ(status["phase"], "Pending");
+  EXPECT_EQ(status["observedGeneration"], 2);
+  EXPECT_EQ(condition(status, "Passed")["observedGeneration"], 2);
+}
+
+TEST(OperatorStatus, StartSkewFromTheWorkersWhenTheOperatorRecordedNone) {
+  Observed o = running(false);
+  o.start_skew_ms.reset();
+  // Workers started at +0, +4 and +8 ms.
+  EXPECT_EQ(compute_status(o, kStartAt + seconds(3))["workers"]["startSkewMs"], 8);
+  o.results.erase(1);  // not every worker has said when it started
+  EXPECT_FALSE(compute_status(o, kStartAt + seconds(3))["workers"].contains("startSkewMs"));
+}
+
+// ---- baseline ----------------------------------------------------------------------
+
+TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
+  json loadtest = loadtest_json();
+  loadtest["spec"]["baseline"] = {{"loadTestName", "checkout-yesterday"},
+                                  {"maxRegression", {{"p99", "10%"}, {"rps", "5%"}}}};
+  Observed o = running(true);
+  o.loadtest = loadtest;
+  o.parsed = parse_loadtest(loadtest.dump());
+  ASSERT_TRUE(o.parsed.ok());
+  const json current = compute_status(running(true), kStartAt + seconds(31))["result"];
+  const double p99 = current["latencyMs"]["p99"];
+  const double rps = current["rps"];
+
+  o.baseline_name = "checkout-yesterday";
+  o.baseline_status = json{{"result", {{"latencyMs", {{"p99", p99 / 1.05}}}, {"rps", rps}}}};
+  json status = compute_status(o, kStartAt + seconds(31));
+  EXPECT_EQ(status["verdict"], "Pass") << status["message"];
+  EXPECT_EQ(status["baseline"]["passed"], true);
+  EXPECT_EQ(status["baseline"]["deltas"]["p99"], "+5.0%");
+  EXPECT_EQ(status["baseline"]["deltas"]["rps"], "+0.0%");
+  EXPECT_EQ(status["baseline"]["loadTestName"], "checkout-yesterday");
+
+  o.baseline_status = json{{"result", {{"latencyMs", {{"p99", p99 / 1.25}}}, {"rps", rps * 1.1}}}};
+  status = compute_status(o, kStartAt + seconds(31));
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["verdict"], "Fail");
+  EXPECT_EQ(status["reason"], "ThresholdsFailed");
+  EXPECT_EQ(status["baseline"]["passed"], false);
+  EXPECT_EQ(status["baseline"]["deltas"]["p99"], "+25.0%");
+  EXPECT_NE(status["message"].get<std::string>().find("baseline p99 +25.0% (max 10.0%)"),
+            std::string::npos)
+      << status["message"];
+
+  o.baseline_status.reset();  // the named baseline does not exist
+  EXPECT_EQ(compute_status(o, kStartAt + seconds(31))["verdict"], "Fail");
+}
+
+TEST(OperatorStatus, FirstRunOfATestPassesALastPassedBaseline) {
+  json loadtest = loadtest_json();
+  loadtest["spec"]["baseline"] = {{"lastPassed", true}, {"maxRegression", {{"p99", "10%"}}}};
+  Observed o = running(true);
+  o.loadtest = loadtest;
+  o.parsed = parse_loadtest(loadtest.dump());
+  ASSERT_TRUE(o.parsed.ok());
+  const json status = compute_status(o, kStartAt + seconds(31));
+  EXPECT_EQ(status["verdict"], "Pass");
+  EXPECT_EQ(status["baseline"]["passed"], true);
+}
+
+// ---- helpers ---------------------------------------------------------------------------
+
+TEST(OperatorStatus, TimesRoundTripInKubernetesFormat) {
+  EXPECT_EQ(format_time(kCreated), "2026-11-29T19:00:00Z");
+  EXPECT_EQ(parse_time("2026-11-29T19:00:00.123456Z"), kCreated);
+  EXPECT_EQ(format_time(kCreated + milliseconds(999)), "2026-11-29T19:00:00Z");
+  EXPECT_FALSE(parse_time("2026-11-29 19:00:00Z").has_value());
+  EXPECT_FALSE(parse_time("2026-02-30T19:00:00Z").has_value());
+  EXPECT_FALSE(parse_time("2026-11-29T19:00:00+01:00").has_value());
+  EXPECT_FALSE(parse_time("").has_value());
+  EXPECT_FALSE(parse_time("2026-11-29T 9:00:00Z").has_value());
+  EXPECT_FALSE(parse_time("+026-11-29T19:00:00Z").has_value());
+}
+
+TEST(OperatorStatus, CollectedResultReadsTheWorkersDocument) {
+  json document = to_json(run_of(10, 1, 1000));
+  document["worker"] = 2;
+  document["startedAtMs"] = 1764442800123;
+  const CollectedResult c = collected_result_from_json(document);
+  EXPECT_TRUE(c.run.finished);
+  EXPECT_EQ(c.run.result.requests, 11u);
+  EXPECT_EQ(c.started_at_ms, 1764442800123);
+  EXPECT_TRUE(c.error.empty());
+  document["startedAtMs"] = 0;  // not started yet
+  document["error"] = "boom";
+  const CollectedResult d = collected_result_from_json(document);
+  EXPECT_FALSE(d.started_at_ms.has_value());
+  EXPECT_EQ(d.error, "boom");
+  EXPECT_THROW(collected_result_from_json(json{{"version", "v0"}}), std::invalid_argument);
+}
+
+TEST(OperatorPhase, TableRulesInOrder) {
+  PhaseFacts facts;
+  facts.desired = 2;
+  facts.job_exists = true;
+  facts.ready = 2;
+  EXPECT_EQ(decide_phase(facts).reason, "WorkersReady");
+  facts.start_deadline_passed = true;  // all ready: the deadline no longer matters
+  EXPECT_EQ(decide_phase(facts).phase, Phase::Starting);
+  facts.start_issued = true;
+  EXPECT_EQ(decide_phase(facts).phase, Phase::Running);
+  facts.results_lost = "worker 1 exited";
+  EXPECT_EQ(decide_phase(facts).reason, "ResultsLost");
+  facts.worker_failure = "worker 0 failed";
+  EXPECT_EQ(decide_phase(facts).reason, "WorkerFailed");
+  facts.final_results = 2;
+  EXPECT_EQ(decide_phase(facts).phase, Phase::Succeeded);
+  facts.spec_valid = false;
+  EXPECT_EQ(decide_phase(facts).reason, "InvalidSpec");
+  EXPECT_TRUE(is_final(Phase::Failed));
+  EXPECT_FALSE(is_final(Phase::Running));
+  EXPECT_EQ(to_string(Phase::Starting), "Starting");
+}
+
+}  // namespace
