@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the local cluster's upstream binaries from the Go module proxy and
+# caches them outside the repo, keyed by version:
+#   $KUBELOAD_CACHE/k8s-v$K8S_VERSION/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kube-proxy}
+#   $KUBELOAD_CACHE/etcd-v$ETCD_VERSION/bin/etcd
+# Only the first run pays (a cold build is long on 2 cores); later runs return at once.
+#   $KUBELOAD_CACHE/coredns-v$COREDNS_VERSION/bin/coredns  (cluster DNS, only the plugins used)
+# Usage: cluster/build/build.sh [etcd|k8s|coredns|all]   (default all)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=../versions.env
+. "$here/../versions.env"
+cache="${KUBELOAD_CACHE:-$HOME/.cache/kubeload}"
+what="${1:-all}"
+
+log() { echo "cluster-build: $*" >&2; }
+
+# go build -v prints each package as it is compiled; turn that into a progress line
+# every 100 packages, with elapsed time.
+progress() {
+  local name="$1" start n=0 line
+  start=$(date +%s)
+  while IFS= read -r line; do
+    case "$line" in
+      *" "*|*:*|"#"*) echo "$line" >&2 ;;   # errors and warnings pass through
+      *) n=$((n + 1))
+         if [ $((n % 100)) -eq 0 ]; then log "$name: $n packages compiled ($(( $(date +%s) - start ))s)"; fi ;;
+    esac
+  done
+}
+
+gobuild() { # name srcdir outdir ldflags pkgs...
+  local name="$1" src="$2" out="$3" ldflags="$4"; shift 4
+  local work="$cache/build-$name"
+  rm -rf "$work" "$out.tmp"; mkdir -p "$work" "$out.tmp"
+  cp "$src/go.mod" "$work/"
+  [ -f "$src/go.sum" ] && cp "$src/go.sum" "$work/"
+  cp "$src"/*.go "$work/" 2>/dev/null || true
+  log "$name: building $* (cold build: many minutes on 2 cores; cached afterwards)"
+  local start; start=$(date +%s)
+  ( cd "$work" && CGO_ENABLED="${CGO_ENABLED:-1}" GOFLAGS=-buildvcs=false \
+      go build -mod=mod -v -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp/" "$@" 2>&1 ) \
+    | progress "$name" || true
+  local p b
+  for p in "$@"; do
+    b="$(basename "$p")"
+    case "$b" in v[0-9]*) b="$(basename "$(dirname "$p")")" ;; esac   # .../server/v3 -> server
+    [ -x "$out.tmp/$b" ] || { log "$name: build failed (no $b)"; return 1; }
+  done
+  rm -rf "$out"; mv "$out.tmp" "$out"
+  log "$name: done in $(( $(date +%s) - start ))s -> $out"
+}
+
+build_etcd() {
+  local out="$cache/etcd-v$ETCD_VERSION/bin"
+  if [ -x "$out/etcd" ]; then return 0; fi
+  # etcd's main package is the root of go.etcd.io/etcd/server/v3; go names the binary "server"
+  gobuild etcd "$here/etcd" "$out" "" go.etcd.io/etcd/server/v3
+  mv "$out/server" "$out/etcd"
+}
+
+build_k8s() {
+  local out="$cache/k8s-v$K8S_VERSION/bin"
+  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+  local all=1 c
+  for c in "${cmds[@]}"; do [ -x "$out/$c" ] || all=0; done
+  [ "$all" = 1 ] && return 0
+  local minor="${K8S_VERSION#*.}"; minor="${minor%%.*}"
+  local ld="-X k8s.io/component-base/version.gitVersion=v$K8S_VERSION"
+  ld+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  ld+=" -X k8s.io/component-base/version.gitTreeState=clean"
+  ld+=" -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION"
+  ld+=" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+  local pkgs=(); for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  gobuild k8s "$here/k8s" "$out" "$ld" "${pkgs[@]}"
+}
+
+build_coredns() {
+  local out="$cache/coredns-v$COREDNS_VERSION/bin"
+  if [ -x "$out/coredns" ]; then return 0; fi
+  # the wrapper's own main package (main.go); go names the binary after the module: coredns
+  gobuild coredns "$here/coredns" "$out" "" .
+  [ -x "$out/coredns" ] || { log "coredns: build failed (no coredns)"; return 1; }
+}
+
+mkdir -p "$cache"
+exec 9>"$cache/.build.lock"
+if ! flock -n 9; then log "another build is running; waiting for it"; flock 9; fi
+
+case "$what" in
+  etcd) build_etcd ;;
+  k8s) build_k8s ;;
+  coredns) build_coredns ;;
+  all) build_etcd; build_k8s; build_coredns ;;
+  *) echo "usage: $0 [etcd|k8s|coredns|all]" >&2; exit 2 ;;
+esac
