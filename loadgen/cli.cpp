@@ -60,8 +60,8 @@ std::vector<int> status_list(const std::string& option, const std::string& text)
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (item.size() == 3 && item[0] >= '1' && item[0] <= '5' && (item[1] == 'x' || item[1] == 'X') &&
-        (item[2] == 'x' || item[2] == 'X')) {
+    if (item.size() == 3 && item[0] >= '1' && item[0] <= '5' &&
+        (item[1] == 'x' || item[1] == 'X') && (item[2] == 'x' || item[2] == 'X')) {
       const int base = (item[0] - '0') * 100;
       for (int c = base; c < base + 100; ++c) codes.push_back(c);
       continue;
@@ -85,8 +85,8 @@ std::vector<StageSpec> stage_list(const std::string& option, const std::string& 
   while (std::getline(in, item, ',')) {
     const auto colon = item.find(':');
     if (colon == std::string::npos) {
-      throw UsageError(option + ": stage \"" + item + "\" must be DURATION:" +
-                       (open_model ? "RATE" : "CONNECTIONS"));
+      throw UsageError(option + ": stage \"" + item +
+                       "\" must be DURATION:" + (open_model ? "RATE" : "CONNECTIONS"));
     }
     StageSpec stage;
     stage.duration = positive_duration(option, item.substr(0, colon));
@@ -174,7 +174,8 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
     } else if (name == "--spec-env") {
       const std::string variable = value();
       const char* text = std::getenv(variable.c_str());
-      if (text == nullptr) throw UsageError(name + ": environment variable " + variable + " is not set");
+      if (text == nullptr)
+        throw UsageError(name + ": environment variable " + variable + " is not set");
       options.spec_json = text;
     } else if (name == "--index") {
       options.worker_index = worker_number(name, value(), true);
@@ -189,15 +190,17 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
     } else if (name == "--termination-log") {
       options.termination_log = value();
     } else if (name == "--linger") {
-      options.linger = std::chrono::duration_cast<std::chrono::seconds>(positive_duration(name, value()));
+      options.linger =
+          std::chrono::duration_cast<std::chrono::seconds>(positive_duration(name, value()));
     } else {
       throw UsageError("loadgen worker: unknown option \"" + arg + "\"");
     }
   }
-  if (options.spec_json.empty()) throw UsageError("loadgen worker: --spec FILE or --spec-env VAR is required");
+  if (options.spec_json.empty())
+    throw UsageError("loadgen worker: --spec FILE or --spec-env VAR is required");
   if (options.worker_index >= options.worker_count) {
-    throw UsageError("--index: " + std::to_string(options.worker_index) + " is not below --workers " +
-                     std::to_string(options.worker_count));
+    throw UsageError("--index: " + std::to_string(options.worker_index) +
+                     " is not below --workers " + std::to_string(options.worker_count));
   }
   return options;
 }
@@ -291,8 +294,8 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     }
     auto value = [&] { return args.value(name, inline_value, has_inline); };
     static constexpr std::string_view kRunOptions[] = {
-        "-t", "--threads", "--format", "--metrics-addr", "--hdr-log", "-q", "--quiet",
-        "--target", "-h", "--help", "--version"};
+        "-t",      "--threads", "--format", "--metrics-addr", "--hdr-log", "-q",
+        "--quiet", "--target",  "-h",       "--help",         "--version"};
     if (std::find(std::begin(kRunOptions), std::end(kRunOptions), name) == std::end(kRunOptions)) {
       load_option = name;
     }
@@ -312,7 +315,8 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       load.max_connections = positive_integer(name, value());
     } else if (name == "-t" || name == "--threads") {
       const uint64_t threads = positive_integer(name, value());
-      if (threads > 1024) throw UsageError(name + ": at most 1024 threads, got " + std::to_string(threads));
+      if (threads > 1024)
+        throw UsageError(name + ": at most 1024 threads, got " + std::to_string(threads));
       options.threads = static_cast<uint32_t>(threads);
     } else if (name == "--warmup") {
       load.warmup = positive_duration(name, value());
@@ -352,7 +356,8 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     } else if (name == "--format") {
       const std::string text = value();
       const auto format = parse_report_format(text);
-      if (!format) throw UsageError(name + ": must be text, ab, jmeter or json, got \"" + text + "\"");
+      if (!format)
+        throw UsageError(name + ": must be text, ab, jmeter or json, got \"" + text + "\"");
       options.format = *format;
     } else if (name == "--metrics-addr") {
       options.metrics_address = value();
@@ -392,7 +397,8 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     throw UsageError("-c and -r: the closed model (-c) and the open model (-r) exclude each other");
   }
   if (stages_text) load.stages = stage_list("--stages", *stages_text, rate.has_value());
-  if (!load.requests && !load.duration && load.stages.empty()) load.duration = std::chrono::seconds(10);
+  if (!load.requests && !load.duration && load.stages.empty())
+    load.duration = std::chrono::seconds(10);
   load.connections = connections;
   load.rate = rate;
   if (load.max_connections && !rate) throw UsageError("--max-connections: only with -r");

@@ -19,16 +19,16 @@ struct UsageError : std::runtime_error {
 
 struct CliOptions {
   enum class Mode { quick, run, worker, help, version } mode = Mode::quick;
-  LoadTestSpec spec;             // quick mode: built from the flags
-  std::string manifest_path;     // run mode
-  std::string target_override;   // run mode: --target URL replaces spec.target
+  LoadTestSpec spec;            // quick mode: built from the flags
+  std::string manifest_path;    // run mode
+  std::string target_override;  // run mode: --target URL replaces spec.target
   std::optional<uint32_t> threads;
   ReportFormat format = ReportFormat::text;
   bool quiet = false;
-  std::string metrics_address;   // empty: no live metrics
-  std::string hdr_log_path;      // empty: no interval log
+  std::string metrics_address;  // empty: no live metrics
+  std::string hdr_log_path;     // empty: no interval log
   // worker mode
-  std::string spec_json;         // the LoadTest (from --spec FILE or --spec-env VAR)
+  std::string spec_json;  // the LoadTest (from --spec FILE or --spec-env VAR)
   std::string listen = "0.0.0.0:8080";
   uint32_t worker_index = 0;
   uint32_t worker_count = 1;

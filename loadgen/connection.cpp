@@ -49,7 +49,9 @@ bool Connection::socket_open() const noexcept {
   return tls_ ? tls_->next_layer().is_open() : plain_.is_open();
 }
 
-tcp::socket& Connection::socket() noexcept { return tls_ ? tls_->next_layer() : plain_; }
+tcp::socket& Connection::socket() noexcept {
+  return tls_ ? tls_->next_layer() : plain_;
+}
 
 void Connection::start(const RequestSlot& slot) {
   busy_ = true;
@@ -179,10 +181,11 @@ void Connection::fail(Outcome outcome, const boost::system::error_code&) {
   // A server may close an idle keep-alive connection just as we reuse it.
   // Nothing of a response arrived, so the request is sent again once on a
   // fresh connection, as HTTP clients do (RFC 9112 section 9.3.1).
-  const bool stale_keep_alive = !new_connection_ && bytes_in_ == 0 &&
-                                (outcome == Outcome::read || outcome == Outcome::write);
+  const bool stale_keep_alive =
+      !new_connection_ && bytes_in_ == 0 && (outcome == Outcome::read || outcome == Outcome::write);
   if (stale_keep_alive && !retried_) {
     retried_ = true;
+    parser_.reset(worker_.plan().requests[slot_.request].head);
     return connect();
   }
   finish(outcome, false);

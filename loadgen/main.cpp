@@ -68,7 +68,8 @@ bool write_hdr_log(const std::string& path, const kubeload::RunResult& run) {
   out << "#[Histogram log format version 1.3]\n";
   out << "#[StartTime: " << std::time(nullptr) << " (seconds since epoch)]\n";
   out << "#[Latency values are in microseconds; Interval_Max in milliseconds]\n";
-  out << "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+  out << "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_"
+         "Histogram\"\n";
   double offset = 0;
   char line[96];
   for (const auto& stage : run.stages) {
@@ -103,7 +104,8 @@ std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path,
     spec.service.reset();
   }
   if (spec.service) {
-    usage_error(path + ": spec.target.service: a Service is reachable only in a cluster; "
+    usage_error(path +
+                ": spec.target.service: a Service is reachable only in a cluster; "
                 "give --target URL to run on this machine");
     return std::nullopt;
   }
@@ -120,13 +122,16 @@ std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path,
 int run_worker_mode(const kl::CliOptions& options) {
   kubeload::ParsedLoadTest parsed = kubeload::parse_loadtest(options.spec_json);
   if (!parsed.ok()) {
-    for (const auto& e : parsed.errors) std::fprintf(stderr, "loadgen worker: %s\n", e.to_string().c_str());
+    for (const auto& e : parsed.errors)
+      std::fprintf(stderr, "loadgen worker: %s\n", e.to_string().c_str());
     return kExitUsage;
   }
   kl::WorkerConfig config;
   config.spec = std::move(parsed.spec);
-  config.target_url = options.target_override.empty() ? config.spec.url.value_or("") : options.target_override;
-  if (config.target_url.empty()) return usage_error("loadgen worker: --target URL is required for a Service target");
+  config.target_url =
+      options.target_override.empty() ? config.spec.url.value_or("") : options.target_override;
+  if (config.target_url.empty())
+    return usage_error("loadgen worker: --target URL is required for a Service target");
   config.listen = options.listen;
   config.index = options.worker_index;
   config.count = options.worker_count;
@@ -169,7 +174,8 @@ int main(int argc, char** argv) {
   std::string error;
   const auto target = kl::parse_target(*options.spec.url, error);
   if (!target) return usage_error(error);
-  const uint32_t threads = options.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
+  const uint32_t threads =
+      options.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
   const kl::RunPlan plan = kl::plan_from_spec(options.spec, *target, threads);
 
   std::atomic<bool> stop(false);
@@ -194,8 +200,10 @@ int main(int argc, char** argv) {
   }
 
   std::vector<kubeload::ThresholdOutcome> gates;
-  for (const auto& t : options.spec.thresholds) gates.push_back(kubeload::evaluate(t, outcome.result));
-  const bool passed = std::all_of(gates.begin(), gates.end(), [](const auto& g) { return g.passed; });
+  for (const auto& t : options.spec.thresholds)
+    gates.push_back(kubeload::evaluate(t, outcome.result));
+  const bool passed =
+      std::all_of(gates.begin(), gates.end(), [](const auto& g) { return g.passed; });
 
   if (options.format == kl::ReportFormat::json) {
     nlohmann::json document = kubeload::to_json(outcome.result);
@@ -223,6 +231,7 @@ int main(int argc, char** argv) {
   if (!options.hdr_log_path.empty() && !write_hdr_log(options.hdr_log_path, outcome.result)) {
     return usage_error("cannot write \"" + options.hdr_log_path + "\"");
   }
-  if (outcome.interrupted) std::fprintf(stderr, "loadgen: interrupted; the report covers what was done\n");
+  if (outcome.interrupted)
+    std::fprintf(stderr, "loadgen: interrupted; the report covers what was done\n");
   return passed ? kExitRan : kExitGateFailed;
 }

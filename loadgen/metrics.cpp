@@ -65,6 +65,16 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
       family(prometheus::BuildGauge(), "kubeload_stage", "Current stage index (-1: warm-up).", r),
   });
   last_.requests.resize(request_names_.size());
+  // Every series a dashboard expects exists from the first scrape, at zero.
+  for (const std::string& name : request_names_) {
+    prometheus::Labels l = {{"loadtest", labels_.loadtest},
+                            {"namespace", labels_.namespace_},
+                            {"worker", labels_.worker},
+                            {"request", name}};
+    families_->duration.Add(l, prometheus::Histogram::BucketBoundaries(live_latency_bounds()));
+    families_->bytes_received.Add(l);
+    families_->bytes_sent.Add(l);
+  }
 }
 
 LiveMetrics::LiveMetrics(const std::string& listen_address, MetricLabels labels,
@@ -87,8 +97,9 @@ uint16_t LiveMetrics::port() const {
 }
 
 void LiveMetrics::update(const LiveSnapshot& total) {
-  const prometheus::Labels base = {
-      {"loadtest", labels_.loadtest}, {"namespace", labels_.namespace_}, {"worker", labels_.worker}};
+  const prometheus::Labels base = {{"loadtest", labels_.loadtest},
+                                   {"namespace", labels_.namespace_},
+                                   {"worker", labels_.worker}};
   auto with = [&](std::initializer_list<std::pair<const std::string, std::string>> extra) {
     prometheus::Labels l = base;
     l.insert(extra);
@@ -139,10 +150,11 @@ void LiveMetrics::update(const LiveSnapshot& total) {
         increments.back() = static_cast<double>(over_now - over_before);
         any = true;
       }
-      auto& histogram =
-          families_->duration.Add(with({{"request", name}}), prometheus::Histogram::BucketBoundaries(bounds));
+      auto& histogram = families_->duration.Add(with({{"request", name}}),
+                                                prometheus::Histogram::BucketBoundaries(bounds));
       const double sum_increase = now.latency_sum_seconds - before.latency_sum_seconds;
-      if (any || sum_increase > 0) histogram.ObserveMultiple(increments, std::max(0.0, sum_increase));
+      if (any || sum_increase > 0)
+        histogram.ObserveMultiple(increments, std::max(0.0, sum_increase));
     }
   }
   families_->connections_open.Add(base).Set(static_cast<double>(total.connections_open));
@@ -167,7 +179,8 @@ void add_snapshot(LiveSnapshot& total, const LiveSnapshot& part) {
     if (t.latency_buckets.size() < p.latency_buckets.size()) {
       t.latency_buckets.resize(p.latency_buckets.size(), 0);
     }
-    for (size_t b = 0; b < p.latency_buckets.size(); ++b) t.latency_buckets[b] += p.latency_buckets[b];
+    for (size_t b = 0; b < p.latency_buckets.size(); ++b)
+      t.latency_buckets[b] += p.latency_buckets[b];
     t.latency_sum_seconds += p.latency_sum_seconds;
     t.latency_count += p.latency_count;
   }

@@ -19,9 +19,9 @@ class Registry;
 namespace kubeload::loadgen {
 
 struct MetricLabels {
-  std::string loadtest;   // the LoadTest (or "local")
+  std::string loadtest;  // the LoadTest (or "local")
   std::string namespace_;
-  std::string worker;     // worker index in a distributed run, "0" locally
+  std::string worker;  // worker index in a distributed run, "0" locally
 };
 
 class LiveMetrics {

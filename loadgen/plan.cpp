@@ -14,7 +14,9 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-bool header_is(const std::string& name, std::string_view wanted) { return lower(name) == wanted; }
+bool header_is(const std::string& name, std::string_view wanted) {
+  return lower(name) == wanted;
+}
 
 }  // namespace
 
@@ -155,7 +157,8 @@ RunPlan split_plan(const RunPlan& plan, uint32_t index, uint32_t parts) {
   if (plan.total_request_budget) {
     part.total_request_budget = share_of(*plan.total_request_budget, index, parts);
   }
-  if (plan.open_model) part.max_connections = std::max<uint64_t>(1, share_of(plan.max_connections, index, parts));
+  if (plan.open_model)
+    part.max_connections = std::max<uint64_t>(1, share_of(plan.max_connections, index, parts));
   for (Phase& phase : part.phases) {
     phase.connections = share_of(phase.connections, index, parts);
     phase.rate = rate_share(phase.rate, parts);

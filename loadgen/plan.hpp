@@ -20,7 +20,7 @@ struct Target {
   std::string scheme;  // "http" | "https"
   std::string host;
   uint16_t port = 80;
-  std::string path;    // path and query, at least "/"
+  std::string path;  // path and query, at least "/"
   bool tls() const { return scheme == "https"; }
   std::string host_header() const;  // host[:port], port omitted when default
 };
@@ -31,7 +31,7 @@ std::optional<Target> parse_target(std::string_view url, std::string& error);
 struct RequestTemplate {
   std::string name;
   std::string method = "GET";
-  std::string wire;        // the request exactly as sent, built once
+  std::string wire;  // the request exactly as sent, built once
   bool head = false;
   uint32_t weight = 1;
   std::bitset<600> expected_status;  // empty: 2xx and 3xx succeed
@@ -43,31 +43,32 @@ struct RequestTemplate {
 // Builds the wire form: request line, Host, User-Agent, Connection (when not
 // keep-alive), the given headers, Content-Length for a body, then the body.
 RequestTemplate make_request(const Target& target, std::string name, std::string method,
-                             std::string path, const std::vector<std::pair<std::string, std::string>>& headers,
+                             std::string path,
+                             const std::vector<std::pair<std::string, std::string>>& headers,
                              const std::string& body, bool keep_alive);
 
 struct Phase {
   bool warmup = false;
-  int stage_index = 0;                         // the result row; unused for warm-up
-  std::chrono::nanoseconds duration{0};        // 0: no time limit (ends by count)
-  std::optional<uint64_t> request_budget;      // ends after this many requests
-  uint64_t connections = 0;                    // closed model
-  double rate = 0;                             // open model, requests/s
+  int stage_index = 0;                     // the result row; unused for warm-up
+  std::chrono::nanoseconds duration{0};    // 0: no time limit (ends by count)
+  std::optional<uint64_t> request_budget;  // ends after this many requests
+  uint64_t connections = 0;                // closed model
+  double rate = 0;                         // open model, requests/s
 };
 
 struct RunPlan {
   Target target;
   std::vector<RequestTemplate> requests;
   bool open_model = false;
-  uint64_t max_connections = 0;                // open model cap
-  std::vector<Phase> phases;                   // warm-up first when there is one
+  uint64_t max_connections = 0;                  // open model cap
+  std::vector<Phase> phases;                     // warm-up first when there is one
   std::optional<uint64_t> total_request_budget;  // -n across all counted phases
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
   bool keep_alive = true;
   uint32_t threads = 1;
 
   int stage_count() const;
-  uint64_t max_phase_connections() const;      // connections to preallocate
+  uint64_t max_phase_connections() const;  // connections to preallocate
 };
 
 // The share of `total` that part `index` of `parts` takes: shares differ by at

@@ -9,9 +9,9 @@
 namespace kubeload::loadgen {
 
 struct RequestSlot {
-  uint32_t request = 0;             // index into RunPlan::requests
-  int stage = 0;                    // result row; -1 for warm-up
-  Clock::time_point intended{};     // latency is measured from here
+  uint32_t request = 0;          // index into RunPlan::requests
+  int stage = 0;                 // result row; -1 for warm-up
+  Clock::time_point intended{};  // latency is measured from here
 };
 
 enum class Outcome { success, connect, timeout, read, write, status, length };
@@ -24,7 +24,7 @@ struct RequestTimings {
 
 struct Completion {
   Outcome outcome = Outcome::success;
-  int status = 0;             // 0 when no complete response
+  int status = 0;  // 0 when no complete response
   bool response_complete = false;
   RequestTimings timings;
   uint64_t bytes_in = 0;

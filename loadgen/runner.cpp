@@ -23,8 +23,8 @@ std::vector<tcp::endpoint> resolve(const Target& target) {
   boost::system::error_code ec;
   const auto results = resolver.resolve(target.host, std::to_string(target.port), ec);
   if (ec || results.empty()) {
-    throw std::runtime_error("cannot resolve host \"" + target.host + "\": " +
-                             (ec ? ec.message() : "no addresses"));
+    throw std::runtime_error("cannot resolve host \"" + target.host +
+                             "\": " + (ec ? ec.message() : "no addresses"));
   }
   std::vector<tcp::endpoint> endpoints;
   for (const auto& entry : results) endpoints.push_back(entry.endpoint());
@@ -50,7 +50,8 @@ class Progress {
       requests += r.requests;
       errors += r.errors.total();
     }
-    const double rps = elapsed_seconds > 0 ? (requests - last_requests_) / (elapsed_seconds - last_elapsed_) : 0;
+    const double rps =
+        elapsed_seconds > 0 ? (requests - last_requests_) / (elapsed_seconds - last_elapsed_) : 0;
     last_requests_ = requests;
     last_elapsed_ = elapsed_seconds;
     char stage[48] = "";
@@ -60,8 +61,9 @@ class Progress {
       std::snprintf(stage, sizeof stage, "stage %d/%d  ", s.stage + 1, stage_count);
     }
     if (tty_) {
-      std::fprintf(stderr, "\r[%6.1fs] %s%" PRIu64 " requests  %.0f req/s  %" PRIu64
-                   " errors  %" PRIu64 " open   ",
+      std::fprintf(stderr,
+                   "\r[%6.1fs] %s%" PRIu64 " requests  %.0f req/s  %" PRIu64 " errors  %" PRIu64
+                   " open   ",
                    elapsed_seconds, stage, requests, rps, errors, s.connections_open);
     } else {
       std::fprintf(stderr, "[%6.1fs] %sCompleted %" PRIu64 " requests (%" PRIu64 " errors)\n",

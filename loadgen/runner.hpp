@@ -18,8 +18,8 @@ namespace kubeload::loadgen {
 class LiveMetrics;
 
 struct RunOptions {
-  bool progress = true;                 // progress lines on stderr
-  LiveMetrics* metrics = nullptr;       // live Prometheus metrics, if wanted
+  bool progress = true;                     // progress lines on stderr
+  LiveMetrics* metrics = nullptr;           // live Prometheus metrics, if wanted
   const std::atomic<bool>* stop = nullptr;  // set on SIGINT/SIGTERM
   // Called about once a second from the controller thread with the sum of
   // the workers' live numbers (and once more at the end).

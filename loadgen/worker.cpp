@@ -6,20 +6,27 @@ namespace kubeload::loadgen {
 namespace {
 
 constexpr auto kTickInterval = std::chrono::milliseconds(10);
-constexpr int kTicksPerSnapshot = 10;         // counters: every 100 ms
-constexpr int kTicksPerLatencySnapshot = 100;  // histogram buckets: every second
+constexpr int kTicksPerSnapshot = 10;          // counters: every 100 ms
+constexpr int kTicksPerLatencySnapshot = 50;  // histogram buckets: every 500 ms
 constexpr auto kLateAfter = std::chrono::milliseconds(1);
 constexpr auto kInterruptGrace = std::chrono::seconds(1);
 
 ErrorKind error_kind(Outcome outcome) noexcept {
   switch (outcome) {
-    case Outcome::connect: return ErrorKind::connect;
-    case Outcome::timeout: return ErrorKind::timeout;
-    case Outcome::read: return ErrorKind::read;
-    case Outcome::write: return ErrorKind::write;
-    case Outcome::status: return ErrorKind::status;
-    case Outcome::length: return ErrorKind::length;
-    case Outcome::success: break;
+    case Outcome::connect:
+      return ErrorKind::connect;
+    case Outcome::timeout:
+      return ErrorKind::timeout;
+    case Outcome::read:
+      return ErrorKind::read;
+    case Outcome::write:
+      return ErrorKind::write;
+    case Outcome::status:
+      return ErrorKind::status;
+    case Outcome::length:
+      return ErrorKind::length;
+    case Outcome::success:
+      break;
   }
   return ErrorKind::read;
 }
@@ -128,7 +135,8 @@ void Worker::advance_phases(Clock::time_point now) {
     if (phase_index_ + 1 >= plan_.phases.size()) return begin_stopping(now);
     // A phase ended by time hands over at its planned end, so stage lengths
     // do not drift by the tick interval.
-    begin_phase(phase_index_ + 1, time_up && phase_ends_ != Clock::time_point::max() ? phase_ends_ : now);
+    begin_phase(phase_index_ + 1,
+                time_up && phase_ends_ != Clock::time_point::max() ? phase_ends_ : now);
   }
 }
 
@@ -373,7 +381,8 @@ RunResult Worker::result() const {
     row.result = stage_results_[i];
     row.result.duration_seconds = seconds_between(stage_started_[i], stage_ended_[i]);
     if (phase_of_stage != nullptr) {
-      row.duration_seconds_planned = std::chrono::duration<double>(phase_of_stage->duration).count();
+      row.duration_seconds_planned =
+          std::chrono::duration<double>(phase_of_stage->duration).count();
       if (plan_.open_model) {
         row.rate = phase_of_stage->rate;
         row.result.rate->target = phase_of_stage->rate;
@@ -389,7 +398,8 @@ RunResult Worker::result() const {
     run.stages.push_back(std::move(row));
   }
   if (total.rate) {
-    total.rate->target = total.duration_seconds > 0 ? intended_requests / total.duration_seconds : 0;
+    total.rate->target =
+        total.duration_seconds > 0 ? intended_requests / total.duration_seconds : 0;
   }
   run.result = total;
   if (request_results_.empty()) {

@@ -48,7 +48,7 @@ struct LiveSnapshot {
 const std::vector<double>& live_latency_bounds();
 
 struct FirstResponse {
-  std::string server;          // the Server header
+  std::string server;  // the Server header
   uint64_t body_length = 0;
   bool seen = false;
 };
@@ -130,7 +130,7 @@ class Worker {
 
   // Open model.
   Clock::time_point next_intended_{};
-  std::vector<uint32_t> idle_;             // indices of idle open connections
+  std::vector<uint32_t> idle_;        // indices of idle open connections
   std::vector<RequestSlot> pending_;  // ring of requests waiting for a free connection
   uint64_t open_connections_used_ = 0;
   size_t pending_head_ = 0;

@@ -6,11 +6,11 @@
 #include <sstream>
 #include <thread>
 
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
-#include <prometheus/registry.h>
-#include <prometheus/text_serializer.h>
 
 #include "loadgen/asio.hpp"
 #include "loadgen/metrics.hpp"
@@ -72,10 +72,14 @@ json partial_document(const LiveSnapshot& s) {
 std::string termination_summary(const RunResult& run) {
   const Result& r = run.result;
   const LatencySummary latency = LatencySummary::of(r.latency);
-  json out = {{"requests", r.requests},       {"failures", r.failures()},
-              {"rps", r.rps()},               {"durationSeconds", r.duration_seconds},
-              {"p50Ms", latency.p50},         {"p99Ms", latency.p99},
-              {"maxMs", latency.max},         {"warmupRequests", run.warmup_requests},
+  json out = {{"requests", r.requests},
+              {"failures", r.failures()},
+              {"rps", r.rps()},
+              {"durationSeconds", r.duration_seconds},
+              {"p50Ms", latency.p50},
+              {"p99Ms", latency.p99},
+              {"maxMs", latency.max},
+              {"warmupRequests", run.warmup_requests},
               {"bytesReceived", r.bytes_received}};
   return out.dump();
 }
@@ -100,7 +104,8 @@ class WorkerService {
                                            const std::atomic<bool>& stop) {
     const std::string target(request.target());
     const std::string path = target.substr(0, target.find('?'));
-    if (path == "/healthz" || path == "/readyz") return reply(http::status::ok, "ok\n", "text/plain");
+    if (path == "/healthz" || path == "/readyz")
+      return reply(http::status::ok, "ok\n", "text/plain");
     if (path == "/metrics") {
       std::ostringstream text;
       prometheus::TextSerializer().Serialize(text, metrics_->registry()->Collect());
@@ -113,6 +118,12 @@ class WorkerService {
       return start(target, stop);
     }
     if (path == "/result") return result();
+    if (path == "/finish") {
+      if (request.method() != http::verb::post) {
+        return reply(http::status::method_not_allowed, "use POST /finish\n", "text/plain");
+      }
+      return finish();
+    }
     return reply(http::status::not_found, "no such path: " + path + "\n", "text/plain");
   }
 
@@ -163,7 +174,8 @@ class WorkerService {
   void run(int64_t at_ms, const std::atomic<bool>& stop) {
     // Sleep in short steps so a stop during the wait is honoured.
     while (at_ms > unix_ms_now() && !stop.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(at_ms - unix_ms_now(), 50)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::min<int64_t>(at_ms - unix_ms_now(), 50)));
     }
     {
       std::lock_guard lock(mutex_);
@@ -194,7 +206,6 @@ class WorkerService {
     json document;
     if (final_) {
       document = to_json(*final_);
-      collected_ = true;
     } else {
       document = partial_document(latest_);
     }
@@ -202,6 +213,15 @@ class WorkerService {
     document["startedAtMs"] = started_at_ms_;
     if (!error_.empty()) document["error"] = error_;
     return reply(http::status::ok, document.dump() + "\n", "application/json");
+  }
+
+  // The operator acknowledges the final result once it is safely in the
+  // LoadTest's status; until then the worker keeps serving it.
+  http::response<http::string_body> finish() {
+    std::lock_guard lock(mutex_);
+    if (!final_) return reply(http::status::conflict, "the run has not finished\n", "text/plain");
+    collected_ = true;
+    return reply(http::status::ok, "{\"finished\":true}\n", "application/json");
   }
 
   const WorkerConfig& config_;

@@ -5,9 +5,11 @@
 //   GET  /healthz, /readyz   200 once the worker can run
 //   POST /start[?at=UNIX_MS] starts the run (at that wall-clock time, if given)
 //   GET  /result             the result document: partial while running, final after
+//   POST /finish             the final result is safely stored: the worker may exit
 //   GET  /metrics            live Prometheus metrics
 // After the run it writes a compact summary to the termination log and stays
-// up until the final result was fetched (or a bounded wait ends).
+// up until the operator acknowledged the final result (or a bounded wait ends),
+// so an operator restarted mid-collection can still fetch it.
 
 #include <atomic>
 #include <chrono>
@@ -21,12 +23,12 @@ namespace kubeload::loadgen {
 struct WorkerConfig {
   std::string listen = "0.0.0.0:8080";
   LoadTestSpec spec;
-  std::string target_url;            // the resolved target (url, or the Service's URL)
-  uint32_t index = 0;                // this worker's index
-  uint32_t count = 1;                // how many workers share the load
+  std::string target_url;  // the resolved target (url, or the Service's URL)
+  uint32_t index = 0;      // this worker's index
+  uint32_t count = 1;      // how many workers share the load
   uint32_t threads = 1;
   std::string termination_log = "/dev/termination-log";
-  std::chrono::seconds linger{300};  // how long to wait for the final result to be fetched
+  std::chrono::seconds linger{300};  // how long to wait for POST /finish after the run
 };
 
 // Returns the process exit status. Throws std::runtime_error when it cannot

@@ -16,16 +16,20 @@ constexpr std::array<ErrorKind, kErrorKindCount> kAllErrorKinds = {
     ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
     ErrorKind::write,   ErrorKind::status,  ErrorKind::length};
 
-double micros_to_ms(int64_t micros) { return static_cast<double>(micros) / 1000.0; }
+double micros_to_ms(int64_t micros) {
+  return static_cast<double>(micros) / 1000.0;
+}
 
 // Rounds to the microsecond, so JSON shows "12.345" rather than binary noise.
-double round_ms(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+double round_ms(double ms) {
+  return std::round(ms * 1000.0) / 1000.0;
+}
 
 json latency_json(const Histogram& h) {
   const LatencySummary s = LatencySummary::of(h);
-  return json{{"min", s.min},   {"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50},
-              {"p66", s.p66},   {"p75", s.p75},   {"p80", s.p80},       {"p90", s.p90},
-              {"p95", s.p95},   {"p98", s.p98},   {"p99", s.p99},       {"p999", s.p999},
+  return json{{"min", s.min}, {"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50},
+              {"p66", s.p66}, {"p75", s.p75},   {"p80", s.p80},       {"p90", s.p90},
+              {"p95", s.p95}, {"p98", s.p98},   {"p99", s.p99},       {"p999", s.p999},
               {"max", s.max}};
 }
 
@@ -115,24 +119,36 @@ Result result_from_json_at(const json& in, const std::string& path) {
 
 const char* to_string(ErrorKind kind) noexcept {
   switch (kind) {
-    case ErrorKind::connect: return "connect";
-    case ErrorKind::timeout: return "timeout";
-    case ErrorKind::read: return "read";
-    case ErrorKind::write: return "write";
-    case ErrorKind::status: return "status";
-    case ErrorKind::length: return "length";
+    case ErrorKind::connect:
+      return "connect";
+    case ErrorKind::timeout:
+      return "timeout";
+    case ErrorKind::read:
+      return "read";
+    case ErrorKind::write:
+      return "write";
+    case ErrorKind::status:
+      return "status";
+    case ErrorKind::length:
+      return "length";
   }
   return "unknown";
 }
 
 uint64_t& ErrorCounts::operator[](ErrorKind kind) noexcept {
   switch (kind) {
-    case ErrorKind::connect: return connect;
-    case ErrorKind::timeout: return timeout;
-    case ErrorKind::read: return read;
-    case ErrorKind::write: return write;
-    case ErrorKind::status: return status;
-    case ErrorKind::length: return length;
+    case ErrorKind::connect:
+      return connect;
+    case ErrorKind::timeout:
+      return timeout;
+    case ErrorKind::read:
+      return read;
+    case ErrorKind::write:
+      return write;
+    case ErrorKind::status:
+      return status;
+    case ErrorKind::length:
+      return length;
   }
   return read;
 }
@@ -206,9 +222,9 @@ void Result::merge(const Result& other) {
 
 bool Result::operator==(const Result& other) const {
   return requests == other.requests && bytes_received == other.bytes_received &&
-         body_bytes_received == other.body_bytes_received &&
-         bytes_sent == other.bytes_sent && duration_seconds == other.duration_seconds &&
-         latency == other.latency && connect == other.connect && waiting == other.waiting &&
+         body_bytes_received == other.body_bytes_received && bytes_sent == other.bytes_sent &&
+         duration_seconds == other.duration_seconds && latency == other.latency &&
+         connect == other.connect && waiting == other.waiting &&
          status_codes == other.status_codes && errors == other.errors && rate == other.rate;
 }
 
@@ -261,7 +277,8 @@ void to_json(json& out, const Result& r, bool with_histograms) {
   for (ErrorKind kind : kAllErrorKinds) errors[to_string(kind)] = r.errors[kind];
   out["errors"] = std::move(errors);
   if (r.rate) {
-    out["rate"] = {{"target", r.rate->target}, {"late", r.rate->late}, {"dropped", r.rate->dropped}};
+    out["rate"] = {
+        {"target", r.rate->target}, {"late", r.rate->late}, {"dropped", r.rate->dropped}};
   }
   if (with_histograms) {
     out["histogram"] = r.latency.encode_base64();
@@ -296,7 +313,9 @@ json to_json(const RunResult& run, bool with_histograms) {
   return out;
 }
 
-Result result_from_json(const json& in) { return result_from_json_at(in, "result"); }
+Result result_from_json(const json& in) {
+  return result_from_json_at(in, "result");
+}
 
 RunResult run_result_from_json(const json& in) {
   if (!in.is_object()) bad_field("", "a result document must be a JSON object");

@@ -346,6 +346,81 @@ def check_nginx_hdr_log_intervals_decode(env):
                f"interval counts {histogram.get_total_count()}, stage {stage['requests']}")
 
 
+def check_live_metrics_while_running(env):
+    # Scrape --metrics-addr mid-run: the api.md metric names are there, and
+    # the request counter moves forward between two scrapes.
+    port = free_port()
+    argv = [env.loadgen, "-d", "3s", "-c", "4", "-q", "--metrics-addr", f"{LOOPBACK}:{port}",
+            "--format", "json", env.nginx.url("/small.bin", "metrics")]
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        def scrape():
+            connection = http.client.HTTPConnection(LOOPBACK, port, timeout=5)
+            try:
+                connection.request("GET", "/metrics")
+                return connection.getresponse().read().decode()
+            finally:
+                connection.close()
+
+        def requests_total(text):
+            return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                       if line.startswith("kubeload_requests_total{"))
+
+        time.sleep(1.5)
+        first = scrape()
+        time.sleep(1.2)
+        second = scrape()
+        for name in ("kubeload_requests_total", "kubeload_request_errors_total",
+                     "kubeload_request_duration_seconds_bucket", "kubeload_bytes_received_total",
+                     "kubeload_bytes_sent_total", "kubeload_connections_open",
+                     "kubeload_requests_in_flight", "kubeload_stage"):
+            expect(name in first, f"{name} missing from /metrics")
+        expect('code="200"' in first and 'request="default"' in first,
+               "kubeload_requests_total lacks its code/request labels")
+        expect(requests_total(second) > requests_total(first) > 0,
+               f"requests_total did not grow: {requests_total(first)} -> {requests_total(second)}")
+        stdout, _ = process.communicate(timeout=30)
+        expect(process.returncode == 0, f"loadgen exited {process.returncode}")
+        final = json.loads(stdout)["result"]["requests"]
+        expect(requests_total(second) <= final, f"scraped {requests_total(second)} > final {final}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def check_run_manifest_reports_every_problem(env):
+    path = os.path.join(env.workdir, "bad.yaml")
+    with open(path, "w") as out:
+        out.write("apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\nmetadata: {name: bad}\n"
+                  "spec:\n  target: {url: 'http://127.0.0.1:1/'}\n"
+                  "  load: {rate: -5, duration: 10x}\n  thresholds: ['p98 < 10ms']\n")
+    run = run_loadgen(env, ["run", path])
+    expect(run.returncode == 2, f"exit {run.returncode}, want 2")
+    for needle in ("spec.load.rate", "-5", "spec.load.duration", "10x", "spec.thresholds[0]",
+                   "p98"):
+        expect(needle in run.stderr, f"{needle!r} not named in: {run.stderr!r}")
+
+
+def check_run_manifest_gate(env):
+    # A LoadTest run locally: exit 0 when the thresholds hold, 1 when one fails.
+    path = os.path.join(env.workdir, "gate.yaml")
+    for threshold, want in (("requests == 50", 0), ("requests > 50", 1)):
+        with open(path, "w") as out:
+            out.write("apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\n"
+                      "metadata: {name: gate}\nspec:\n"
+                      f"  target: {{url: '{env.nginx.url('/small.bin', 'gate')}'}}\n"
+                      "  load: {connections: 2, requests: 50}\n"
+                      f"  thresholds: ['{threshold}']\n")
+        run = run_loadgen(env, ["run", path, "-q", "--format", "json"])
+        expect(run.returncode == want, f"{threshold}: exit {run.returncode}, want {want}: "
+                                       f"{run.stderr[-300:]}")
+        document = json.loads(run.stdout)
+        expect(document["verdict"] == ("Pass" if want == 0 else "Fail"),
+               f"verdict {document.get('verdict')}")
+
+
 def check_nginx_sigint_reports_what_was_done(env):
     # Interrupted half-way through a 30 s run: the report covers what was done,
     # and what was done is what nginx saw.
@@ -661,6 +736,9 @@ CHECKS = (
     check_nginx_n1000_c10,
     check_nginx_n1000_c10_no_keepalive,
     check_nginx_https_keepalive,
+    check_live_metrics_while_running,
+    check_run_manifest_reports_every_problem,
+    check_run_manifest_gate,
     check_nginx_https_no_keepalive,
     check_nginx_hdr_log_intervals_decode,
     check_nginx_duration_2s_c20,

@@ -19,12 +19,20 @@ AllocationCounter::AllocationCounter() {
   counted = 0;
   counting = true;
 }
-AllocationCounter::~AllocationCounter() { counting = false; }
-uint64_t AllocationCounter::count() const { return counted; }
+AllocationCounter::~AllocationCounter() {
+  counting = false;
+}
+uint64_t AllocationCounter::count() const {
+  return counted;
+}
 }  // namespace kubeload::testing
 
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
+void* operator new(std::size_t size) {
+  return allocate(size);
+}
+void* operator new[](std::size_t size) {
+  return allocate(size);
+}
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   if (counting) ++counted;
   return std::malloc(size == 0 ? 1 : size);
@@ -33,9 +41,21 @@ void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
   if (counting) ++counted;
   return std::malloc(size == 0 ? 1 : size);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}

@@ -184,8 +184,7 @@ uint64_t worker_allocations(uint16_t port, uint64_t requests) {
   const RunPlan plan = closed_plan(port, 4, requests);
   std::atomic<bool> stop(false);
   asio::io_context resolver_io;
-  std::vector<tcp::endpoint> endpoints = {
-      tcp::endpoint(asio::ip::make_address("127.0.0.1"), port)};
+  std::vector<tcp::endpoint> endpoints = {tcp::endpoint(asio::ip::make_address("127.0.0.1"), port)};
   Worker worker(plan, endpoints, nullptr, stop, false);
   uint64_t allocations = 0;
   std::thread thread([&] {

@@ -135,8 +135,8 @@ TEST(Cli, BadValuesAreNamed) {
 }
 
 TEST(Cli, ShortOptionsTakeAttachedValues) {
-  const CliOptions cli = parse_command_line(
-      {"-c50", "-n", "100", "--format=ab", "-HX-Test: 1", "--expect-status", "2xx,404", "http://h/"});
+  const CliOptions cli = parse_command_line({"-c50", "-n", "100", "--format=ab", "-HX-Test: 1",
+                                             "--expect-status", "2xx,404", "http://h/"});
   EXPECT_EQ(cli.spec.load.connections, 50u);
   EXPECT_EQ(cli.spec.load.requests, 100u);
   EXPECT_EQ(cli.format, ReportFormat::ab);
