@@ -1,0 +1,76 @@
+#pragma once
+// Where the API server is and how to authenticate to it: parsed from a
+// kubeconfig or from the service-account files mounted into a pod. Key and
+// certificate material is held in memory as PEM; nothing is written to disk.
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace kubeload::kube {
+
+// Thrown for unreadable or incomplete configuration; the message names the
+// file and the field that is wrong.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ClusterConfig {
+  std::string server;  // "https://host:port"
+  std::string ca_pem;  // empty: the system trust store
+  bool insecure_skip_tls_verify = false;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  std::string token;       // static bearer token
+  std::string token_file;  // re-read periodically (service-account tokens rotate)
+  std::string default_namespace = "default";
+  std::string source;  // "kubeconfig /path (context x)" or "in-cluster", for messages
+};
+
+// Parses kubeconfig YAML. `base_dir` resolves relative file paths, as kubectl
+// does (relative to the kubeconfig's own directory). `context` overrides
+// current-context when non-empty. Files it references are read now.
+ClusterConfig parse_kubeconfig(const std::string& yaml_text, const std::string& source_name,
+                               const std::string& base_dir, const std::string& context = {});
+ClusterConfig load_kubeconfig_file(const std::string& path, const std::string& context = {});
+
+// The in-cluster configuration. `root` replaces "/" for the service-account
+// directory so tests can point it at a temporary tree; `getenv` likewise.
+struct InClusterSource {
+  std::string sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  std::function<std::optional<std::string>(const char*)> getenv;  // null: ::getenv
+};
+ClusterConfig load_in_cluster(const InClusterSource& src = {});
+
+// The operator's rule: --kubeconfig if given, else $KUBECONFIG (its first
+// existing file), else in-cluster when KUBERNETES_SERVICE_HOST is set, else
+// ~/.kube/config.
+ClusterConfig load_config(const std::string& kubeconfig_flag = {});
+
+// Standard base64 with or without padding, whitespace ignored. Throws
+// ConfigError naming `what` on bad input.
+std::string base64_decode(const std::string& in, const std::string& what);
+
+// Holds the bearer token; re-reads token_file when the last read is older than
+// `refresh`, keeping the old token if a re-read fails (the kubelet rewrites the
+// file atomically, but a transient read error must not log us out).
+class BearerToken {
+ public:
+  explicit BearerToken(const ClusterConfig& cfg,
+                       std::chrono::seconds refresh = std::chrono::seconds(60));
+  // "" when the config uses no token.
+  std::string current();
+
+ private:
+  std::mutex mu_;
+  std::string token_;
+  std::string file_;
+  std::chrono::seconds refresh_;
+  std::chrono::steady_clock::time_point read_at_{};
+};
+
+}  // namespace kubeload::kube

@@ -1,0 +1,96 @@
+#pragma once
+// An informer in miniature: list a collection, deliver its objects, watch from
+// the list's resourceVersion, and keep a cache keyed by namespace/name. A 410
+// (resourceVersion too old) relists and delivers only what changed meanwhile;
+// a dropped connection or API-server restart re-watches with capped
+// exponential backoff. One thread per ListWatch, stopped and joined by the
+// destructor.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "operator/kube/client.hpp"
+
+namespace kubeload::kube {
+
+struct ListWatchOptions {
+  ResourceRef resource;  // namespace_ "" = all namespaces
+  std::string label_selector;
+  std::string field_selector;
+  int watch_timeout_seconds = 300;  // each watch request; the loop then re-watches
+  long page_size = 500;
+  // Non-empty: watch from this resourceVersion before any list (resuming from
+  // one remembered across a restart). Until a list happens the cache only
+  // holds what changed since; a 410 falls back to a list as usual.
+  std::string start_resource_version;
+  std::chrono::milliseconds backoff_initial{100};
+  std::chrono::milliseconds backoff_max{10'000};
+};
+
+struct ListWatchStats {
+  std::uint64_t lists = 0;     // completed lists (the first one included)
+  std::uint64_t watches = 0;   // watch requests that returned
+  std::uint64_t gone = 0;      // 410s that forced a relist
+  std::uint64_t failures = 0;  // transport errors and error answers, each followed by a backoff
+  std::uint64_t events = 0;    // ADDED/MODIFIED/DELETED delivered to the handler
+};
+
+// "namespace/name", or "name" for cluster-scoped objects.
+std::string object_key(const nlohmann::json& object);
+
+class ListWatch {
+ public:
+  // Called on the ListWatch's thread with ADDED, MODIFIED or DELETED and the
+  // object (for DELETED, its last state). The cache already reflects the event.
+  using Handler = std::function<void(WatchEventType, const nlohmann::json&)>;
+
+  ListWatch(Client& client, ListWatchOptions options, Handler handler);
+  ~ListWatch();
+  ListWatch(const ListWatch&) = delete;
+  ListWatch& operator=(const ListWatch&) = delete;
+
+  // Stops the loop (cancelling an in-flight request) and joins the thread.
+  void stop();
+  // True once the first list has been delivered.
+  bool wait_until_synced(std::chrono::milliseconds timeout);
+
+  std::optional<nlohmann::json> get(const std::string& key) const;
+  std::vector<nlohmann::json> items() const;
+  std::string resource_version() const;
+  ListWatchStats stats() const;
+  std::string last_error() const;
+
+ private:
+  void run(std::stop_token stop);
+  bool relist(std::stop_token stop);
+  void on_watch_event(const WatchEvent& ev);
+  void sleep_for(std::chrono::milliseconds d, std::stop_token stop);
+  void fail(std::string what);
+
+  Client& client_;
+  const ListWatchOptions options_;
+  const Handler handler_;
+
+  mutable std::mutex mu_;
+  std::condition_variable_any cv_;
+  std::map<std::string, nlohmann::json> cache_;
+  std::string resource_version_;
+  bool synced_ = false;
+  ListWatchStats stats_;
+  std::string last_error_;
+
+  std::jthread thread_;  // last: starts once everything above exists
+};
+
+}  // namespace kubeload::kube

@@ -1,0 +1,98 @@
+#include "operator/leader_election.hpp"
+
+#include "operator/status.hpp"
+
+namespace kubeload::controller {
+namespace {
+
+// MicroTime, as Lease's acquireTime/renewTime serialize.
+std::string micro_time(std::chrono::system_clock::time_point t) {
+  std::string text = format_time(t);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() % 1000000;
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%06lldZ", static_cast<long long>(micros));
+  if (!text.empty() && text.back() == 'Z') text.pop_back();
+  return text + fraction;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_micro_time(const std::string& text) {
+  // parse_time reads whole seconds; the fraction only matters to the second here.
+  const auto dot = text.find('.');
+  return parse_time(dot == std::string::npos ? text : text.substr(0, dot) + "Z");
+}
+
+}  // namespace
+
+LeaderElector::LeaderElector(kube::Client& client, LeaseOptions options, Logger& log)
+    : client_(client), options_(std::move(options)), log_(log) {
+  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+LeaderElector::~LeaderElector() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LeaderElector::run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    bool renewed = false;
+    try {
+      renewed = try_acquire_or_renew();
+    } catch (const std::exception& e) {
+      log_.warn("lease renewal failed", {{"error", e.what()}});
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (renewed) {
+      if (!leading_.exchange(true)) log_.info("became leader", {{"identity", options_.identity}});
+      last_renewal_ = now;
+    } else if (leading_.load() && now - last_renewal_ > options_.duration) {
+      leading_.store(false);
+      log_.warn("lost leadership", {{"identity", options_.identity}});
+    }
+    for (auto waited = std::chrono::milliseconds(0);
+         waited < options_.retry && !stop.stop_requested();
+         waited += std::chrono::milliseconds(100)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  leading_.store(false);
+}
+
+bool LeaderElector::try_acquire_or_renew() {
+  const kube::ResourceRef leases = kube::resources::leases(options_.namespace_);
+  const auto now = std::chrono::system_clock::now();
+  kube::Response current = client_.get(leases, options_.name);
+  if (current.is_not_found()) {
+    nlohmann::json lease = {
+        {"apiVersion", "coordination.k8s.io/v1"},
+        {"kind", "Lease"},
+        {"metadata", {{"name", options_.name}, {"namespace", options_.namespace_}}},
+        {"spec",
+         {{"holderIdentity", options_.identity},
+          {"leaseDurationSeconds", options_.duration.count()},
+          {"acquireTime", micro_time(now)},
+          {"renewTime", micro_time(now)},
+          {"leaseTransitions", 0}}}};
+    return client_.create(leases, lease).ok();
+  }
+  if (!current.ok()) return false;
+  nlohmann::json lease = current.body;
+  nlohmann::json& spec = lease["spec"];
+  const std::string holder = spec.value("holderIdentity", "");
+  if (holder != options_.identity) {
+    const auto renewed = parse_micro_time(spec.value("renewTime", ""));
+    const auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", 15));
+    if (!holder.empty() && renewed && now < *renewed + duration) return false;  // held
+    spec["holderIdentity"] = options_.identity;
+    spec["acquireTime"] = micro_time(now);
+    spec["leaseTransitions"] = spec.value("leaseTransitions", 0) + 1;
+  }
+  spec["leaseDurationSeconds"] = options_.duration.count();
+  spec["renewTime"] = micro_time(now);
+  // A PUT carrying the resourceVersion just read: two replicas racing for a
+  // free lease cannot both win.
+  return client_.replace(leases, options_.name, lease).ok();
+}
+
+}  // namespace kubeload::controller

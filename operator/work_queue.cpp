@@ -1,0 +1,105 @@
+#include "operator/work_queue.hpp"
+
+#include <algorithm>
+
+namespace kubeload::controller {
+
+WorkQueue::WorkQueue(std::chrono::milliseconds backoff_base, std::chrono::milliseconds backoff_max)
+    : backoff_base_(backoff_base), backoff_max_(backoff_max) {}
+
+void WorkQueue::add(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  if (shutting_down_) return;
+  if (processing_.count(key) != 0) {
+    dirty_.insert(key);
+    return;
+  }
+  if (queued_.insert(key).second) {
+    queue_.push_back(key);
+    ready_.notify_one();
+  }
+}
+
+void WorkQueue::add_after(const std::string& key, std::chrono::milliseconds delay) {
+  if (delay.count() <= 0) return add(key);
+  std::lock_guard lock(mutex_);
+  if (shutting_down_) return;
+  delayed_.emplace(Clock::now() + delay, key);
+  ready_.notify_one();
+}
+
+std::chrono::milliseconds WorkQueue::backoff_for(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  const auto it = failures_.find(key);
+  const int failures = it == failures_.end() ? 0 : it->second;
+  const auto factor = int64_t{1} << std::min(failures, 20);
+  return std::min<std::chrono::milliseconds>(backoff_base_ * factor, backoff_max_);
+}
+
+void WorkQueue::add_rate_limited(const std::string& key) {
+  const std::chrono::milliseconds delay = backoff_for(key);
+  {
+    std::lock_guard lock(mutex_);
+    ++failures_[key];
+  }
+  add_after(key, delay);
+}
+
+void WorkQueue::forget(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  failures_.erase(key);
+}
+
+void WorkQueue::move_due_locked(Clock::time_point now) {
+  while (!delayed_.empty() && delayed_.begin()->first <= now) {
+    const std::string key = delayed_.begin()->second;
+    delayed_.erase(delayed_.begin());
+    if (processing_.count(key) != 0) {
+      dirty_.insert(key);
+    } else if (queued_.insert(key).second) {
+      queue_.push_back(key);
+    }
+  }
+}
+
+std::optional<std::string> WorkQueue::get() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    if (shutting_down_) return std::nullopt;
+    move_due_locked(Clock::now());
+    if (!queue_.empty()) {
+      std::string key = std::move(queue_.front());
+      queue_.pop_front();
+      queued_.erase(key);
+      processing_.insert(key);
+      return key;
+    }
+    if (delayed_.empty()) {
+      ready_.wait(lock);
+    } else {
+      ready_.wait_until(lock, delayed_.begin()->first);
+    }
+  }
+}
+
+void WorkQueue::done(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  processing_.erase(key);
+  if (dirty_.erase(key) != 0 && queued_.insert(key).second) {
+    queue_.push_back(key);
+    ready_.notify_one();
+  }
+}
+
+void WorkQueue::shut_down() {
+  std::lock_guard lock(mutex_);
+  shutting_down_ = true;
+  ready_.notify_all();
+}
+
+std::size_t WorkQueue::depth() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size() + delayed_.size();
+}
+
+}  // namespace kubeload::controller

@@ -1,0 +1,69 @@
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "operator/work_queue.hpp"
+
+namespace kubeload::controller {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(WorkQueue, DeduplicatesWaitingKeys) {
+  WorkQueue q;
+  q.add("ns/a");
+  q.add("ns/a");
+  q.add("ns/b");
+  EXPECT_EQ(q.depth(), 2u);
+  EXPECT_EQ(q.get(), "ns/a");
+  EXPECT_EQ(q.get(), "ns/b");
+}
+
+TEST(WorkQueue, AKeyAddedWhileProcessingComesBackAfterDone) {
+  WorkQueue q;
+  q.add("k");
+  ASSERT_EQ(q.get(), "k");
+  q.add("k");                // an event arrived while reconciling
+  EXPECT_EQ(q.depth(), 0u);  // not handed out twice at once
+  q.done("k");
+  EXPECT_EQ(q.depth(), 1u);
+  EXPECT_EQ(q.get(), "k");
+}
+
+TEST(WorkQueue, DelayedKeysArriveWhenDue) {
+  WorkQueue q;
+  const auto start = std::chrono::steady_clock::now();
+  q.add_after("later", 50ms);
+  q.add("now");
+  EXPECT_EQ(q.get(), "now");
+  EXPECT_EQ(q.get(), "later");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
+}
+
+TEST(WorkQueue, FailuresBackOffExponentiallyUntilForgotten) {
+  WorkQueue q(10ms, 50ms);
+  for (const auto expected : {10ms, 20ms, 40ms, 50ms, 50ms}) {
+    EXPECT_EQ(q.backoff_for("k"), expected);
+    const auto start = std::chrono::steady_clock::now();
+    q.add_rate_limited("k");
+    EXPECT_EQ(q.get(), "k");
+    q.done("k");
+    EXPECT_GE(std::chrono::steady_clock::now() - start, expected);  // never early
+  }
+  EXPECT_EQ(q.backoff_for("other"), 10ms);
+  q.forget("k");
+  EXPECT_EQ(q.backoff_for("k"), 10ms);
+}
+
+TEST(WorkQueue, ShutDownReleasesWaiters) {
+  WorkQueue q;
+  std::optional<std::string> got = "unset";
+  std::thread waiter([&] { got = q.get(); });
+  std::this_thread::sleep_for(20ms);
+  q.shut_down();
+  waiter.join();
+  EXPECT_FALSE(got.has_value());
+}
+
+}  // namespace
+}  // namespace kubeload::controller
