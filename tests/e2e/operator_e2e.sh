@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# End to end: the kubeload operator on the local Kubernetes (scripts/cluster).
+# Builds the image (cluster/kubeload-image), applies the CRD, runs nginx behind
+# a Service, runs kubeload-operator on the host against the cluster, applies
+# LoadTests and checks their status against nginx's own access log: the
+# requests nginx served equal the requests in status plus the warm-up. Also:
+# a bad manifest is refused by the API server naming the field, an invalid
+# spec fails before any pod exists, a missed gate is verdict Fail (not phase
+# Failed), a target with no endpoints shows up as connect errors, the
+# operator killed mid-run picks the run up again, a deleted worker fails the
+# run, a deleted LoadTest takes its pods along.
+# Last line: `operator-e2e: N passed, M failed`; SKIP (exit 0) where the
+# machine cannot run a local cluster.
+set -uo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cluster="$root/scripts/cluster"
+NS=kubeload-operator-e2e
+IMAGE=localhost/kubeload/kubeload:dev
+passed=0
+failed=0
+operator_pid=""
+was_up=0
+
+say() { echo "operator-e2e: $*"; }
+contains() { grep -qi -- "$2" <<<"$1"; }
+ok() { passed=$((passed + 1)); say "PASS $*"; }
+bad() { failed=$((failed + 1)); say "FAIL $*"; }
+check() { local d="$1"; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+finish() {
+  stop_operator
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
+  say "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit $?
+}
+skip() { say "SKIP: $*"; exit 0; }
+
+[ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
+for binary in loadgen kubeload-operator; do
+  [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
+done
+
+"$cluster" status 2>/dev/null | grep -q "kube-apiserver *running" && was_up=1
+if ! "$cluster" up >/tmp/operator-e2e-up.log 2>&1; then
+  tail -20 /tmp/operator-e2e-up.log
+  bad "scripts/cluster up"
+  finish
+fi
+eval "$("$cluster" env)"
+check "the unreachable route guards the cluster ranges before any load" "$cluster" check-route
+trap finish INT TERM
+
+check "image $IMAGE built and imported into the nodes" \
+  bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/operator-e2e-image.log 2>&1"
+check "CRD applied and established" bash -c "kubectl apply -f '$root/crds/kubeload.dev_loadtests.yaml' >/dev/null && kubectl wait --for=condition=Established crd/loadtests.kubeload.dev --timeout=60s >/dev/null"
+
+kubectl create namespace "$NS" >/dev/null 2>&1
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nginx, namespace: $NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: nginx}}
+  template:
+    metadata: {labels: {app: nginx}}
+    spec:
+      containers:
+      - {name: nginx, image: localhost/kubeload/nginx:1, imagePullPolicy: IfNotPresent, ports: [{containerPort: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: nginx, namespace: $NS}
+spec: {selector: {app: nginx}, ports: [{port: 80, targetPort: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: nobody, namespace: $NS}
+spec: {selector: {app: nobody}, ports: [{port: 80, targetPort: 80}]}
+YAML
+check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
+
+nginx_requests() { kubectl -n "$NS" logs deploy/nginx 2>/dev/null | grep -c '"GET '; }
+
+start_operator() {
+  "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
+    --metrics-addr 127.0.0.1:18481 --health-addr 127.0.0.1:18482 >>/tmp/operator-e2e-operator.log 2>&1 &
+  operator_pid=$!
+  for _ in $(seq 1 50); do
+    curl -fs http://127.0.0.1:18482/readyz >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  return 1
+}
+stop_operator() {
+  [ -n "$operator_pid" ] || return 0
+  kill "$operator_pid" 2>/dev/null
+  wait "$operator_pid" 2>/dev/null
+  operator_pid=""
+}
+: >/tmp/operator-e2e-operator.log
+if start_operator && curl -fs http://127.0.0.1:18482/healthz >/dev/null; then
+  ok "operator started; /healthz and /readyz answer"
+else
+  bad "operator started: $(tail -5 /tmp/operator-e2e-operator.log)"
+fi
+
+apply_loadtest() { # name spec-yaml (indented two spaces)
+  kubectl apply -f - <<YAML
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: $1, namespace: $NS, labels: {kubeload.dev/test: e2e}}
+spec:
+$2
+YAML
+}
+jp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
+wait_completed() { kubectl -n "$NS" wait --for=condition=Completed "lt/$1" --timeout="${2:-180s}" >/dev/null 2>&1; }
+wait_phase() { # name phase timeout-seconds
+  for _ in $(seq 1 "$(( $3 * 5 ))"); do [ "$(jp "$1" '{.status.phase}')" = "$2" ] && return 0; sleep 0.2; done
+  return 1
+}
+
+# 1. The API server refuses a bad manifest, naming the field.
+out=$(apply_loadtest bad "  target: {url: 'http://x/', service: {name: nginx}}
+  load: {connections: 2, requests: 10}
+  workers: 0" 2>&1)
+check "a bad manifest is refused by kubectl apply naming spec.workers" contains "$out" "spec.workers"
+check "a bad manifest is refused by kubectl apply: url and service ($(head -c 300 <<<"$out"))" \
+  contains "$out" "exactly one of"
+
+# 2. Closed model, 2 workers, warm-up: exact counts against nginx.
+before=$(nginx_requests)
+apply_loadtest closed "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 4, requests: 1000, warmupRequests: 100}
+  workers: 2
+  thresholds: ['errorRate < 1%', 'requests == 1000']
+  cleanup: {policy: Always}" >/dev/null
+check "closed model: Completed" wait_completed closed
+check "closed model: Passed condition" kubectl -n "$NS" wait --for=condition=Passed lt/closed --timeout=10s
+check "closed model: phase Succeeded, verdict Pass" test "$(jp closed '{.status.phase}/{.status.verdict}')" = "Succeeded/Pass"
+check "closed model: 1000 requests in status" test "$(jp closed '{.status.result.requests}')" = 1000
+sleep 1
+after=$(nginx_requests)
+check "closed model: nginx served $((after - before)) = 1000 + 100 warm-up" test "$((after - before))" -eq 1100
+check "closed model: cleanup Always removed the worker Job" \
+  bash -c "for i in \$(seq 1 50); do kubectl -n '$NS' get job closed-workers >/dev/null 2>&1 || exit 0; sleep 0.2; done; exit 1"
+
+# 3. Open model with stages, status rows per stage, nginx agrees.
+before=$(nginx_requests)
+apply_loadtest open "  target: {service: {name: nginx, port: 80}}
+  load:
+    rate: 100
+    stages: [{duration: 2s, rate: 100}, {duration: 2s, rate: 200}]
+  workers: 2" >/dev/null
+check "open model with stages: Completed" wait_completed open
+requests=$(jp open '{.status.result.requests}')
+sleep 1
+after=$(nginx_requests)
+check "open model: nginx served $((after - before)), status says $requests" test "$((after - before))" -eq "${requests:-0}"
+check "open model: two stage rows" test "$(jp open '{.status.stages[*].index}')" = "0 1"
+check "open model: about 600 requests at 100 then 200/s ($requests)" test "${requests:-0}" -ge 500 -a "${requests:-0}" -le 650
+
+# 4. A missed gate is a verdict, not a failure of the run.
+apply_loadtest gate "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 200}
+  thresholds: ['p50 < 0.001ms']" >/dev/null
+check "missed gate: Completed" wait_completed gate
+check "missed gate: phase Succeeded, verdict Fail" test "$(jp gate '{.status.phase}/{.status.verdict}')" = "Succeeded/Fail"
+check "missed gate: Passed condition False" kubectl -n "$NS" wait --for=condition=Passed=False lt/gate --timeout=10s
+
+# 5. Valid for the API server, invalid for kubeload: Failed before any pod.
+apply_loadtest invalid "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  thresholds: ['nope.p99 < 10ms']" >/dev/null
+check "invalid spec: phase Failed, reason InvalidSpec" wait_phase invalid Failed 30
+check "invalid spec: the message names the field ($(jp invalid '{.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt invalid -o jsonpath='{.status.reason} {.status.message}' | grep -q 'InvalidSpec.*thresholds'"
+check "invalid spec: no worker Job" bash -c "! kubectl -n '$NS' get job invalid-workers >/dev/null 2>&1"
+
+# 6. A Service without endpoints: the run completes, with connect errors.
+apply_loadtest nobody "  target: {service: {name: nobody, port: 80}}
+  load: {connections: 2, requests: 20, timeout: 2s}
+  thresholds: ['errorRate < 1%']" >/dev/null
+check "unreachable target: Completed" wait_completed nobody
+check "unreachable target: every request failed ($(jp nobody '{.status.result.errors}'))" \
+  test "$(jp nobody '{.status.result.failures}')" = 20
+check "unreachable target: verdict Fail" test "$(jp nobody '{.status.verdict}')" = Fail
+
+# 7. The operator killed mid-run: the run is picked up and counts stay exact.
+before=$(nginx_requests)
+apply_loadtest restart "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, duration: 6s}
+  workers: 2" >/dev/null
+check "restart: Running" wait_phase restart Running 120
+stop_operator
+sleep 2
+start_operator || true
+check "restart: Completed after the operator came back" wait_completed restart
+requests=$(jp restart '{.status.result.requests}')
+sleep 1
+after=$(nginx_requests)
+check "restart: nginx served $((after - before)), status says $requests" test "$((after - before))" -eq "${requests:-0}"
+
+# 8. A worker deleted mid-run fails the run with the reason.
+apply_loadtest crash "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, duration: 20s}
+  workers: 2" >/dev/null
+wait_phase crash Running 120
+kubectl -n "$NS" delete pod -l kubeload.dev/loadtest=crash --wait=false >/dev/null 2>&1
+check "deleted worker: phase Failed" wait_phase crash Failed 60
+check "deleted worker: reason WorkerFailed ($(jp crash '{.status.message}'))" test "$(jp crash '{.status.reason}')" = WorkerFailed
+
+# 9. A LoadTest deleted mid-run takes its pods along.
+apply_loadtest gone "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, duration: 30s}" >/dev/null
+wait_phase gone Running 120
+kubectl -n "$NS" delete lt gone --wait=false >/dev/null
+check "deleted LoadTest: its worker pods are gone" \
+  bash -c "for i in \$(seq 1 150); do [ -z \"\$(kubectl -n '$NS' get pods -l kubeload.dev/loadtest=gone -o name 2>/dev/null)\" ] && exit 0; sleep 0.2; done; exit 1"
+
+# 10. Operator metrics.
+metrics=$(curl -fs http://127.0.0.1:18481/metrics)
+for metric in kubeload_loadtest_phase kubeload_loadtest_verdict kubeload_loadtest_result_rps \
+  kubeload_loadtest_result_latency_seconds kubeload_operator_reconcile_total kubeload_operator_queue_depth; do
+  check "operator metrics: $metric" contains "$metrics" "$metric"
+done
+
+kubectl -n "$NS" get lt 2>/dev/null
+finish
