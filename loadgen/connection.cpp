@@ -109,9 +109,13 @@ void Connection::write_request() {
   auto on_written = [this](const boost::system::error_code& ec, std::size_t bytes) {
     bytes_out_ += bytes;
     if (ec) return fail(Outcome::write, ec);
-    written_at_ = Clock::now();
     read_response();
   };
+  // Taken as the request leaves, not when the completion handler runs: the
+  // handler may run later than the server starts working, and Waiting must
+  // never come out shorter than the server's own time. A request is one
+  // send, so the two coincide but for that scheduling delay.
+  written_at_ = Clock::now();
   if (tls_) {
     asio::async_write(*tls_, asio::buffer(wire), std::move(on_written));
   } else {
