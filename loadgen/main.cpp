@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -128,6 +129,21 @@ int run_worker_mode(const kl::CliOptions& options) {
   }
   kl::WorkerConfig config;
   config.spec = std::move(parsed.spec);
+  // Header values from Secrets arrive as env vars KUBELOAD_HEADER_<n>, numbered
+  // over all requests' headersFrom in document order (the operator's Job
+  // builder numbers them the same way); the spec itself holds only references.
+  size_t ordinal = 0;
+  for (auto& request : config.spec.requests) {
+    for (const auto& from : request.headers_from) {
+      const std::string variable = "KUBELOAD_HEADER_" + std::to_string(ordinal++);
+      const char* value = std::getenv(variable.c_str());
+      if (value == nullptr) {
+        return usage_error("loadgen worker: " + variable + " (header " + from.name +
+                           " from secret " + from.secret_key_ref.name + ") is not set");
+      }
+      request.headers.emplace_back(from.name, value);
+    }
+  }
   config.target_url =
       options.target_override.empty() ? config.spec.url.value_or("") : options.target_override;
   if (config.target_url.empty())

@@ -57,24 +57,8 @@ check "image $IMAGE built and imported into the nodes" \
 check "CRD applied and established" bash -c "kubectl apply -f '$root/crds/kubeload.dev_loadtests.yaml' >/dev/null && kubectl wait --for=condition=Established crd/loadtests.kubeload.dev --timeout=60s >/dev/null"
 
 kubectl create namespace "$NS" >/dev/null 2>&1
+kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
 kubectl apply -f - >/dev/null <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: nginx, namespace: $NS}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: nginx}}
-  template:
-    metadata: {labels: {app: nginx}}
-    spec:
-      containers:
-      - {name: nginx, image: localhost/kubeload/nginx:1, imagePullPolicy: IfNotPresent, ports: [{containerPort: 80}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: nginx, namespace: $NS}
-spec: {selector: {app: nginx}, ports: [{port: 80, targetPort: 80}]}
----
 apiVersion: v1
 kind: Service
 metadata: {name: nobody, namespace: $NS}
@@ -162,6 +146,25 @@ after=$(nginx_requests)
 check "open model: nginx served $((after - before)), status says $requests" test "$((after - before))" -eq "${requests:-0}"
 check "open model: two stage rows" test "$(jp open '{.status.stages[*].index}')" = "0 1"
 check "open model: about 600 requests at 100 then 200/s ($requests)" test "${requests:-0}" -ge 500 -a "${requests:-0}" -le 650
+
+# 3b. A header from a Secret reaches the workers, never the Job or the CR.
+kubectl -n "$NS" create secret generic api-token --from-literal=header='Bearer s3cr3t-e2e' \
+  >/dev/null 2>&1
+apply_loadtest secret "  target: {service: {name: nginx, port: 80}}
+  requests:
+  - name: authed
+    path: /
+    headersFrom: [{name: Authorization, secretKeyRef: {name: api-token, key: header}}]
+  load: {connections: 2, requests: 100}
+  cleanup: {policy: Never}" >/dev/null
+check "secret header: Completed" wait_completed secret
+check "secret header: all 100 requests succeeded" \
+  test "$(jp secret '{.status.result.requests}/{.status.result.failures}')" = "100/0"
+objects=$(kubectl -n "$NS" get job/secret-workers lt/secret -o yaml 2>&1)
+check "secret header: the Job takes it by reference (KUBELOAD_HEADER_0 from api-token)" \
+  contains "$objects" "KUBELOAD_HEADER_0"
+check "secret header: the value is in neither the Job nor the LoadTest" \
+  bash -c "! grep -q s3cr3t-e2e <<<\"\$1\"" _ "$objects"
 
 # 4. A missed gate is a verdict, not a failure of the run.
 apply_loadtest gate "  target: {service: {name: nginx, port: 80}}
