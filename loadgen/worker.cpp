@@ -6,7 +6,7 @@ namespace kubeload::loadgen {
 namespace {
 
 constexpr auto kTickInterval = std::chrono::milliseconds(10);
-constexpr int kTicksPerSnapshot = 10;          // counters: every 100 ms
+constexpr int kTicksPerSnapshot = 10;         // counters: every 100 ms
 constexpr int kTicksPerLatencySnapshot = 50;  // histogram buckets: every 500 ms
 constexpr auto kLateAfter = std::chrono::milliseconds(1);
 constexpr auto kInterruptGrace = std::chrono::seconds(1);
