@@ -4,6 +4,7 @@
 
 #include "operator/kube/client.hpp"
 
+#include <cstdint>
 #include <ctime>
 #include <optional>
 #include <vector>
@@ -98,7 +99,14 @@ struct Client::Impl {
                 std::optional<std::string> body = std::nullopt,
                 const std::string& content_type = "application/json", std::stop_token stop = {}) {
     http::http_request req = make_request(method, target);
-    if (body) req.set_body(std::move(*body), content_type);
+    if (body) {
+      // Not set_body(std::string): that overload views a char buffer as a
+      // uint8_t one, which UBSan reports. A byte container is what it wants.
+      const auto length = body->size();
+      concurrency::streams::container_buffer<std::vector<uint8_t>> bytes(
+          std::vector<uint8_t>(body->begin(), body->end()), std::ios_base::in);
+      req.set_body(concurrency::streams::istream(bytes), length, content_type);
+    }
     pplx::cancellation_token_source cancel;
     std::stop_callback on_stop(stop, [&cancel] { cancel.cancel(); });
     try {
@@ -252,16 +260,18 @@ WatchResult Client::watch(const ResourceRef& r, const WatchOptions& options,
         result.end = WatchResult::End::Stopped;
         return result;
       }
-      concurrency::streams::container_buffer<std::string> line;
+      // A byte buffer, for the same reason as in send().
+      concurrency::streams::container_buffer<std::vector<uint8_t>> line;
       const std::size_t n = body.read_line(line).get();
       if (n == 0 && body.is_eof()) {
         parser.finish(items);
         eof = true;
       } else {
         // read_line strips the newline; the parser wants the raw framing back.
-        std::string& bytes = line.collection();
+        std::vector<uint8_t>& bytes = line.collection();
         bytes.push_back('\n');
-        parser.feed(bytes, items);
+        parser.feed(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                    items);
       }
       for (WatchParseItem& item : items) {
         if (std::holds_alternative<WatchParseError>(item)) {

@@ -1,5 +1,7 @@
 #include "operator/kube/config.hpp"
 
+#include "kubeload/base64.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -75,38 +77,22 @@ std::string trim(std::string s) {
 }  // namespace
 
 std::string base64_decode(const std::string& in, const std::string& what) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  unsigned bits = 0;
-  int nbits = 0;
-  std::size_t sextets = 0;
-  bool padding = false;
+  // kubeconfigs are hand-edited: line breaks inside the data and missing
+  // padding are common, so both are forgiven before the strict decoder runs.
+  std::string text;
+  text.reserve(in.size() + 2);
   for (char c : in) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    const int v = value(c);
-    if (v < 0 || padding) throw ConfigError(what + ": not valid base64");
-    bits = (bits << 6) | static_cast<unsigned>(v);
-    nbits += 6;
-    ++sextets;
-    if (nbits >= 8) {
-      nbits -= 8;
-      out.push_back(static_cast<char>((bits >> nbits) & 0xFF));
-    }
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') text.push_back(c);
   }
-  if (sextets % 4 == 1) throw ConfigError(what + ": not valid base64 (truncated)");
-  return out;
+  if (text.empty()) return {};
+  if (text.size() % 4 == 1) throw ConfigError(what + ": not valid base64 (truncated)");
+  if (text.size() % 4 != 0) text.append(4 - text.size() % 4, '=');
+  try {
+    const std::vector<uint8_t> bytes = kubeload::base64_decode(text);
+    return std::string(bytes.begin(), bytes.end());
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(what + ": not valid base64 (" + e.what() + ")");
+  }
 }
 
 ClusterConfig parse_kubeconfig(const std::string& yaml_text, const std::string& source_name,
