@@ -5,13 +5,15 @@
 # pages, watches changes made meanwhile, resumes a watch from an old
 # resourceVersion, gets 410 for a too-old one and relists, takes a 409 on a stale
 # write and retries it, patches a status subresource, records an Event and
-# deletes. Then other credentials are tried: the kubeconfig flattened to
+# deletes; a ListWatch whose connections are cut (through a forwarding proxy in
+# the probe, so the shared API server is never restarted) backs off, reconnects
+# and catches up. Then other credentials are tried: the kubeconfig flattened to
 # *-data fields, a service-account bearer token (and tokenFile) limited by RBAC,
 # and a kubeconfig with a broken field, whose error must name that field.
 #
 # Uses the cluster that is already running; it never starts or stops one:
 #   $KUBECONFIG if set, else the one `scripts/cluster env` prints.
-# The probe binary: $KUBE_CLIENT_PROBE, else the first build dir that has it.
+# The probe binary: $KUBE_CLIENT_PROBE, else the newest build*/bin/kube_client_probe.
 # Last line: `kube-client-e2e: N passed, M failed` (exit 1 if M > 0), or a SKIP
 # line (exit 0) when no API server can be reached.
 set -uo pipefail
@@ -52,9 +54,8 @@ kubectl get --raw /readyz --request-timeout=5s >/dev/null 2>&1 ||
 
 probe="${KUBE_CLIENT_PROBE:-}"
 if [ -z "$probe" ]; then
-  for d in "$root"/build*/bin; do
-    if [ -x "$d/kube_client_probe" ]; then probe="$d/kube_client_probe"; break; fi
-  done
+  # The most recently built one: other build dirs may hold a stale probe.
+  probe="$(ls -t "$root"/build*/bin/kube_client_probe 2>/dev/null | head -n1)"
 fi
 if [ -z "$probe" ] || [ ! -x "$probe" ]; then
   bad "kube_client_probe is built (cmake --build <dir> --target kube_client_probe, or set KUBE_CLIENT_PROBE)"
