@@ -50,8 +50,9 @@ tcp::endpoint parse_listen(const std::string& listen) {
 
 // The result document while the run is going: counters only (histograms
 // arrive with the final result).
-json partial_document(const LiveSnapshot& s) {
+json partial_document(const LiveSnapshot& s, double elapsed_seconds) {
   Result r;
+  r.duration_seconds = elapsed_seconds;  // so a live rate can be shown
   for (const auto& row : s.requests) {
     r.requests += row.requests;
     for (const auto& [code, count] : row.status_codes) r.status_codes[code] += count;
@@ -207,7 +208,9 @@ class WorkerService {
     if (final_) {
       document = to_json(*final_);
     } else {
-      document = partial_document(latest_);
+      const double elapsed =
+          started_at_ms_ > 0 ? static_cast<double>(unix_ms_now() - started_at_ms_) / 1000.0 : 0.0;
+      document = partial_document(latest_, elapsed);
     }
     document["worker"] = config_.index;
     document["startedAtMs"] = started_at_ms_;
