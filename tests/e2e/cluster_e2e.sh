@@ -22,26 +22,10 @@ NS=kubeload-e2e
 NGINX_IMAGE="${KUBELOAD_E2E_NGINX_IMAGE:-localhost/kubeload/nginx:1}"
 CLIENT_IMAGE="${KUBELOAD_E2E_CLIENT_IMAGE:-localhost/kubeload/debian:bookworm}"
 PULL_POLICY="${KUBELOAD_E2E_PULL_POLICY:-IfNotPresent}"
-passed=0
-failed=0
-
-say() { echo "cluster-e2e: $*"; }
-ok() { passed=$((passed + 1)); say "PASS $*"; }
-bad() { failed=$((failed + 1)); say "FAIL $*"; }
-check() { # description command...
-  local d="$1"; shift
-  if "$@"; then ok "$d"; else bad "$d"; fi
-}
-skip() {
-  echo "cluster-e2e: ################################################################" >&2
-  echo "cluster-e2e: SKIPPING the cluster tier: $*" >&2
-  echo "cluster-e2e: ################################################################" >&2
-  echo "cluster-e2e: SKIP: $*"
-  exit 0
-}
+E2E_NAME=cluster-e2e
+. "$(dirname "$0")/lib.sh"
 finish() {
-  say "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
+  report
   exit $?
 }
 

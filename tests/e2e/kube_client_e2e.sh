@@ -19,26 +19,10 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-passed=0
-failed=0
-
-say() { echo "kube-client-e2e: $*"; }
-ok() { passed=$((passed + 1)); say "PASS $*"; }
-bad() { failed=$((failed + 1)); say "FAIL $*"; }
-check() { # description command...
-  local d="$1"; shift
-  if "$@"; then ok "$d"; else bad "$d"; fi
-}
-skip() {
-  echo "kube-client-e2e: ################################################################" >&2
-  echo "kube-client-e2e: SKIPPING the Kubernetes client e2e: $*" >&2
-  echo "kube-client-e2e: ################################################################" >&2
-  echo "kube-client-e2e: SKIP: $*"
-  exit 0
-}
+E2E_NAME=kube-client-e2e
+. "$(dirname "$0")/lib.sh"
 finish() {
-  say "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
+  report
   exit $?
 }
 

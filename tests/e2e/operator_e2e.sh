@@ -17,25 +17,18 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cluster="$root/scripts/cluster"
 NS=kubeload-operator-e2e
 IMAGE=localhost/kubeload/kubeload:dev
-passed=0
-failed=0
 operator_pid=""
 was_up=0
 
-say() { echo "operator-e2e: $*"; }
-contains() { grep -qi -- "$2" <<<"$1"; }
-ok() { passed=$((passed + 1)); say "PASS $*"; }
-bad() { failed=$((failed + 1)); say "FAIL $*"; }
-check() { local d="$1"; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+E2E_NAME=operator-e2e
+. "$(dirname "$0")/lib.sh"
 finish() {
   stop_operator
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
   if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
-  say "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
+  report
   exit $?
 }
-skip() { say "SKIP: $*"; exit 0; }
 
 [ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
 for binary in loadgen kubeload-operator; do

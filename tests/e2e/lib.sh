@@ -1,0 +1,25 @@
+# Shared by the e2e scripts: PASS/FAIL bookkeeping and the closing line
+# "<name>: N passed, M failed". Source it after setting E2E_NAME.
+passed=0
+failed=0
+
+say() { echo "$E2E_NAME: $*"; }
+ok() { passed=$((passed + 1)); say "PASS $*"; }
+bad() { failed=$((failed + 1)); say "FAIL $*"; }
+check() { # description command...
+  local d="$1"; shift
+  if "$@"; then ok "$d"; else bad "$d"; fi
+}
+contains() { grep -qi -- "$2" <<<"$1"; }
+# A loud SKIP, exit 0: the machine lacks what the tier needs.
+skip() {
+  echo "$E2E_NAME: ################################################################" >&2
+  echo "$E2E_NAME: SKIPPING: $*" >&2
+  echo "$E2E_NAME: ################################################################" >&2
+  echo "$E2E_NAME: SKIP: $*"
+  exit 0
+}
+report() {
+  say "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
