@@ -72,7 +72,6 @@ void Connection::start(const RequestSlot& slot) {
 }
 
 void Connection::connect() {
-  step_ = Step::connecting;
   new_connection_ = true;
   connect_started_ = Clock::now();
   if (worker_.tls() != nullptr) {
@@ -104,7 +103,6 @@ void Connection::on_connected(const boost::system::error_code& ec) {
 }
 
 void Connection::write_request() {
-  step_ = Step::writing;
   const std::string& wire = worker_.plan().requests[slot_.request].wire;
   auto on_written = [this](const boost::system::error_code& ec, std::size_t bytes) {
     bytes_out_ += bytes;
@@ -124,7 +122,6 @@ void Connection::write_request() {
 }
 
 void Connection::read_response() {
-  step_ = Step::reading;
   auto on_read = [this](const boost::system::error_code& ec, std::size_t bytes) {
     this->on_read(ec, bytes);
   };
@@ -209,7 +206,6 @@ void Connection::finish(Outcome outcome, bool response_complete) {
   done.bytes_out = bytes_out_;
   done.new_connection = new_connection_;
   busy_ = false;
-  step_ = Step::idle;
   worker_.on_complete(*this, slot_, done);
 }
 

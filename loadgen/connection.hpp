@@ -40,8 +40,6 @@ class Connection {
   void close() noexcept;
 
  private:
-  enum class Step { idle, connecting, writing, reading };
-
   bool socket_open() const noexcept;
   tcp::socket& socket() noexcept;
   void connect();
@@ -63,7 +61,6 @@ class Connection {
 
   bool busy_ = false;
   bool timed_out_ = false;
-  Step step_ = Step::idle;
   RequestSlot slot_{};
   Clock::time_point deadline_{};
   Clock::time_point connect_started_{};

@@ -127,12 +127,12 @@ void Worker::advance_phases(Clock::time_point now) {
   while (!stopping_) {
     const Phase& p = phase();
     if (!p.warmup && plan_.total_request_budget && counted_issued_ >= *plan_.total_request_budget) {
-      return begin_stopping(now);
+      return begin_stopping();
     }
     const bool time_up = now >= phase_ends_;
     const bool budget_spent = p.request_budget && phase_issued_ >= *p.request_budget;
     if (!time_up && !budget_spent) return;
-    if (phase_index_ + 1 >= plan_.phases.size()) return begin_stopping(now);
+    if (phase_index_ + 1 >= plan_.phases.size()) return begin_stopping();
     // A phase ended by time hands over at its planned end, so stage lengths
     // do not drift by the tick interval.
     begin_phase(phase_index_ + 1,
@@ -269,7 +269,7 @@ void Worker::on_tick() {
   if (stop_.load(std::memory_order_relaxed) && !interrupted_) {
     interrupted_ = true;
     for (auto& c : connections_) c->clamp_deadline(now + kInterruptGrace);
-    begin_stopping(now);
+    begin_stopping();
   }
   advance_phases(now);
   for (auto& c : connections_) c->enforce_deadline(now);
@@ -278,10 +278,9 @@ void Worker::on_tick() {
   if (!finished_) arm_tick();
 }
 
-void Worker::begin_stopping(Clock::time_point now) {
+void Worker::begin_stopping() {
   if (stopping_) return;
   stopping_ = true;
-  stop_requested_at_ = now;
   open_timer_.cancel();
   // Requests still waiting for a connection will never be sent.
   for (; pending_size_ > 0; --pending_size_) {

@@ -95,7 +95,7 @@ class Worker {
   void start_open(Connection& connection, const RequestSlot& slot);
   void arm_tick();
   void on_tick();
-  void begin_stopping(Clock::time_point now);
+  void begin_stopping();
   void finish_if_drained();
   void publish_snapshot(bool with_latency);
   void record(const RequestSlot& slot, const Completion& done);
@@ -122,7 +122,6 @@ class Worker {
   bool interrupted_ = false;
   bool wake_pending_ = false;
   uint64_t ticks_ = 0;
-  Clock::time_point stop_requested_at_{};
 
   // Weighted request mix (smooth weighted round robin).
   std::vector<int64_t> mix_current_;
