@@ -159,6 +159,18 @@ void ListWatch::run(std::stop_token stop) {
   }
 }
 
+namespace {
+
+// managedFields are often the largest part of an object and nothing the
+// operator decides on; the cache is kept without them.
+void drop_managed_fields(nlohmann::json& object) {
+  if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+    meta->erase("managedFields");
+  }
+}
+
+}  // namespace
+
 bool ListWatch::relist(std::stop_token stop) {
   ListOptions lo;
   lo.label_selector = options_.label_selector;
@@ -187,6 +199,7 @@ bool ListWatch::relist(std::stop_token stop) {
         if (!item.contains("kind") && !options_.resource.kind.empty()) {
           item["kind"] = options_.resource.kind;
         }
+        drop_managed_fields(item);
         std::string key = object_key(item);
         fresh.emplace(std::move(key), std::move(item));
       }
@@ -228,6 +241,7 @@ bool ListWatch::relist(std::stop_token stop) {
 void ListWatch::on_watch_event(const WatchEvent& ev) {
   if (ev.type == WatchEventType::Error) return;  // the watch call reports it
   nlohmann::json obj = ev.object;
+  drop_managed_fields(obj);
   {
     std::lock_guard lock(mu_);
     if (auto rv = resource_version_of(obj); !rv.empty()) resource_version_ = rv;
