@@ -190,6 +190,8 @@ void add_snapshot(LiveSnapshot& total, const LiveSnapshot& part) {
   total.late += part.late;
   total.dropped += part.dropped;
   total.stage = std::max(total.stage, part.stage);
+  // Threads run side by side, so the run has been counting as long as the longest.
+  total.counted_seconds = std::max(total.counted_seconds, part.counted_seconds);
   total.target_rate += part.target_rate;
   total.done = total.done && part.done;
 }

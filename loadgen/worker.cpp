@@ -330,6 +330,12 @@ void Worker::publish_snapshot(bool with_latency) {
       s.dropped += r.rate->dropped;
     }
   }
+  const Clock::time_point now = Clock::now();
+  for (size_t i = 0; i < stage_started_.size(); ++i) {
+    if (stage_started_[i] == Clock::time_point{}) continue;
+    const Clock::time_point end = stage_ended_[i] == Clock::time_point{} ? now : stage_ended_[i];
+    s.counted_seconds += seconds_between(stage_started_[i], end);
+  }
   s.warmup_requests = warmup_requests_;
   s.connections_open = connections_open_;
   s.in_flight = in_flight_;

@@ -39,7 +39,8 @@ struct LiveSnapshot {
   uint64_t in_flight = 0;
   uint64_t late = 0;
   uint64_t dropped = 0;
-  int stage = -1;  // -1 during warm-up
+  int stage = -1;              // -1 during warm-up
+  double counted_seconds = 0;  // time spent in counted stages so far (warm-up excluded)
   double target_rate = 0;
   bool done = false;
 };

@@ -50,9 +50,10 @@ tcp::endpoint parse_listen(const std::string& listen) {
 
 // The result document while the run is going: counters only (histograms
 // arrive with the final result).
-json partial_document(const LiveSnapshot& s, double elapsed_seconds) {
+json partial_document(const LiveSnapshot& s) {
   Result r;
-  r.duration_seconds = elapsed_seconds;  // so a live rate can be shown
+  // Counted stages only, so the live rate is not diluted by the warm-up.
+  r.duration_seconds = s.counted_seconds;
   for (const auto& row : s.requests) {
     r.requests += row.requests;
     for (const auto& [code, count] : row.status_codes) r.status_codes[code] += count;
@@ -208,9 +209,7 @@ class WorkerService {
     if (final_) {
       document = to_json(*final_);
     } else {
-      const double elapsed =
-          started_at_ms_ > 0 ? static_cast<double>(unix_ms_now() - started_at_ms_) / 1000.0 : 0.0;
-      document = partial_document(latest_, elapsed);
+      document = partial_document(latest_);
     }
     document["worker"] = config_.index;
     document["startedAtMs"] = started_at_ms_;

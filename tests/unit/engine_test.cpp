@@ -137,6 +137,29 @@ TEST(Engine, WarmupIsSentButNotCounted) {
   EXPECT_EQ(server.requests(), 150u);
 }
 
+TEST(Engine, LiveCountedTimeLeavesTheWarmupOut) {
+  TinyServer server;
+  RunPlan plan = closed_plan(server.port(), 2, 0);
+  plan.total_request_budget.reset();
+  plan.phases.front().duration = std::chrono::milliseconds(400);
+  Phase warmup = plan.phases.front();
+  warmup.warmup = true;
+  warmup.duration = std::chrono::milliseconds(300);
+  plan.phases.insert(plan.phases.begin(), warmup);
+  plan.threads = 1;
+  LiveSnapshot last;
+  RunOptions options;
+  options.progress = false;
+  options.on_progress = [&](const LiveSnapshot& s) { last = s; };
+  const auto started = std::chrono::steady_clock::now();
+  const RunOutcome outcome = run_plan(plan, options);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_GE(last.counted_seconds, 0.4);
+  EXPECT_LE(last.counted_seconds, wall - 0.3);
+  EXPECT_NEAR(last.counted_seconds, outcome.result.result.duration_seconds, 0.001);
+}
+
 TEST(Engine, StalledRequestsTimeOutAsTimeouts) {
   TinyServer server;
   RunPlan plan = closed_plan(server.port(), 2, 4, "/stall");
