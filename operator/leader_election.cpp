@@ -36,17 +36,20 @@ LeaderElector::~LeaderElector() {
 
 void LeaderElector::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
-    bool renewed = false;
+    LeaseAttempt attempt = LeaseAttempt::kFailed;
     try {
-      renewed = try_acquire_or_renew();
+      attempt = try_acquire_or_renew();
     } catch (const std::exception& e) {
       log_.warn("lease renewal failed", {{"error", e.what()}});
     }
     const auto now = std::chrono::steady_clock::now();
-    if (renewed) {
+    if (attempt == LeaseAttempt::kHeld) {
       if (!leading_.exchange(true)) log_.info("became leader", {{"identity", options_.identity}});
       last_renewal_ = now;
-    } else if (leading_.load() && now - last_renewal_ > options_.duration) {
+    } else if (leading_.load() &&
+               (attempt == LeaseAttempt::kHeldByOther || now - last_renewal_ > renew_deadline())) {
+      // Step down before the lease can run out under another replica: two
+      // leaders would both start workers for the same LoadTest.
       leading_.store(false);
       log_.warn("lost leadership", {{"identity", options_.identity}});
     }
@@ -56,10 +59,33 @@ void LeaderElector::run(std::stop_token stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  leading_.store(false);
+  if (leading_.exchange(false)) release();
 }
 
-bool LeaderElector::try_acquire_or_renew() {
+// Stepping down on a clean stop lets another replica take over at once
+// instead of waiting for the lease to run out (client-go's ReleaseOnCancel).
+void LeaderElector::release() {
+  try {
+    const kube::ResourceRef leases = kube::resources::leases(options_.namespace_);
+    kube::Response current = client_.get(leases, options_.name);
+    if (!current.ok()) return;
+    nlohmann::json lease = current.body;
+    nlohmann::json& spec = lease["spec"];
+    if (spec.value("holderIdentity", "") != options_.identity) return;
+    const std::string now = micro_time(std::chrono::system_clock::now());
+    spec["holderIdentity"] = "";
+    spec["leaseDurationSeconds"] = 1;
+    spec["acquireTime"] = now;
+    spec["renewTime"] = now;
+    if (client_.replace(leases, options_.name, lease).ok()) {
+      log_.info("released leadership", {{"identity", options_.identity}});
+    }
+  } catch (const std::exception& e) {
+    log_.warn("releasing the lease failed", {{"error", e.what()}});
+  }
+}
+
+LeaderElector::LeaseAttempt LeaderElector::try_acquire_or_renew() {
   const kube::ResourceRef leases = kube::resources::leases(options_.namespace_);
   const auto now = std::chrono::system_clock::now();
   kube::Response current = client_.get(leases, options_.name);
@@ -74,16 +100,18 @@ bool LeaderElector::try_acquire_or_renew() {
           {"acquireTime", micro_time(now)},
           {"renewTime", micro_time(now)},
           {"leaseTransitions", 0}}}};
-    return client_.create(leases, lease).ok();
+    return client_.create(leases, lease).ok() ? LeaseAttempt::kHeld : LeaseAttempt::kFailed;
   }
-  if (!current.ok()) return false;
+  if (!current.ok()) return LeaseAttempt::kFailed;
   nlohmann::json lease = current.body;
   nlohmann::json& spec = lease["spec"];
   const std::string holder = spec.value("holderIdentity", "");
   if (holder != options_.identity) {
     const auto renewed = parse_micro_time(spec.value("renewTime", ""));
     const auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", 15));
-    if (!holder.empty() && renewed && now < *renewed + duration) return false;  // held
+    if (!holder.empty() && renewed && now < *renewed + duration) {
+      return LeaseAttempt::kHeldByOther;
+    }
     spec["holderIdentity"] = options_.identity;
     spec["acquireTime"] = micro_time(now);
     spec["leaseTransitions"] = spec.value("leaseTransitions", 0) + 1;
@@ -92,7 +120,8 @@ bool LeaderElector::try_acquire_or_renew() {
   spec["renewTime"] = micro_time(now);
   // A PUT carrying the resourceVersion just read: two replicas racing for a
   // free lease cannot both win.
-  return client_.replace(leases, options_.name, lease).ok();
+  return client_.replace(leases, options_.name, lease).ok() ? LeaseAttempt::kHeld
+                                                            : LeaseAttempt::kFailed;
 }
 
 }  // namespace kubeload::controller

@@ -2,7 +2,7 @@
 // Leader election on a coordination.k8s.io/v1 Lease, so that only one of
 // several operator replicas reconciles: acquire when the lease is free or its
 // holder stopped renewing, renew while leading, and step down when a renewal
-// fails for longer than the lease lasts.
+// fails for longer than the lease lasts; on a clean stop, release it.
 
 #include <atomic>
 #include <chrono>
@@ -34,7 +34,11 @@ class LeaderElector {
 
  private:
   void run(std::stop_token stop);
-  bool try_acquire_or_renew();
+  enum class LeaseAttempt { kHeld, kHeldByOther, kFailed };
+  LeaseAttempt try_acquire_or_renew();
+  // client-go's renewDeadline: two thirds of the lease.
+  std::chrono::milliseconds renew_deadline() const { return options_.duration * 2000 / 3; }
+  void release();
 
   kube::Client& client_;
   const LeaseOptions options_;
