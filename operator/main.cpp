@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +18,7 @@
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
+#include "kubeload/duration.hpp"
 #include "operator/controller.hpp"
 #include "operator/leader_election.hpp"
 #include "operator/work_queue.hpp"
@@ -35,6 +38,7 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --leader-election-namespace NS   where the Lease lives (default: --namespace or "default")
   --concurrency N          reconciles in parallel (default 2)
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
+  --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
 )";
 
 struct Flags {
@@ -47,6 +51,7 @@ struct Flags {
   std::string lease_namespace;
   unsigned concurrency = 2;
   std::optional<uint32_t> worker_threads;
+  std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
 };
 
 int usage_error(const std::string& message) {
@@ -97,7 +102,15 @@ Flags parse_flags(int argc, char** argv) {
       flags.concurrency = positive(arg, next());
     else if (arg == "--worker-threads")
       flags.worker_threads = positive(arg, next());
-    else if (arg == "-h" || arg == "--help")
+    else if (arg == "--resync-period") {
+      const std::string text = next();
+      const auto period = kubeload::parse_duration(text);
+      if (!period || *period < std::chrono::seconds(1)) {
+        throw std::invalid_argument(arg + ": must be a duration of at least 1s (e.g. 10m), got \"" +
+                                    text + "\"");
+      }
+      flags.resync_period = *period;
+    } else if (arg == "-h" || arg == "--help")
       throw std::invalid_argument("");
     else
       throw std::invalid_argument("unknown flag \"" + arg + "\"");
@@ -259,9 +272,22 @@ int main(int argc, char** argv) {
     });
   }
 
+  // Level-triggered safety net, like controller-runtime's SyncPeriod: every
+  // LoadTest is looked at again now and then, even when no event arrived.
+  std::jthread resync([&](std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    while (!wake.wait_for(lock, stop, flags.resync_period, [&] { return stop.stop_requested(); })) {
+      for (const auto& object : loadtests.items()) queue.add(kube::object_key(object));
+    }
+  });
+
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   log.info("stopping", {{"signal", signal_number}});
+  resync.request_stop();
+  resync.join();
   queue.shut_down();
   for (auto& w : workers) w.join();
   health.close().wait();
