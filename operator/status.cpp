@@ -594,8 +594,10 @@ json compute_status(const Observed& observed, Timestamp now) {
   json workers_json = {
       {"desired", workers},
       {"ready", facts.ready},
-      {"succeeded",
-       std::max<uint64_t>(pods_succeeded, count(member(member(job, "status"), "succeeded")))},
+      // A worker has succeeded once its final result is in hand: its pod
+      // only exits after the operator acknowledged that result.
+      {"succeeded", std::max<uint64_t>({pods_succeeded, facts.final_results,
+                                        count(member(member(job, "status"), "succeeded"))})},
       {"failed",
        std::max<uint64_t>(workers_failed, count(member(member(job, "status"), "failed")))}};
   if (observed.start_skew_ms) {

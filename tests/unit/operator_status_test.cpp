@@ -254,6 +254,9 @@ TEST(OperatorStatus, AllFinalResultsMeetingThresholdsSucceedWithPass) {
   EXPECT_EQ(condition(status, "Passed")["status"], "True");
   EXPECT_EQ(condition(status, "Passed")["reason"], "ThresholdsPassed");
   EXPECT_EQ(condition(status, "WorkersReady")["status"], "True");
+  // The pods still run (they wait for the acknowledgement), yet every worker
+  // has delivered its final result.
+  EXPECT_EQ(status["workers"]["succeeded"], status["workers"]["desired"]);
   EXPECT_EQ(status["requestResults"][0]["name"], "default");
   EXPECT_FALSE(status["requestResults"][0].contains("histogram"));
   EXPECT_TRUE(status["result"].contains("histogram"));
@@ -417,7 +420,7 @@ TEST(OperatorStatus, WorkerExitingWithoutItsResultIsResultsLost) {
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "ResultsLost");
   EXPECT_NE(status["message"].get<std::string>().find("worker 2 exited"), std::string::npos);
-  EXPECT_EQ(status["workers"]["succeeded"], 1);
+  EXPECT_EQ(status["workers"]["succeeded"], 2);  // the two whose final results are in hand
 }
 
 TEST(OperatorStatus, CompleteResultsWinOverALaterCrash) {
