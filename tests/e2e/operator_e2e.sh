@@ -7,8 +7,11 @@
 # a bad manifest is refused by the API server naming the field, an invalid
 # spec fails before any pod exists, a missed gate is verdict Fail (not phase
 # Failed), a target with no endpoints shows up as connect errors, the
-# operator killed mid-run picks the run up again, a deleted worker fails the
-# run, a deleted LoadTest takes its pods along.
+# operator killed mid-run picks the run up again, so does a run during which
+# the API server restarts (and the watches resume), a deleted worker fails the
+# run, a deleted LoadTest takes its pods along, and of two replicas with
+# --leader-elect only the Lease holder acts; the other takes over when the
+# leader dies or steps down.
 # Last line: `operator-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -18,12 +21,15 @@ cluster="$root/scripts/cluster"
 NS=kubeload-operator-e2e
 IMAGE=localhost/kubeload/kubeload:dev
 operator_pid=""
+replica_pids=()
 was_up=0
 
 E2E_NAME=operator-e2e
 . "$(dirname "$0")/lib.sh"
 finish() {
   stop_operator
+  local pid
+  for pid in "${replica_pids[@]}"; do kill "$pid" 2>/dev/null; done
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
   if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
   report
@@ -108,17 +114,19 @@ check "a bad manifest is refused by kubectl apply naming spec.workers" contains 
 check "a bad manifest is refused by kubectl apply: url and service ($(head -c 300 <<<"$out"))" \
   contains "$out" "exactly one of"
 
-# 2. Closed model, 2 workers, warm-up: exact counts against nginx.
+# 2. Closed model, 3 workers, warm-up: exact counts against nginx.
 before=$(nginx_requests)
 apply_loadtest closed "  target: {service: {name: nginx, port: 80}}
-  load: {connections: 4, requests: 1000, warmupRequests: 100}
-  workers: 2
+  load: {connections: 6, requests: 1000, warmupRequests: 100}
+  workers: 3
   thresholds: ['errorRate < 1%', 'requests == 1000']
   cleanup: {policy: Always}" >/dev/null
 check "closed model: Completed" wait_completed closed
 check "closed model: Passed condition" kubectl -n "$NS" wait --for=condition=Passed lt/closed --timeout=10s
 check "closed model: phase Succeeded, verdict Pass" test "$(jp closed '{.status.phase}/{.status.verdict}')" = "Succeeded/Pass"
 check "closed model: 1000 requests in status" test "$(jp closed '{.status.result.requests}')" = 1000
+check "closed model: 3 of 3 workers succeeded, start skew recorded ($(jp closed '{.status.workers}'))" \
+  test "$(jp closed '{.status.workers.desired}/{.status.workers.succeeded}')" = 3/3 -a -n "$(jp closed '{.status.workers.startSkewMs}')"
 sleep 1
 after=$(nginx_requests)
 check "closed model: nginx served $((after - before)) = 1000 + 100 warm-up" test "$((after - before))" -eq 1100
@@ -188,7 +196,7 @@ check "unreachable target: verdict Fail" test "$(jp nobody '{.status.verdict}')"
 # 7. The operator killed mid-run: the run is picked up and counts stay exact.
 before=$(nginx_requests)
 apply_loadtest restart "  target: {service: {name: nginx, port: 80}}
-  load: {connections: 2, duration: 6s}
+  load: {rate: 300, duration: 6s}
   workers: 2" >/dev/null
 check "restart: Running" wait_phase restart Running 120
 stop_operator
@@ -200,9 +208,29 @@ sleep 1
 after=$(nginx_requests)
 check "restart: nginx served $((after - before)), status says $requests" test "$((after - before))" -eq "${requests:-0}"
 
+# 7b. The API server restarts mid-run: the run completes with exact counts
+# and the watches resume (a LoadTest applied afterwards is seen and run).
+before=$(nginx_requests)
+apply_loadtest apirestart "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 300, duration: 8s}
+  workers: 2" >/dev/null
+check "API server restart: Running" wait_phase apirestart Running 120
+check "API server restarted mid-run (scripts/cluster restart kube-apiserver)" \
+  bash -c "KUBELOAD_RESTART_PAUSE=3 '$cluster' restart kube-apiserver >/tmp/operator-e2e-apiserver.log 2>&1"
+check "API server restart: Completed" wait_completed apirestart
+requests=$(jp apirestart '{.status.result.requests}')
+sleep 1
+after=$(nginx_requests)
+check "API server restart: nginx served $((after - before)), status says $requests" \
+  test "$((after - before))" -eq "${requests:-0}"
+check "API server restart: the operator is still the same process" kill -0 "$operator_pid"
+apply_loadtest afterapi "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 100}" >/dev/null
+check "API server restart: a LoadTest applied afterwards runs (watches resumed)" wait_completed afterapi 120s
+
 # 8. A worker deleted mid-run fails the run with the reason.
 apply_loadtest crash "  target: {service: {name: nginx, port: 80}}
-  load: {connections: 2, duration: 20s}
+  load: {rate: 200, duration: 20s}
   workers: 2" >/dev/null
 wait_phase crash Running 120
 kubectl -n "$NS" delete pod -l kubeload.dev/loadtest=crash --wait=false >/dev/null 2>&1
@@ -211,7 +239,7 @@ check "deleted worker: reason WorkerFailed ($(jp crash '{.status.message}'))" te
 
 # 9. A LoadTest deleted mid-run takes its pods along.
 apply_loadtest gone "  target: {service: {name: nginx, port: 80}}
-  load: {connections: 2, duration: 30s}" >/dev/null
+  load: {rate: 200, duration: 30s}" >/dev/null
 wait_phase gone Running 120
 kubectl -n "$NS" delete lt gone --wait=false >/dev/null
 check "deleted LoadTest: its worker pods are gone" \
@@ -223,6 +251,63 @@ for metric in kubeload_loadtest_phase kubeload_loadtest_verdict kubeload_loadtes
   kubeload_loadtest_result_latency_seconds kubeload_operator_reconcile_total kubeload_operator_queue_depth; do
   check "operator metrics: $metric" contains "$metrics" "$metric"
 done
+
+# 11. Two replicas with --leader-elect: one leads; killed, the other takes
+# the run over; stopped cleanly, it hands the Lease on at once.
+stop_operator
+start_replica() { # metrics-port health-port; appends the pid to replica_pids
+  "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" --leader-elect \
+    --metrics-addr "127.0.0.1:$1" --health-addr "127.0.0.1:$2" >>"/tmp/operator-e2e-replica-$1.log" 2>&1 &
+  replica_pids+=("$!")
+}
+holder() { kubectl -n "$NS" get lease kubeload-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+wait_holder() { # pid-or-empty seconds: until the Lease names that process ("" = anyone)
+  local h
+  for _ in $(seq 1 "$(( $2 * 5 ))"); do
+    h=$(holder)
+    if [ -n "$h" ] && { [ -z "$1" ] || [ "${h##*_}" = "$1" ]; }; then return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
+rm -f /tmp/operator-e2e-replica-*.log
+start_replica 18483 18484
+start_replica 18485 18486
+check "leader election: one of two replicas holds the Lease" wait_holder "" 30
+leader=$(holder); leader=${leader##*_}
+if [ "$leader" = "${replica_pids[0]}" ]; then follower=${replica_pids[1]}; else follower=${replica_pids[0]}; fi
+check "leader election: the holder is one of the two replicas ($leader)" \
+  bash -c "[ '$leader' = '${replica_pids[0]}' ] || [ '$leader' = '${replica_pids[1]}' ]"
+before=$(nginx_requests)
+apply_loadtest ha "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 300, duration: 8s}
+  workers: 2" >/dev/null
+check "leader election: Running under the leader" wait_phase ha Running 120
+check "leader election: only one replica became leader" \
+  test "$(cat /tmp/operator-e2e-replica-*.log | grep -c '"became leader"')" = 1
+{ kill -KILL "$leader"; wait "$leader"; } 2>/dev/null
+check "leader election: the follower takes the Lease after the leader died" wait_holder "$follower" 40
+check "leader election: the follower completes the run" wait_completed ha
+requests=$(jp ha '{.status.result.requests}')
+sleep 1
+after=$(nginx_requests)
+check "leader election: nginx served $((after - before)), status says $requests" \
+  test "$((after - before))" -eq "${requests:-0}"
+check "leader election: one transition recorded" \
+  test "$(kubectl -n "$NS" get lease kubeload-operator -o jsonpath='{.spec.leaseTransitions}')" -ge 1
+start_replica 18483 18484
+successor=${replica_pids[2]}
+sleep 3
+h=$(holder)
+check "leader election: a new replica waits while the Lease is held" test "${h##*_}" = "$follower"
+kill -TERM "$follower"
+wait "$follower" 2>/dev/null
+h=$(holder)
+check "leader election: a clean stop releases the Lease (holder now \"$h\")" test "${h##*_}" != "$follower"
+check "leader election: the waiting replica takes over" wait_holder "$successor" 20
+apply_loadtest ha2 "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 100}" >/dev/null
+check "leader election: the new leader runs a new LoadTest" wait_completed ha2 120s
 
 kubectl -n "$NS" get lt 2>/dev/null
 finish
