@@ -11,6 +11,10 @@ check() { # description command...
   if "$@"; then ok "$d"; else bad "$d"; fi
 }
 contains() { grep -qi -- "$2" <<<"$1"; }
+# Whether scripts/cluster's API server runs. Not `status | grep -q`: grep -q
+# quits at the first match, status dies of SIGPIPE and pipefail turns the
+# match into a failure, so a test would take down a cluster it did not start.
+cluster_running() { contains "$("$1" status 2>/dev/null)" "kube-apiserver *running"; }
 # A loud SKIP, exit 0: the machine lacks what the tier needs.
 skip() {
   echo "$E2E_NAME: ################################################################" >&2

@@ -41,7 +41,7 @@ for binary in loadgen kubeload-operator; do
   [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
 done
 
-"$cluster" status 2>/dev/null | grep -q "kube-apiserver *running" && was_up=1
+cluster_running "$cluster" && was_up=1
 if ! "$cluster" up >/tmp/operator-e2e-up.log 2>&1; then
   tail -20 /tmp/operator-e2e-up.log
   bad "scripts/cluster up"
