@@ -1,0 +1,37 @@
+# kubeload: loadgen (the CLI and the worker in pods) and kubeload-operator in
+# one image, built from source in a Debian bookworm stage and shipped on a
+# slim runtime stage with only the shared libraries they link.
+#
+#   docker build -t kubeload:dev .
+#   buildah bud --isolation chroot -t kubeload:dev .      (no Docker engine)
+#
+# BASE may name any Debian bookworm image; the test suite passes a locally
+# made one (localhost/kubeload/debian:bookworm) so that no registry is needed.
+ARG BASE=debian:bookworm-slim
+
+FROM ${BASE} AS build
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      g++ cmake ninja-build pkg-config libboost-dev libboost-system-dev libssl-dev \
+      libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev zlib1g-dev nlohmann-json3-dev >/dev/null \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY CMakeLists.txt ./
+COPY common common
+COPY loadgen loadgen
+COPY operator operator
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKUBELOAD_TESTS=OFF >/dev/null \
+ && cmake --build /build -j"$(nproc)" \
+ && strip /build/bin/loadgen /build/bin/kubeload-operator
+
+FROM ${BASE}
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      libcpprest2.10 libyaml-cpp0.7 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+      libssl3 zlib1g ca-certificates >/dev/null \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /build/bin/loadgen /build/bin/kubeload-operator /usr/local/bin/
+# The worker listens on 8080; nothing here needs root.
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/loadgen"]
