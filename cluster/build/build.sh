@@ -5,7 +5,8 @@
 #   $KUBELOAD_CACHE/etcd-v$ETCD_VERSION/bin/etcd
 # Only the first run pays (a cold build is long on 2 cores); later runs return at once.
 #   $KUBELOAD_CACHE/coredns-v$COREDNS_VERSION/bin/coredns  (cluster DNS, only the plugins used)
-# Usage: cluster/build/build.sh [etcd|k8s|coredns|all]   (default all)
+#   $KUBELOAD_CACHE/helm-v$HELM_VERSION/bin/helm  (the Helm CLI for the chart's tests; not run by the cluster)
+# Usage: cluster/build/build.sh [etcd|k8s|coredns|helm|all]   (default all)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=../versions.env
@@ -83,6 +84,26 @@ build_coredns() {
   [ -x "$out/coredns" ] || { log "coredns: build failed (no coredns)"; return 1; }
 }
 
+build_helm() {
+  local out="$cache/helm-v$HELM_VERSION/bin"
+  if [ -x "$out/helm" ]; then return 0; fi
+  # The same -X flags as Helm's own Makefile: the version, and the Kubernetes
+  # version `helm template` and `helm lint` assume without a cluster, which is
+  # that of the client-go the release was built with.
+  local gomod minor ld
+  # (outside any module: nothing is written next to the wrapper's go.mod)
+  gomod="$(cd "$cache" && go mod download -json "helm.sh/helm/v3@v$HELM_VERSION" |
+    sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+  minor="$(sed -n 's/^[[:space:]]*k8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod")"
+  [ -n "$minor" ] || { log "helm: cannot read k8s.io/client-go's version from $gomod"; return 1; }
+  ld="-X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"
+  ld+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  ld+=" -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
+  ld+=" -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor"
+  # Like Helm's release binaries: no cgo.
+  CGO_ENABLED=0 gobuild helm "$here/helm" "$out" "$ld" helm.sh/helm/v3/cmd/helm
+}
+
 mkdir -p "$cache"
 exec 9>"$cache/.build.lock"
 if ! flock -n 9; then log "another build is running; waiting for it"; flock 9; fi
@@ -91,6 +112,7 @@ case "$what" in
   etcd) build_etcd ;;
   k8s) build_k8s ;;
   coredns) build_coredns ;;
-  all) build_etcd; build_k8s; build_coredns ;;
-  *) echo "usage: $0 [etcd|k8s|coredns|all]" >&2; exit 2 ;;
+  helm) build_helm ;;
+  all) build_etcd; build_k8s; build_coredns; build_helm ;;
+  *) echo "usage: $0 [etcd|k8s|coredns|helm|all]" >&2; exit 2 ;;
 esac
