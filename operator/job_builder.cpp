@@ -18,6 +18,7 @@ constexpr size_t kMaxJobName = 59;     // see worker_job_name
 constexpr size_t kMaxLabelValue = 63;  // Kubernetes label value limit
 constexpr size_t kHashLength = 8;
 constexpr std::string_view kDefaultApiVersion = "kubeload.dev/v1alpha1";
+constexpr int kWorkerUser = 65532;  // the kubeload image's user (Dockerfile)
 
 // FNV-1a: a hash that is the same on every platform and in every release,
 // which std::hash does not promise. Names built from it must never change.
@@ -220,12 +221,25 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
        {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}, {"periodSeconds", 1}}},
       // The worker writes its headline numbers there; when it crashes
       // before writing them, the log tail says why.
-      {"terminationMessagePolicy", "FallbackToLogsOnError"}};
+      {"terminationMessagePolicy", "FallbackToLogsOnError"},
+      // Pod Security Standards "restricted": a load generator needs no
+      // privilege and writes nothing but its termination message.
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"capabilities", {{"drop", json::array({"ALL"})}}}}}};
   copy_if_set(worker_template, "resources", container);
 
   const json labels = labels_for(spec, name);
   json pod_spec = {{"restartPolicy", "Never"},
                    {"automountServiceAccountToken", false},
+                   // A fixed non-root user, so that any workerTemplate.image runs
+                   // the same way (the kubeload image's own user is 65532 too).
+                   {"securityContext",
+                    {{"runAsNonRoot", true},
+                     {"runAsUser", kWorkerUser},
+                     {"runAsGroup", kWorkerUser},
+                     {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
                    {"containers", json::array({std::move(container)})}};
   if (!config.service_account.empty()) pod_spec["serviceAccountName"] = config.service_account;
   copy_if_set(worker_template, "nodeSelector", pod_spec);
