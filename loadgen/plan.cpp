@@ -142,6 +142,14 @@ uint64_t RunPlan::max_phase_connections() const {
   return most;
 }
 
+uint32_t RunPlan::usable_threads() const {
+  const uint32_t wanted = std::max<uint32_t>(1, threads);
+  if (open_model || phases.empty()) return wanted;
+  uint64_t fewest = UINT64_MAX;
+  for (const Phase& p : phases) fewest = std::min(fewest, p.connections);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(fewest, 1, wanted));
+}
+
 uint64_t share_of(uint64_t total, uint32_t index, uint32_t parts) noexcept {
   if (parts == 0) return 0;
   return total / parts + (index < total % parts ? 1 : 0);
@@ -219,12 +227,7 @@ RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t 
     plan.phases.push_back(warmup);
   }
   plan.phases.insert(plan.phases.end(), stages.begin(), stages.end());
-  // Threads beyond the connections would sit idle.
-  if (!plan.open_model) {
-    uint64_t fewest = UINT64_MAX;
-    for (const Phase& p : plan.phases) fewest = std::min(fewest, p.connections);
-    if (fewest > 0) plan.threads = static_cast<uint32_t>(std::min<uint64_t>(plan.threads, fewest));
-  }
+  plan.threads = plan.usable_threads();
   return plan;
 }
 

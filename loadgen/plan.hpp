@@ -69,6 +69,10 @@ struct RunPlan {
 
   int stage_count() const;
   uint64_t max_phase_connections() const;  // connections to preallocate
+  // `threads`, capped in the closed model at the connections of its smallest
+  // phase: a thread without a connection would still get a share of the
+  // request budget and could never send it.
+  uint32_t usable_threads() const;
 };
 
 // The share of `total` that part `index` of `parts` takes: shares differ by at

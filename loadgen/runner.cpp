@@ -92,7 +92,7 @@ RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
 
   const std::atomic<bool> never(false);
   const std::atomic<bool>& stop = options.stop != nullptr ? *options.stop : never;
-  const uint32_t threads = std::max<uint32_t>(1, plan.threads);
+  const uint32_t threads = plan.usable_threads();
   std::vector<std::unique_ptr<Worker>> workers;
   for (uint32_t i = 0; i < threads; ++i) {
     workers.push_back(std::make_unique<Worker>(split_plan(plan, i, threads), endpoints, tls.get(),

@@ -137,6 +137,16 @@ TEST(Engine, WarmupIsSentButNotCounted) {
   EXPECT_EQ(server.requests(), 150u);
 }
 
+TEST(Engine, MoreThreadsThanConnectionsStillSendsEveryRequest) {
+  // A worker pod's share can have fewer connections than the pod has cores.
+  TinyServer server;
+  RunPlan plan = closed_plan(server.port(), 1, 200);
+  plan.threads = 2;
+  const RunOutcome outcome = run_quietly(plan);
+  EXPECT_EQ(outcome.result.result.requests, 200u);
+  EXPECT_EQ(server.requests(), 200u);
+}
+
 TEST(Engine, LiveCountedTimeLeavesTheWarmupOut) {
   TinyServer server;
   RunPlan plan = closed_plan(server.port(), 2, 0);

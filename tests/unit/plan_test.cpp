@@ -86,6 +86,19 @@ TEST(Split, PlanSplitKeepsTotals) {
   EXPECT_EQ(stage1, 21u);
 }
 
+TEST(Split, AShareNeverRunsMoreThreadsThanItHasConnections) {
+  // 2 connections over 2 pods of 4 cores: each pod's share has 1 connection.
+  const CliOptions cli = parse_command_line({"-c", "2", "-n", "400", "http://h/"});
+  std::string error;
+  const RunPlan whole = plan_from_spec(cli.spec, *parse_target("http://h/", error), 4);
+  EXPECT_EQ(whole.threads, 2u);
+  RunPlan share = split_plan(whole, 1, 2);
+  share.threads = 4;
+  EXPECT_EQ(share.usable_threads(), 1u);
+  const CliOptions open = parse_command_line({"-r", "100", "http://h/"});
+  EXPECT_EQ(plan_from_spec(open.spec, *parse_target("http://h/", error), 4).usable_threads(), 4u);
+}
+
 TEST(Plan, WarmupComesFirstAndUsesTheFirstStageLoad) {
   const CliOptions cli =
       parse_command_line({"-r", "100", "--warmup", "2s", "-d", "5s", "http://h/"});
