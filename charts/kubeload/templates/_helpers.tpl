@@ -1,0 +1,87 @@
+{{/* The chart's name, or nameOverride. */}}
+{{- define "kubeload.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The release's full name, used for every object the chart makes:
+fullnameOverride, else the release name if it contains the chart's name,
+else "<release>-<chart>". 63 characters at most (a DNS label).
+*/}}
+{{- define "kubeload.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Cluster-scoped objects are shared by all namespaces: add the release's. */}}
+{{- define "kubeload.clusterName" -}}
+{{- printf "%s-%s" (include "kubeload.fullname" .) .Release.Namespace }}
+{{- end }}
+
+{{- define "kubeload.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "kubeload.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kubeload.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{- define "kubeload.labels" -}}
+helm.sh/chart: {{ include "kubeload.chart" . }}
+{{ include "kubeload.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: kubeload
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "kubeload.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kubeload.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "kubeload.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Leader election is on when asked for, and always with more than one replica. */}}
+{{- define "kubeload.leaderElect" -}}
+{{- if or .Values.leaderElection.enabled (gt (int .Values.replicaCount) 1) }}true{{ end }}
+{{- end }}
+
+{{/*
+What kubeload-operator does, and so what it may do. Shared by the ClusterRole
+(all namespaces) and the Role (watchNamespace); docs/deploy.md says why each.
+*/}}
+{{- define "kubeload.rules" -}}
+- apiGroups: [kubeload.dev]
+  resources: [loadtests]
+  verbs: [get, list, watch]
+- apiGroups: [kubeload.dev]
+  resources: [loadtests/status]
+  verbs: [patch]
+- apiGroups: [kubeload.dev]
+  resources: [loadtests/finalizers]
+  verbs: [update]
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list, watch]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
+{{- end }}

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# End to end: the Helm chart (charts/kubeload) on the local Kubernetes
+# (scripts/cluster). Builds the Helm CLI (cluster/build/build.sh helm, cached),
+# lints and renders the chart, checks that the CRD it installs is the very
+# file in crds/, builds the image from the root Dockerfile (the one users
+# build: Release, non-root) and imports it into the nodes, then
+# `helm install`s the operator in its own namespace, watching a second
+# namespace where nginx runs: the Deployment turns Available with the
+# service-account token (in-cluster config, non-root, read-only root), holds
+# its Lease, runs a LoadTest whose requests in status equal nginx's access
+# log, and records an Event. Its ServiceAccount may do what the operator
+# does and nothing else (kubectl auth can-i), in the namespace-scoped and in
+# the default cluster-wide install. The operator's /metrics answer through
+# the API server's service proxy. `helm uninstall` removes the Deployment
+# and the RBAC objects and keeps the CRD and the LoadTests.
+# Last line: `chart-e2e: N passed, M failed`; SKIP (exit 0) where the machine
+# cannot run a local cluster.
+set -uo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cluster="$root/scripts/cluster"
+chart="$root/charts/kubeload"
+NS=kubeload-chart-e2e               # the release (the operator's namespace)
+TARGET_NS=kubeload-chart-e2e-target # watched: nginx and the LoadTests
+WIDE_NS=kubeload-chart-e2e-wide     # a second, cluster-wide release with no pods: its RBAC
+RELEASE=kubeload
+WIDE_RELEASE=kubeload-wide
+DEFAULT_IMAGE=localhost/kubeload/kubeload:dev # what the chart names by default (appVersion)
+IMAGE_TAG=dockerfile                          # the root Dockerfile's image, installed here
+IMAGE=localhost/kubeload/kubeload:$IMAGE_TAG
+was_up=0
+
+E2E_NAME="chart-e2e"
+. "$(dirname "$0")/lib.sh"
+
+# shellcheck source=../../cluster/versions.env
+. "$root/cluster/versions.env"
+helm_bin="${KUBELOAD_CACHE:-$HOME/.cache/kubeload}/helm-v$HELM_VERSION/bin/helm"
+helm_home=""
+# Helm's own config, cache and data stay out of the home directory.
+helm() {
+  HELM_CONFIG_HOME="$helm_home/config" HELM_CACHE_HOME="$helm_home/cache" \
+    HELM_DATA_HOME="$helm_home/data" "$helm_bin" "$@"
+}
+
+remove_releases() {
+  helm uninstall "$RELEASE" -n "$NS" --wait --timeout 60s >/dev/null 2>&1
+  helm uninstall "$WIDE_RELEASE" -n "$WIDE_NS" --wait --timeout 60s >/dev/null 2>&1
+}
+finish() {
+  # The cluster-wide release's ClusterRole and binding outlive a namespace
+  # deletion: uninstall first.
+  remove_releases
+  kubectl delete namespace "$NS" "$TARGET_NS" "$WIDE_NS" --wait=false >/dev/null 2>&1
+  [ -z "$helm_home" ] || rm -rf "$helm_home"
+  if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
+  report
+  exit $?
+}
+quiet() { "$@" >/dev/null 2>&1; }
+
+[ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
+for binary in loadgen kubeload-operator; do
+  [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
+done
+
+# 1. The chart alone: lint, render, the CRD.
+if ! "$root/cluster/build/build.sh" helm >/tmp/chart-e2e-helm-build.log 2>&1; then
+  tail -20 /tmp/chart-e2e-helm-build.log
+  bad "Helm $HELM_VERSION built (cluster/build/build.sh helm)"
+  report
+  exit $?
+fi
+helm_home="$(mktemp -d)"
+check "Helm is v$HELM_VERSION ($helm_bin)" contains "$(helm version --short 2>&1)" "v$HELM_VERSION"
+check "helm lint --strict" bash -c "'$helm_bin' lint --strict '$chart' >/tmp/chart-e2e-lint.log 2>&1"
+check "helm lint --strict, one namespace, two replicas, ServiceMonitor" \
+  bash -c "'$helm_bin' lint --strict '$chart' --set watchNamespace=x,replicaCount=2,metrics.serviceMonitor.enabled=true >>/tmp/chart-e2e-lint.log 2>&1"
+
+render() { helm template "$RELEASE" "$chart" -n "$NS" "$@" 2>/dev/null; }
+kinds() { grep '^kind: ' | cut -d' ' -f2 | sort | paste -sd' '; }
+rendered=$(render)
+check "helm template renders (default: $(kinds <<<"$rendered"))" \
+  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRoleBinding Deployment Service ServiceAccount"
+check "default: one replica, no leader election, Recreate (no two operators at once)" \
+  bash -c "grep -q 'replicas: 1' <<<\"\$1\" && ! grep -q -- --leader-elect <<<\"\$1\" && grep -q 'type: Recreate' <<<\"\$1\"" _ "$rendered"
+check "default: command kubeload-operator, --loadgen-image the same image" \
+  bash -c "grep -q 'command: \[/usr/local/bin/kubeload-operator\]' <<<\"\$1\" && grep -q -- '--loadgen-image=$DEFAULT_IMAGE' <<<\"\$1\"" _ "$rendered"
+rendered=$(render --set watchNamespace=team-a)
+check "watchNamespace: a Role and RoleBinding in it, --namespace, no ClusterRole" \
+  bash -c "grep -q -- '--namespace=team-a' <<<\"\$1\" && grep -q 'namespace: team-a' <<<\"\$1\" && ! grep -q '^kind: ClusterRole' <<<\"\$1\" && test \"\$(grep -c '^kind: Role' <<<\"\$1\")\" = 2" _ "$rendered"
+rendered=$(render --set replicaCount=2)
+check "two replicas: --leader-elect, the Lease in the release namespace, a Role for it" \
+  bash -c "grep -q -- '--leader-elect$' <<<\"\$1\" && grep -q -- '--leader-election-namespace=$NS' <<<\"\$1\" && grep -q 'name: $RELEASE-leader-election' <<<\"\$1\" && ! grep -q 'type: Recreate' <<<\"\$1\"" _ "$rendered"
+check "ServiceMonitor only when asked for" \
+  bash -c "! grep -q 'kind: ServiceMonitor' <<<\"\$1\" && grep -q 'kind: ServiceMonitor' <<<\"\$2\"" _ \
+  "$(render)" "$(render --set metrics.serviceMonitor.enabled=true)"
+check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtests.yaml" \
+  cmp "$chart/crds/kubeload.dev_loadtests.yaml" "$root/crds/kubeload.dev_loadtests.yaml"
+crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |
+  awk '/^# Source: kubeload\/crds\/kubeload.dev_loadtests.yaml$/ {on = 1; next} on && /^---$/ {exit} on')
+check "the CRD Helm renders is crds/kubeload.dev_loadtests.yaml" \
+  test "$crd" = "$(cat "$root/crds/kubeload.dev_loadtests.yaml")"
+
+# 2. The cluster, the image, nginx.
+cluster_running "$cluster" && was_up=1
+if ! "$cluster" up >/tmp/chart-e2e-up.log 2>&1; then
+  tail -20 /tmp/chart-e2e-up.log
+  bad "scripts/cluster up"
+  finish
+fi
+eval "$("$cluster" env)"
+trap finish INT TERM
+# What a previous run left behind goes first.
+remove_releases
+kubectl delete namespace "$NS" "$TARGET_NS" "$WIDE_NS" --wait=true --timeout=120s >/dev/null 2>&1
+
+check "image $IMAGE built from the root Dockerfile and imported into the nodes" \
+  bash -c "'$cluster' build-image '$IMAGE' '$root/Dockerfile' '$root' \
+    --build-arg BASE=localhost/kubeload/debian:bookworm >/tmp/chart-e2e-image.log 2>&1"
+kubectl create namespace "$TARGET_NS" >/dev/null 2>&1
+kubectl -n "$TARGET_NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
+check "nginx rolled out behind its Service" quiet kubectl -n "$TARGET_NS" rollout status deploy/nginx --timeout=120s
+nginx_requests() { kubectl -n "$TARGET_NS" logs deploy/nginx 2>/dev/null | grep -c '"GET '; }
+
+# 3. helm install: the operator in its own namespace, watching TARGET_NS.
+crd_before=0
+kubectl get crd loadtests.kubeload.dev >/dev/null 2>&1 && crd_before=1
+if helm install "$RELEASE" "$chart" -n "$NS" --create-namespace \
+  --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never --set watchNamespace="$TARGET_NS" --set leaderElection.enabled=true \
+  >/tmp/chart-e2e-install.log 2>&1; then
+  ok "helm install $RELEASE -n $NS (watchNamespace $TARGET_NS, leader election)"
+else
+  bad "helm install: $(tail -5 /tmp/chart-e2e-install.log)"
+fi
+if [ "$crd_before" -eq 1 ]; then
+  # Helm leaves a CRD that exists alone; keep it current as the docs say.
+  kubectl apply -f "$root/crds/kubeload.dev_loadtests.yaml" >/dev/null 2>&1
+  what="was already there"
+else
+  what="installed by helm from crds/"
+fi
+check "CRD loadtests.kubeload.dev established ($what)" \
+  quiet kubectl wait --for=condition=Established crd/loadtests.kubeload.dev --timeout=60s
+check "the Deployment turns Available (ready: caches synced)" \
+  quiet kubectl -n "$NS" wait --for=condition=Available "deploy/$RELEASE" --timeout=180s
+logs() { kubectl -n "$NS" logs "deploy/$RELEASE" 2>/dev/null; }
+check "the operator uses the in-cluster config (service-account token, KUBERNETES_SERVICE_HOST)" \
+  bash -c "grep '\"starting\"' <<<\"\$1\" | grep -q 'in-cluster'" _ "$(logs)"
+pod=$(kubectl -n "$NS" get pods -l "app.kubernetes.io/instance=$RELEASE" -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)
+check "the operator runs as UID 65532, not root" \
+  test "$(kubectl -n "$NS" exec "$pod" -- id -u 2>/dev/null)" = 65532
+check "the operator's root filesystem is mounted read-only" \
+  bash -c "kubectl -n '$NS' exec '$pod' -- cat /proc/mounts 2>/dev/null | grep -q '^[^ ]* / [^ ]* ro[, ]'"
+holder_is_pod() {
+  for _ in $(seq 1 100); do
+    h=$(kubectl -n "$NS" get lease kubeload-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
+    [ "${h%_*}" = "$pod" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+check "the operator pod holds the Lease $NS/kubeload-operator" holder_is_pod
+
+# 4. A LoadTest through the in-cluster operator: exact counts against nginx.
+before=$(nginx_requests)
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: smoke, namespace: $TARGET_NS, labels: {kubeload.dev/test: chart-e2e}}
+spec:
+  target: {service: {name: nginx, port: 80}}
+  load: {connections: 4, requests: 1000}
+  workers: 2
+  thresholds: ['errorRate < 1%', 'requests == 1000']
+YAML
+jp() { kubectl -n "$TARGET_NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
+check "LoadTest: Completed" quiet kubectl -n "$TARGET_NS" wait --for=condition=Completed lt/smoke --timeout=180s
+check "LoadTest: phase Succeeded, verdict Pass ($(jp smoke '{.status.phase}/{.status.verdict} {.status.message}'))" \
+  test "$(jp smoke '{.status.phase}/{.status.verdict}')" = "Succeeded/Pass"
+requests=$(jp smoke '{.status.result.requests}')
+sleep 1
+after=$(nginx_requests)
+check "LoadTest: nginx served $((after - before)), status says $requests" \
+  test "$((after - before))" -eq "${requests:-0}" -a "${requests:-0}" -eq 1000
+check "LoadTest: 2 of 2 workers succeeded" test "$(jp smoke '{.status.workers.succeeded}')" = 2
+check "the operator recorded an Event on the LoadTest" \
+  test -n "$(kubectl -n "$TARGET_NS" get events --field-selector involvedObject.kind=LoadTest,involvedObject.name=smoke -o name 2>/dev/null)"
+check "the operator was never refused by the API server (no Forbidden in its log)" \
+  bash -c "! grep -qi 'forbidden' <<<\"\$1\"" _ "$(logs)"
+
+# 5. Least privilege: what the operator does, and nothing else.
+sa="system:serviceaccount:$NS:$RELEASE"
+can() { kubectl auth can-i "$@" --as="$sa" 2>/dev/null; }
+expect() { # yes|no can-i-args...
+  local want="$1"; shift
+  check "can-i $* as ${sa#system:serviceaccount:}: $want" test "$(can "$@")" = "$want"
+}
+expect yes create jobs.batch -n "$TARGET_NS"
+expect yes delete jobs.batch -n "$TARGET_NS"
+expect yes watch pods -n "$TARGET_NS"
+expect yes patch loadtests.kubeload.dev --subresource=status -n "$TARGET_NS"
+expect yes create events -n "$TARGET_NS"
+expect yes update leases.coordination.k8s.io/kubeload-operator -n "$NS"
+expect no list secrets -n "$TARGET_NS"
+expect no get secrets -n "$NS"
+expect no create pods -n "$TARGET_NS"
+expect no update loadtests.kubeload.dev -n "$TARGET_NS"
+expect no delete loadtests.kubeload.dev -n "$TARGET_NS"
+expect no update leases.coordination.k8s.io/other -n "$NS"
+expect no create jobs.batch -n default
+expect no list loadtests.kubeload.dev --all-namespaces
+
+# The default install (all namespaces) gets a ClusterRole with the same rules.
+if helm install "$WIDE_RELEASE" "$chart" -n "$WIDE_NS" --create-namespace --set replicaCount=0 \
+  >/tmp/chart-e2e-install-wide.log 2>&1; then
+  ok "helm install $WIDE_RELEASE -n $WIDE_NS (all namespaces, no replicas: its RBAC only)"
+else
+  bad "helm install $WIDE_RELEASE: $(tail -5 /tmp/chart-e2e-install-wide.log)"
+fi
+sa="system:serviceaccount:$WIDE_NS:$WIDE_RELEASE"
+expect yes list loadtests.kubeload.dev --all-namespaces
+expect yes create jobs.batch -n "$TARGET_NS"
+expect no list secrets --all-namespaces
+expect no create leases.coordination.k8s.io -n "$WIDE_NS"
+helm uninstall "$WIDE_RELEASE" -n "$WIDE_NS" --wait --timeout 60s >/dev/null 2>&1
+check "helm uninstall $WIDE_RELEASE removes its ClusterRole and binding" \
+  bash -c "! kubectl get clusterrole '$WIDE_RELEASE-$WIDE_NS' >/dev/null 2>&1 && ! kubectl get clusterrolebinding '$WIDE_RELEASE-$WIDE_NS' >/dev/null 2>&1"
+
+# 6. The operator's metrics through the API server's service proxy.
+metrics=$(kubectl get --raw "/api/v1/namespaces/$NS/services/http:$RELEASE-metrics:metrics/proxy/metrics" 2>&1)
+for metric in kubeload_operator_reconcile_total kubeload_loadtest_result_requests; do
+  check "metrics via services/$RELEASE-metrics/proxy: $metric" contains "$metrics" "$metric"
+done
+check "metrics: the LoadTest's 1000 requests" \
+  bash -c "grep '^kubeload_loadtest_result_requests{' <<<\"\$1\" | grep 'loadtest=\"smoke\"' | grep -q ' 1000$'" _ "$metrics"
+
+# 7. helm uninstall: the operator and its RBAC go; the CRD and LoadTests stay.
+check "helm uninstall $RELEASE" bash -c "'$helm_bin' uninstall '$RELEASE' -n '$NS' --wait --timeout 90s >/tmp/chart-e2e-uninstall.log 2>&1"
+check "the Deployment is gone" bash -c "! kubectl -n '$NS' get deploy '$RELEASE' >/dev/null 2>&1"
+check "the Role, RoleBinding and ServiceAccount are gone" \
+  bash -c "! kubectl -n '$TARGET_NS' get role '$RELEASE' >/dev/null 2>&1 && ! kubectl -n '$TARGET_NS' get rolebinding '$RELEASE' >/dev/null 2>&1 && ! kubectl -n '$NS' get serviceaccount '$RELEASE' >/dev/null 2>&1"
+check "the CRD and the LoadTest stay" quiet kubectl -n "$TARGET_NS" get lt smoke
+
+finish
