@@ -295,8 +295,10 @@ check "leader election: nginx served $((after - before)), status says $requests"
   test "$((after - before))" -eq "${requests:-0}"
 check "leader election: one transition recorded" \
   test "$(kubectl -n "$NS" get lease kubeload-operator -o jsonpath='{.spec.leaseTransitions}')" -ge 1
-start_replica 18483 18484
+start_replica 18487 18488 # the follower, now leading, still holds its ports
 successor=${replica_pids[2]}
+check "leader election: a third replica starts (its caches synced)" \
+  bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18488/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
 sleep 3
 h=$(holder)
 check "leader election: a new replica waits while the Lease is held" test "${h##*_}" = "$follower"
