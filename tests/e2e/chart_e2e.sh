@@ -103,13 +103,7 @@ check "the CRD Helm renders is crds/kubeload.dev_loadtests.yaml" \
   test "$crd" = "$(cat "$root/crds/kubeload.dev_loadtests.yaml")"
 
 # 2. The cluster, the image, nginx.
-cluster_running "$cluster" && was_up=1
-if ! "$cluster" up >/tmp/chart-e2e-up.log 2>&1; then
-  tail -20 /tmp/chart-e2e-up.log
-  bad "scripts/cluster up"
-  finish
-fi
-eval "$("$cluster" env)"
+cluster_up "$cluster"
 trap finish INT TERM
 # What a previous run left behind goes first.
 remove_releases

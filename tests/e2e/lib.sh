@@ -15,6 +15,18 @@ contains() { grep -qi -- "$2" <<<"$1"; }
 # quits at the first match, status dies of SIGPIPE and pipefail turns the
 # match into a failure, so a test would take down a cluster it did not start.
 cluster_running() { contains "$("$1" status 2>/dev/null)" "kube-apiserver *running"; }
+# Brings scripts/cluster ($1) up unless it already is (was_up=1 then, so the
+# caller's finish leaves it running) and exports its KUBECONFIG; on failure
+# records it and calls the caller's finish.
+cluster_up() {
+  cluster_running "$1" && was_up=1
+  if ! "$1" up >"/tmp/$E2E_NAME-up.log" 2>&1; then
+    tail -20 "/tmp/$E2E_NAME-up.log"
+    bad "scripts/cluster up"
+    finish
+  fi
+  eval "$("$1" env)"
+}
 # A loud SKIP, exit 0: the machine lacks what the tier needs.
 skip() {
   echo "$E2E_NAME: ################################################################" >&2

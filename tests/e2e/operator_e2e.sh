@@ -41,13 +41,7 @@ for binary in loadgen kubeload-operator; do
   [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
 done
 
-cluster_running "$cluster" && was_up=1
-if ! "$cluster" up >/tmp/operator-e2e-up.log 2>&1; then
-  tail -20 /tmp/operator-e2e-up.log
-  bad "scripts/cluster up"
-  finish
-fi
-eval "$("$cluster" env)"
+cluster_up "$cluster"
 check "the unreachable route guards the cluster ranges before any load" "$cluster" check-route
 trap finish INT TERM
 
@@ -66,6 +60,15 @@ YAML
 check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
 
 nginx_requests() { kubectl -n "$NS" logs deploy/nginx 2>/dev/null | grep -c '"GET '; }
+# The requests in a finished LoadTest's status against what nginx logged
+# since `before` (taken just before the LoadTest was applied).
+check_nginx_agrees() { # label loadtest before
+  local requests after
+  requests=$(jp "$2" '{.status.result.requests}')
+  sleep 1
+  after=$(nginx_requests)
+  check "$1: nginx served $((after - $3)), status says $requests" test "$((after - $3))" -eq "${requests:-0}"
+}
 
 start_operator() {
   "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
@@ -141,10 +144,8 @@ apply_loadtest open "  target: {service: {name: nginx, port: 80}}
     stages: [{duration: 2s, rate: 100}, {duration: 2s, rate: 200}]
   workers: 2" >/dev/null
 check "open model with stages: Completed" wait_completed open
+check_nginx_agrees "open model" open "$before"
 requests=$(jp open '{.status.result.requests}')
-sleep 1
-after=$(nginx_requests)
-check "open model: nginx served $((after - before)), status says $requests" test "$((after - before))" -eq "${requests:-0}"
 check "open model: two stage rows" test "$(jp open '{.status.stages[*].index}')" = "0 1"
 check "open model: about 600 requests at 100 then 200/s ($requests)" test "${requests:-0}" -ge 500 -a "${requests:-0}" -le 650
 
@@ -203,10 +204,7 @@ stop_operator
 sleep 2
 start_operator || true
 check "restart: Completed after the operator came back" wait_completed restart
-requests=$(jp restart '{.status.result.requests}')
-sleep 1
-after=$(nginx_requests)
-check "restart: nginx served $((after - before)), status says $requests" test "$((after - before))" -eq "${requests:-0}"
+check_nginx_agrees restart restart "$before"
 
 # 7b. The API server restarts mid-run: the run completes with exact counts
 # and the watches resume (a LoadTest applied afterwards is seen and run).
@@ -218,11 +216,7 @@ check "API server restart: Running" wait_phase apirestart Running 120
 check "API server restarted mid-run (scripts/cluster restart kube-apiserver)" \
   bash -c "KUBELOAD_RESTART_PAUSE=3 '$cluster' restart kube-apiserver >/tmp/operator-e2e-apiserver.log 2>&1"
 check "API server restart: Completed" wait_completed apirestart
-requests=$(jp apirestart '{.status.result.requests}')
-sleep 1
-after=$(nginx_requests)
-check "API server restart: nginx served $((after - before)), status says $requests" \
-  test "$((after - before))" -eq "${requests:-0}"
+check_nginx_agrees "API server restart" apirestart "$before"
 check "API server restart: the operator is still the same process" kill -0 "$operator_pid"
 apply_loadtest afterapi "  target: {service: {name: nginx, port: 80}}
   load: {connections: 2, requests: 100}" >/dev/null
@@ -288,11 +282,7 @@ check "leader election: only one replica became leader" \
 { kill -KILL "$leader"; wait "$leader"; } 2>/dev/null
 check "leader election: the follower takes the Lease after the leader died" wait_holder "$follower" 40
 check "leader election: the follower completes the run" wait_completed ha
-requests=$(jp ha '{.status.result.requests}')
-sleep 1
-after=$(nginx_requests)
-check "leader election: nginx served $((after - before)), status says $requests" \
-  test "$((after - before))" -eq "${requests:-0}"
+check_nginx_agrees "leader election" ha "$before"
 check "leader election: one transition recorded" \
   test "$(kubectl -n "$NS" get lease kubeload-operator -o jsonpath='{.spec.leaseTransitions}')" -ge 1
 start_replica 18487 18488 # the follower, now leading, still holds its ports
