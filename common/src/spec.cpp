@@ -1,4 +1,5 @@
 #include "kubeload/spec.hpp"
+#include "kubeload/spec_yaml.hpp"
 
 #include <algorithm>
 #include <array>
@@ -991,23 +992,14 @@ class Decoder {
       if (key == "image") {
         if (auto image = string(value, at)) pod.image = *image;
       } else if (key == "resources" || key == "affinity") {
-        if (!value.IsMap()) {
-          error(at, "must be a map, got " + node_kind(value));
-        } else {
-          (key == "resources" ? pod.resources : pod.affinity) = value;
-        }
+        if (!value.IsMap()) error(at, "must be a map, got " + node_kind(value));
       } else if (key == "nodeSelector") {
         fields(value, at, [&](std::string_view, const YAML::Node& v, const std::string& p) {
           string(v, p);
           return true;
         });
-        if (value.IsMap()) pod.node_selector = value;
       } else if (key == "tolerations") {
-        if (!value.IsSequence()) {
-          error(at, "must be a list, got " + node_kind(value));
-        } else {
-          pod.tolerations = value;
-        }
+        if (!value.IsSequence()) error(at, "must be a list, got " + node_kind(value));
       } else {
         return false;
       }

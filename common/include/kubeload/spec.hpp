@@ -12,8 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "kubeload/threshold.hpp"
 
 namespace kubeload {
@@ -86,15 +84,12 @@ struct LoadSpec {
   bool open_model() const noexcept { return rate.has_value(); }
 };
 
-// Passed through to the worker pods as written; validation only checks the
-// shapes (maps, a list of tolerations, string node selector values). Unset
-// fields are null nodes.
+// The worker pods' image. The rest of spec.workerTemplate (resources,
+// nodeSelector, tolerations, affinity) is validated for its shape here and
+// passed through to the pods from the manifest as written, by the operator's
+// Job builder: nothing reads it from this model.
 struct WorkerTemplate {
   std::string image;
-  YAML::Node resources;  // passed through to the pod as written
-  YAML::Node node_selector;
-  YAML::Node tolerations;
-  YAML::Node affinity;
 };
 
 struct BaselineSpec {
@@ -141,8 +136,8 @@ inline constexpr size_t kMaxManifestNodes = 50000;
 // metadata fields other than name/namespace/labels and a top-level `status`
 // are ignored; any other unknown field is an error. Never throws on bad input:
 // every problem found is in `errors`, in document order, followed by the
-// problems that involve several fields.
+// problems that involve several fields. (kubeload/spec_yaml.hpp takes a
+// document already built with yaml-cpp.)
 ParsedLoadTest parse_loadtest(std::string_view yaml_or_json);
-ParsedLoadTest parse_loadtest(const YAML::Node& manifest);
 
 }  // namespace kubeload
