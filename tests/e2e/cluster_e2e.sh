@@ -208,7 +208,9 @@ elif [ "$external" = 0 ] && [ "${KUBELOAD_E2E_KEEP:-0}" != 1 ]; then
   cache="${KUBELOAD_CACHE:-$HOME/.cache/kubeload}"
   check "scripts/cluster down" "$cluster" down
   sleep 1
-  left="$(pgrep -af -- "$state_dir|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
+  # "$state_dir/": every component names a file in it; the bare directory
+  # would match the lock file of `flock /tmp/kubeload-cluster.lock ...` too.
+  left="$(pgrep -af -- "$state_dir/|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
   [ -n "$left" ] && echo "$left" | sed 's/^/  left behind: /'
   check "down leaves no process behind" test -z "$left"
   check "down removes the unreachable route" bash -c '! "$0" check-route >/dev/null 2>&1' "$cluster"
@@ -235,7 +237,7 @@ elif [ "$external" = 0 ] && [ "${KUBELOAD_E2E_KEEP:-0}" != 1 ]; then
     fi
     check "down #$cycle" "$cluster" down
     sleep 1
-    left="$(pgrep -af -- "$state_dir|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
+    left="$(pgrep -af -- "$state_dir/|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
     [ -n "$left" ] && echo "$left" | sed 's/^/  left behind: /'
     check "down #$cycle leaves no process behind" test -z "$left"
   done
