@@ -187,6 +187,8 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
       options.target_override = value();
     } else if (name == "-t" || name == "--threads") {
       options.threads = worker_number(name, value(), false);
+    } else if (name == "--cacert") {
+      options.ca_file = value();
     } else if (name == "--termination-log") {
       options.termination_log = value();
     } else if (name == "--linger") {
@@ -213,6 +215,7 @@ const char* usage_text() {
   loadgen run FILE.yaml          run a LoadTest manifest on this machine
           [--target URL]         ... against URL instead of spec.target
   loadgen worker --spec FILE --index I --workers N [--listen ADDR] [--target URL]
+                 [--cacert FILE]
                                  the pod mode: share I of N, driven over HTTP by the operator
 
 options:
@@ -221,7 +224,8 @@ options:
   -d, --duration D        stop after D (30s, 2m); with neither -n nor -d: 10s
   -r, --rate R            open model: R requests/s at constant arrival
       --max-connections N open model: connection cap (default 1000)
-  -t, --threads N         event-loop threads (default: cores)
+  -t, --threads N         event-loop threads (default: the whole CPUs of the cgroup
+                          CPU quota, else the cores)
       --warmup D          warm up for D first (not counted)
       --warmup-requests N warm up with N requests first (not counted)
       --stages SPEC       e.g. 10s:10,10s:20 (duration:connections, or duration:rate with -r)
@@ -231,6 +235,14 @@ options:
   -H, --header "N: V"     add a request header (repeatable)
       --body TEXT|@FILE   request body
       --timeout D         per request (default 30s)
+      --retry-non-idempotent  also resend POST/PATCH when a kept-alive connection
+                          closed before any response (GET, HEAD, OPTIONS, TRACE, PUT
+                          and DELETE are resent once by default; counted as retries)
+      --cacert FILE       https: verify the server against the CAs in FILE (PEM)
+                          instead of the system's (certificates are verified by default)
+      --insecure          https: do not verify the server's certificate
+      --no-tls-resume     https: a full handshake on every connection (by default a
+                          new connection resumes the previous session)
       --expect-status L   statuses that succeed, e.g. 200,204 or 2xx (default 2xx,3xx)
       --expect-length N   count a body of another length as a failure
       --format F          text | ab | jmeter | json (default text)
@@ -240,7 +252,8 @@ options:
   -h, --help              this text
       --version           the version
 
-exit status: 0 ran, 1 thresholds failed (run), 2 usage or input error
+exit status: 0 ran, 1 thresholds failed (run), 2 usage or input error (an https
+certificate that does not verify too: the message names the host and the fix)
 )";
 }
 
@@ -294,8 +307,10 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     }
     auto value = [&] { return args.value(name, inline_value, has_inline); };
     static constexpr std::string_view kRunOptions[] = {
-        "-t",      "--threads", "--format", "--metrics-addr", "--hdr-log", "-q",
-        "--quiet", "--target",  "-h",       "--help",         "--version"};
+        "-t", "--threads", "--format", "--metrics-addr", "--hdr-log", "-q", "--quiet", "--target",
+        "-h", "--help", "--version",
+        // How the target is reached, not the load: also for `run`.
+        "--cacert", "--insecure", "--no-tls-resume", "--retry-non-idempotent"};
     if (std::find(std::begin(kRunOptions), std::end(kRunOptions), name) == std::end(kRunOptions)) {
       load_option = name;
     }
@@ -368,6 +383,18 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       options.hdr_log_path = value();
     } else if (name == "--target") {
       options.target_override = value();
+    } else if (name == "--cacert") {
+      options.ca_file = value();
+      if (options.ca_file.empty()) throw UsageError(name + ": needs a file name");
+    } else if (name == "--insecure") {
+      flag();
+      options.insecure = true;
+    } else if (name == "--no-tls-resume") {
+      flag();
+      options.tls_resume = false;
+    } else if (name == "--retry-non-idempotent") {
+      flag();
+      options.retry_non_idempotent = true;
     } else if (name == "-q" || name == "--quiet") {
       flag();
       options.quiet = true;
@@ -382,6 +409,10 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     }
   }
 
+  if (options.insecure && !options.ca_file.empty()) {
+    throw UsageError("--insecure and --cacert " + options.ca_file +
+                     ": give one of them (a CA is used to verify)");
+  }
   if (options.mode == CliOptions::Mode::run) {
     if (!load_option.empty()) {
       throw UsageError(load_option + ": not with loadgen run (the manifest sets the load)");

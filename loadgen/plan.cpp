@@ -129,6 +129,13 @@ RequestTemplate make_request(const Target& target, std::string name, std::string
   return r;
 }
 
+bool is_idempotent_method(std::string_view method) noexcept {
+  for (std::string_view idempotent : {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"}) {
+    if (method == idempotent) return true;
+  }
+  return false;
+}
+
 int RunPlan::stage_count() const {
   int count = 0;
   for (const Phase& p : phases) count = std::max(count, p.warmup ? 0 : p.stage_index + 1);
@@ -186,6 +193,7 @@ RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t 
   plan.max_connections = spec.load.max_connections.value_or(1000);
   plan.total_request_budget = spec.load.requests;
   plan.threads = std::max<uint32_t>(1, threads);
+  plan.tls.verify = !spec.tls.insecure_skip_verify;
 
   for (const RequestSpec& r : spec.requests) {
     RequestTemplate t =

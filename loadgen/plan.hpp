@@ -47,6 +47,18 @@ RequestTemplate make_request(const Target& target, std::string name, std::string
                              const std::vector<std::pair<std::string, std::string>>& headers,
                              const std::string& body, bool keep_alive);
 
+// How https connections are made. Certificates are verified by default: the
+// requests may carry credentials (headers from Secrets).
+struct TlsOptions {
+  bool verify = true;   // false: --insecure / spec.target.tls.insecureSkipVerify
+  std::string ca_file;  // PEM CA bundle to verify against instead of the system store
+  bool resume = true;   // reuse the TLS session on reconnect (false: --no-tls-resume)
+};
+
+// RFC 9110 section 9.2.2: a request with one of these methods may be sent
+// again when the connection failed before any response arrived.
+bool is_idempotent_method(std::string_view method) noexcept;
+
 struct Phase {
   bool warmup = false;
   int stage_index = 0;                     // the result row; unused for warm-up
@@ -58,6 +70,10 @@ struct Phase {
 
 struct RunPlan {
   Target target;
+  TlsOptions tls;
+  // Also resend POST and PATCH on a stale keep-alive connection (the server
+  // may have processed them): --retry-non-idempotent.
+  bool retry_non_idempotent = false;
   std::vector<RequestTemplate> requests;
   bool open_model = false;
   uint64_t max_connections = 0;                  // open model cap

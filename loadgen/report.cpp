@@ -131,6 +131,8 @@ ResultView view_of(const Result& result) {
   v.connect = LatencySummary::of(result.connect);
   v.processing = processing_estimate(v.total, v.connect);
   v.rate = result.rate;
+  v.retries = result.retries;
+  v.tls = result.tls;
   return v;
 }
 

@@ -80,6 +80,12 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
         << ", Length: " << errors.length << ", Exceptions: " << errors.timeout << ")\n";
   }
   if (errors.write > 0) field(out, "Write errors", std::to_string(errors.write));
+  if (run.retries > 0) field(out, "Retried requests", std::to_string(run.retries));
+  if (run.tls) {
+    field(out, "TLS handshakes",
+          std::to_string(run.tls->handshakes) + " (" + std::to_string(run.tls->sessions_reused) +
+              " resumed)");
+  }
   if (run.non_2xx_responses > 0) {
     field(out, "Non-2xx responses", std::to_string(run.non_2xx_responses));
   }

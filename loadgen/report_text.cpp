@@ -185,7 +185,14 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
   const ResultView& run = model.run;
   line(out, "Target", model.info.url);
   line(out, "Load", load_description(model));
-  if (!model.info.tls_protocol.empty()) line(out, "TLS", model.info.tls_protocol);
+  if (!model.info.tls_protocol.empty() || run.tls) {
+    std::string tls = model.info.tls_protocol;
+    if (run.tls) {
+      tls += (tls.empty() ? "" : "; ") + plural(run.tls->handshakes, "handshake", "handshakes") +
+             ", " + grouped(run.tls->sessions_reused) + " resumed";
+    }
+    line(out, "TLS", tls);
+  }
   line(out, "Duration", fixed(run.duration_seconds, 3) + " s");
   if (model.warmup_requests > 0) {
     line(out, "Warm-up", plural(model.warmup_requests, "request", "requests") + ", not counted");
@@ -196,6 +203,12 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
   line(out, "Requests", grouped(run.requests) + " (" + per_second(run.requests_per_second) + ")");
   line(out, "Outcome", outcome(run));
   line(out, "Status", status_codes(run));
+  if (run.retries > 0) {
+    line(out, "Retries",
+         grouped(run.retries) +
+             " sent again after a kept-alive connection closed (not extra "
+             "requests)");
+  }
   line(out, "Received",
        transfer(run.bytes_received, run.bytes_received_per_second, run.duration_seconds) +
            ", bodies " + human_bytes(run.body_bytes_received));

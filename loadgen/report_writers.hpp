@@ -49,6 +49,8 @@ struct ResultView {
   LatencySummary connect;
   ProcessingEstimate processing;
   std::optional<RateCounts> rate;  // open model only
+  uint64_t retries = 0;            // resent after a kept-alive connection closed under them
+  std::optional<TlsCounts> tls;    // https only
 };
 
 struct StageView {

@@ -31,6 +31,9 @@ struct Completion {
   uint64_t body_bytes_in = 0;
   uint64_t bytes_out = 0;
   bool new_connection = false;
+  bool retried = false;        // sent again after a kept-alive connection closed under it
+  bool tls_handshake = false;  // a TLS handshake completed for this request
+  bool tls_resumed = false;    // ... resuming an earlier session
 };
 
 }  // namespace kubeload::loadgen

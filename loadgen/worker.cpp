@@ -37,6 +37,12 @@ void add_completion(Result& r, const Completion& done) {
   r.body_bytes_received += done.body_bytes_in;
   r.bytes_sent += done.bytes_out;
   if (done.outcome != Outcome::success) ++r.errors[error_kind(done.outcome)];
+  if (done.retried) ++r.retries;
+  if (done.tls_handshake) {
+    if (!r.tls) r.tls = TlsCounts{};
+    ++r.tls->handshakes;
+    if (done.tls_resumed) ++r.tls->sessions_reused;
+  }
   if (done.response_complete) {
     ++r.status_codes[done.status];
     r.latency.record(done.timings.total_us);
@@ -94,6 +100,10 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
     pending_.resize(std::max<uint64_t>(1024, 4 * connection_count));
   }
   if (plan_.requests.size() > 1) request_results_.resize(plan_.requests.size());
+  if (plan_.target.tls()) {
+    for (Result& r : stage_results_) r.tls = TlsCounts{};
+    for (Result& r : request_results_) r.tls = TlsCounts{};
+  }
   snapshot_.requests.resize(plan_.requests.size());
 }
 

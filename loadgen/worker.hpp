@@ -74,7 +74,7 @@ class Worker {
 
   // For connections.
   const RunPlan& plan() const noexcept { return plan_; }
-  const tcp::endpoint& endpoint() const noexcept { return endpoints_.front(); }
+  const std::vector<tcp::endpoint>& endpoints() const noexcept { return endpoints_; }
   asio::ssl::context* tls() const noexcept { return tls_; }
   void on_complete(Connection& connection, const RequestSlot& slot, const Completion& done);
   void on_first_response(std::string server, uint64_t body_length);

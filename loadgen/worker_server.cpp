@@ -297,6 +297,7 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   const RunPlan whole = plan_from_spec(config.spec, *target, config.threads);
   RunPlan share = split_plan(whole, config.index, config.count);
   share.threads = whole.threads;
+  share.tls.ca_file = config.ca_file;
 
   WorkerService service(config, std::move(share));
   asio::io_context io{1};

@@ -27,6 +27,7 @@ struct WorkerConfig {
   uint32_t index = 0;      // this worker's index
   uint32_t count = 1;      // how many workers share the load
   uint32_t threads = 1;
+  std::string ca_file;  // --cacert: spec.target.tls.caFrom as mounted by the operator
   std::string termination_log = "/dev/termination-log";
   std::chrono::seconds linger{300};  // how long to wait for POST /finish after the run
 };

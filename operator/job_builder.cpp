@@ -199,6 +199,22 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                "0.0.0.0:" + std::to_string(config.worker_port),
                "--target",
                target_url(spec, ns)};
+  // spec.target.tls.caFrom: the bundle is mounted from its Secret or
+  // ConfigMap by the kubelet (the operator never reads it) and given to
+  // loadgen as --cacert.
+  json ca_volume;
+  if (spec.tls.ca_from) {
+    const ObjectKeyRef& ref = *spec.tls.ca_from;
+    const json items = json::array({{{"key", ref.key}, {"path", std::string(kCaFileName)}}});
+    ca_volume = {{"name", std::string(kCaVolume)}};
+    if (ref.kind == ObjectKeyRef::Kind::secret) {
+      ca_volume["secret"] = {{"secretName", ref.name}, {"items", items}};
+    } else {
+      ca_volume["configMap"] = {{"name", ref.name}, {"items", items}};
+    }
+    args.push_back("--cacert");
+    args.push_back(std::string(kCaMountPath) + "/" + std::string(kCaFileName));
+  }
   const json resources = worker_template.value("resources", json::object());
   if (const auto threads = worker_threads(resources, config)) {
     args.push_back("-t");
@@ -229,6 +245,11 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
         {"readOnlyRootFilesystem", true},
         {"capabilities", {{"drop", json::array({"ALL"})}}}}}};
   copy_if_set(worker_template, "resources", container);
+  if (!ca_volume.is_null()) {
+    container["volumeMounts"] = json::array({{{"name", std::string(kCaVolume)},
+                                              {"mountPath", std::string(kCaMountPath)},
+                                              {"readOnly", true}}});
+  }
 
   const json labels = labels_for(spec, name);
   json pod_spec = {{"restartPolicy", "Never"},
@@ -242,6 +263,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                      {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
                    {"containers", json::array({std::move(container)})}};
   if (!config.service_account.empty()) pod_spec["serviceAccountName"] = config.service_account;
+  if (!ca_volume.is_null()) pod_spec["volumes"] = json::array({std::move(ca_volume)});
   copy_if_set(worker_template, "nodeSelector", pod_spec);
   copy_if_set(worker_template, "tolerations", pod_spec);
   copy_if_set(worker_template, "affinity", pod_spec);

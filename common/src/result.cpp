@@ -107,6 +107,13 @@ Result result_from_json_at(const json& in, const std::string& path) {
                         get_count(rate, "late", path + ".rate"),
                         get_count(rate, "dropped", path + ".rate")};
   }
+  r.retries = get_count(in, "retries", path);
+  if (in.contains("tls")) {
+    const json& tls = in.at("tls");
+    if (!tls.is_object()) bad_field(path + ".tls", "must be an object");
+    r.tls = TlsCounts{get_count(tls, "handshakes", path + ".tls"),
+                      get_count(tls, "sessionsReused", path + ".tls")};
+  }
   const uint64_t failures = get_count(in, "failures", path);
   if (in.contains("failures") && failures != r.errors.total()) {
     bad_field(path + ".failures", "is " + std::to_string(failures) + " but the errors add up to " +
@@ -218,6 +225,12 @@ void Result::merge(const Result& other) {
     rate->late += other.rate->late;
     rate->dropped += other.rate->dropped;
   }
+  retries += other.retries;
+  if (other.tls) {
+    if (!tls) tls = TlsCounts{};
+    tls->handshakes += other.tls->handshakes;
+    tls->sessions_reused += other.tls->sessions_reused;
+  }
 }
 
 bool Result::operator==(const Result& other) const {
@@ -225,7 +238,8 @@ bool Result::operator==(const Result& other) const {
          body_bytes_received == other.body_bytes_received && bytes_sent == other.bytes_sent &&
          duration_seconds == other.duration_seconds && latency == other.latency &&
          connect == other.connect && waiting == other.waiting &&
-         status_codes == other.status_codes && errors == other.errors && rate == other.rate;
+         status_codes == other.status_codes && errors == other.errors && rate == other.rate &&
+         retries == other.retries && tls == other.tls;
 }
 
 void RunResult::merge(const RunResult& other) {
@@ -279,6 +293,10 @@ void to_json(json& out, const Result& r, bool with_histograms) {
   if (r.rate) {
     out["rate"] = {
         {"target", r.rate->target}, {"late", r.rate->late}, {"dropped", r.rate->dropped}};
+  }
+  out["retries"] = r.retries;
+  if (r.tls) {
+    out["tls"] = {{"handshakes", r.tls->handshakes}, {"sessionsReused", r.tls->sessions_reused}};
   }
   if (with_histograms) {
     out["histogram"] = r.latency.encode_base64();

@@ -375,6 +375,7 @@ struct Presence {
   bool connections = false, rate = false, max_connections = false, duration = false;
   bool load_requests = false, warmup = false, warmup_requests = false, baseline_name = false;
   bool max_regression = false, target_malformed = false, load_malformed = false;
+  bool tls = false;
   std::vector<bool> stage_connections, stage_rate, stage_duration;
   std::vector<std::string> stage_paths;
 };
@@ -705,11 +706,85 @@ class Decoder {
       } else if (key == "service") {
         seen_.service = true;
         service(value, at);
+      } else if (key == "tls") {
+        seen_.tls = true;
+        tls(value, at);
       } else {
         return false;
       }
       return true;
     });
+  }
+
+  void tls(const YAML::Node& node, const std::string& path) {
+    TlsSpec& tls = out().tls;
+    fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+      if (key == "insecureSkipVerify") {
+        if (auto skip = boolean(value, at)) tls.insecure_skip_verify = *skip;
+      } else if (key == "caFrom") {
+        ca_from(value, at);
+      } else {
+        return false;
+      }
+      return true;
+    });
+    if (tls.insecure_skip_verify && tls.ca_from) {
+      error(path, "insecureSkipVerify and caFrom exclude each other: a CA is used to verify");
+    }
+  }
+
+  // caFrom: exactly one of secretKeyRef or configMapKeyRef, each {name, key}.
+  void ca_from(const YAML::Node& node, const std::string& path) {
+    std::optional<ObjectKeyRef> found;
+    int refs = 0;
+    const bool is_map = fields(
+        node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+          ObjectKeyRef ref;
+          if (key == "secretKeyRef") {
+            ref.kind = ObjectKeyRef::Kind::secret;
+          } else if (key == "configMapKeyRef") {
+            ref.kind = ObjectKeyRef::Kind::config_map;
+          } else {
+            return false;
+          }
+          ++refs;
+          bool name_seen = false, key_seen = false;
+          const bool ref_is_map =
+              fields(value, at, [&](std::string_view k, const YAML::Node& v, const std::string& p) {
+                if (k == "name") {
+                  name_seen = true;
+                  const auto name = string(v, p);
+                  if (name && !is_dns1123_subdomain(*name)) {
+                    error(p, "invalid name " + quote(*name));
+                  } else if (name) {
+                    ref.name = *name;
+                  }
+                } else if (k == "key") {
+                  key_seen = true;
+                  const auto object_key = string(v, p);
+                  if (object_key && !is_secret_key(*object_key)) {
+                    error(p, "invalid key " + quote(*object_key));
+                  } else if (object_key) {
+                    ref.key = *object_key;
+                  }
+                } else {
+                  return false;
+                }
+                return true;
+              });
+          if (ref_is_map) {
+            if (!name_seen) error(join(at, "name"), "required");
+            if (!key_seen) error(join(at, "key"), "required");
+            if (name_seen && key_seen && !ref.name.empty() && !ref.key.empty()) found = ref;
+          }
+          return true;
+        });
+    if (!is_map) return;
+    if (refs != 1) {
+      error(path, "exactly one of secretKeyRef or configMapKeyRef is required");
+      return;
+    }
+    out().tls.ca_from = found;
   }
 
   void service(const YAML::Node& node, const std::string& path) {
@@ -1107,6 +1182,13 @@ class Decoder {
     // missing fields would only repeat that.
     if (!seen_.target_malformed && seen_.url == seen_.service) {
       error("spec.target", "exactly one of url or service is required");
+    }
+    const bool https_target = (spec.url && spec.url->size() > 8 &&
+                               std::equal(spec.url->begin(), spec.url->begin() + 8, "https://",
+                                          [](char a, char b) { return std::tolower(a) == b; })) ||
+                              (spec.service && spec.service->scheme == "https");
+    if (seen_.tls && (spec.url || spec.service) && !https_target) {
+      error("spec.target.tls", "only for https targets (an https:// url or service scheme https)");
     }
 
     // An explicit empty list means the same as no list, as in Kubernetes.

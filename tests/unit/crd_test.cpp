@@ -202,6 +202,29 @@ spec:
     - {duration: 10s, rate: 50}
 )";
 
+// spec.target.tls: its fields exclude each other, so one manifest each.
+const char* const kTlsSecretCa = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: tls-secret}
+spec:
+  target:
+    url: "https://checkout.shop.svc:8443/"
+    tls: {insecureSkipVerify: false, caFrom: {secretKeyRef: {name: shop-ca, key: ca.crt}}}
+  load: {duration: 10s}
+)";
+
+const char* const kTlsConfigMapCa = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: tls-configmap}
+spec:
+  target:
+    service: {name: checkout, scheme: https}
+    tls: {caFrom: {configMapKeyRef: {name: trust, key: bundle.pem}}}
+  load: {duration: 10s}
+)";
+
 // Every map key of `doc` below spec must be a property of the schema at the
 // same place; opaque fields (preserve-unknown) and free-form maps stop the walk.
 void expect_in_schema(const YAML::Node& doc, const YAML::Node& schema, const std::string& path,
@@ -238,7 +261,8 @@ void schema_paths(const YAML::Node& schema, const std::string& path, std::set<st
 
 TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
   std::set<std::string> covered;
-  for (const char* manifest : {kEveryFieldOpen, kEveryFieldClosed, kOpenStages}) {
+  for (const char* manifest :
+       {kEveryFieldOpen, kEveryFieldClosed, kOpenStages, kTlsSecretCa, kTlsConfigMapCa}) {
     const kubeload::ParsedLoadTest parsed = parse_loadtest(manifest);
     ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
     expect_in_schema(YAML::Load(manifest)["spec"], spec_schema(), "spec", covered);

@@ -9,6 +9,7 @@
 
 #include "allocation_counter.hpp"
 #include "loadgen/asio.hpp"
+#include "loadgen/network.hpp"
 #include "loadgen/runner.hpp"
 #include "loadgen/worker.hpp"
 
@@ -43,7 +44,8 @@ class TinyServer {
         bool answered = false;
         while ((end = self->pending.find("\r\n\r\n")) != std::string::npos) {
           const bool stall = self->pending.rfind("GET /stall", 0) == 0;
-          const bool close_after = self->pending.rfind("GET /close-silently", 0) == 0;
+          const bool close_after = self->pending.rfind("GET /close-silently", 0) == 0 ||
+                                   self->pending.rfind("POST /close-silently", 0) == 0;
           self->pending.erase(0, end + 4);
           ++self->requests;
           if (stall) continue;
@@ -83,11 +85,11 @@ class TinyServer {
 };
 
 RunPlan closed_plan(uint16_t port, uint64_t connections, uint64_t requests,
-                    const std::string& path = "/") {
+                    const std::string& path = "/", const std::string& method = "GET") {
   RunPlan plan;
   std::string error;
   plan.target = *parse_target("http://127.0.0.1:" + std::to_string(port) + path, error);
-  plan.requests.push_back(make_request(plan.target, "default", "GET", "", {}, "", true));
+  plan.requests.push_back(make_request(plan.target, "default", method, "", {}, "", true));
   Phase stage;
   stage.connections = connections;
   plan.phases.push_back(stage);
@@ -186,15 +188,89 @@ TEST(Engine, AStaleKeepAliveConnectionIsRetriedOnceNotCountedAsAnError) {
   EXPECT_EQ(outcome.result.result.requests, 10u);
   EXPECT_EQ(outcome.result.result.failures(), 0u);
   EXPECT_EQ(server.requests(), 10u);
+  // Every request after the first found its kept-alive connection closed.
+  EXPECT_EQ(outcome.result.result.retries, 9u);
+}
+
+TEST(Engine, APostIsNotResentOnAStaleConnectionUnlessAsked) {
+  TinyServer server;
+  // One connection: the first POST succeeds, the second finds the connection
+  // closed and fails (the server may have acted on it), the third opens a new
+  // connection, and so on.
+  const RunOutcome outcome =
+      run_quietly(closed_plan(server.port(), 1, 10, "/close-silently", "POST"));
+  const Result& r = outcome.result.result;
+  EXPECT_EQ(r.requests, 10u);
+  EXPECT_EQ(r.retries, 0u);
+  EXPECT_EQ(r.errors.read + r.errors.write, 5u)
+      << "read " << r.errors.read << " write " << r.errors.write;
+  EXPECT_EQ(r.status_codes.at(200), 5u);
+  EXPECT_EQ(server.requests(), 5u);
+
+  RunPlan asked = closed_plan(server.port(), 1, 10, "/close-silently", "POST");
+  asked.retry_non_idempotent = true;
+  const RunOutcome resent = run_quietly(asked);
+  EXPECT_EQ(resent.result.result.failures(), 0u);
+  EXPECT_EQ(resent.result.result.retries, 9u);
+  EXPECT_EQ(server.requests(), 15u);
+}
+
+TEST(Engine, IdempotentMethodsAreThoseOfRfc9110) {
+  for (const char* method : {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"}) {
+    EXPECT_TRUE(is_idempotent_method(method)) << method;
+  }
+  for (const char* method : {"POST", "PATCH", "CONNECT", "get", "PURGE", ""}) {
+    EXPECT_FALSE(is_idempotent_method(method)) << method;
+  }
+}
+
+// A port on which nothing listens on ::1 or 127.0.0.1 (as far as we know).
+uint16_t closed_loopback_port() {
+  asio::io_context io;
+  tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return probe.local_endpoint().port();
+}
+
+TEST(Engine, AddressesAreTriedInOrderAndTheOnesThatConnectAreKept) {
+  // Like "localhost" resolving to ::1 first against a server that listens on
+  // 127.0.0.1 only.
+  TinyServer server;
+  const tcp::endpoint v6(asio::ip::make_address("::1"), server.port());
+  const tcp::endpoint v4(asio::ip::make_address("127.0.0.1"), server.port());
+  EXPECT_EQ(connectable_in_order({v6, v4}, std::chrono::seconds(2)),
+            std::vector<tcp::endpoint>{v4});
+  // None connects: all are kept, so the run counts its connect errors.
+  const tcp::endpoint closed(asio::ip::make_address("127.0.0.1"), closed_loopback_port());
+  EXPECT_EQ(connectable_in_order({closed}, std::chrono::seconds(2)),
+            std::vector<tcp::endpoint>{closed});
+}
+
+TEST(Engine, EachConnectionTriesTheAddressesInOrder) {
+  TinyServer server;
+  const RunPlan plan = closed_plan(server.port(), 3, 30);
+  const std::vector<tcp::endpoint> unreachable_first = {
+      tcp::endpoint(asio::ip::make_address("::1"), server.port()),
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port())};
+  std::atomic<bool> stop(false);
+  Worker worker(plan, unreachable_first, nullptr, stop, false);
+  worker.run(Clock::now());
+  const Result r = worker.result().result;
+  EXPECT_EQ(r.requests, 30u);
+  EXPECT_EQ(r.failures(), 0u) << "connect errors " << r.errors.connect;
+  EXPECT_EQ(server.requests(), 30u);
+}
+
+TEST(Engine, IpLiteralsAreRecognisedForSni) {
+  for (const char* host : {"127.0.0.1", "::1", "127.0.0.2", "::ffff:127.0.0.1"}) {
+    EXPECT_TRUE(is_ip_literal(host)) << host;
+  }
+  for (const char* host : {"localhost", "web.test", "127.0.0.1.nip.example", ""}) {
+    EXPECT_FALSE(is_ip_literal(host)) << host;
+  }
 }
 
 TEST(Engine, RefusedConnectionsAreConnectErrors) {
-  uint16_t closed_port;
-  {
-    asio::io_context io;
-    tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    closed_port = probe.local_endpoint().port();
-  }
+  const uint16_t closed_port = closed_loopback_port();
   const RunOutcome outcome = run_quietly(closed_plan(closed_port, 2, 6));
   EXPECT_EQ(outcome.result.result.requests, 6u);
   EXPECT_EQ(outcome.result.result.errors.connect, 6u);

@@ -236,6 +236,62 @@ std::vector<Row> rows() {
                                     {"scheme", "https"}}}};
          });
        }},
+      {"CA bundle from a Secret, mounted and given as --cacert",
+       [](json& lt) {
+         lt["spec"]["target"] = {
+             {"url", "https://checkout.shop.svc:8443/"},
+             {"tls", {{"caFrom", {{"secretKeyRef", {{"name", "shop-ca"}, {"key", "ca.pem"}}}}}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         container(job)["args"].push_back("--cacert");
+         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         container(job)["volumeMounts"] = json::parse(
+             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
+         job["spec"]["template"]["spec"]["volumes"] = json::parse(
+             R"([{"name": "target-ca", "secret": {"secretName": "shop-ca",
+                  "items": [{"key": "ca.pem", "path": "ca.crt"}]}}])");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {
+               {"url", "https://checkout.shop.svc:8443/"},
+               {"tls", {{"caFrom", {{"secretKeyRef", {{"name", "shop-ca"}, {"key", "ca.pem"}}}}}}}};
+         });
+       }},
+      {"CA bundle from a ConfigMap",
+       [](json& lt) {
+         lt["spec"]["target"] = {
+             {"url", "https://checkout.shop.svc:8443/"},
+             {"tls",
+              {{"caFrom", {{"configMapKeyRef", {{"name", "trust"}, {"key", "bundle.pem"}}}}}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         container(job)["args"].push_back("--cacert");
+         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         container(job)["volumeMounts"] = json::parse(
+             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
+         job["spec"]["template"]["spec"]["volumes"] = json::parse(
+             R"([{"name": "target-ca", "configMap": {"name": "trust",
+                  "items": [{"key": "bundle.pem", "path": "ca.crt"}]}}])");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {
+               {"url", "https://checkout.shop.svc:8443/"},
+               {"tls",
+                {{"caFrom", {{"configMapKeyRef", {{"name", "trust"}, {"key", "bundle.pem"}}}}}}}};
+         });
+       }},
+      {"insecureSkipVerify travels in the spec only",
+       [](json& lt) {
+         lt["spec"]["target"] = {{"url", "https://checkout.shop.svc:8443/"},
+                                 {"tls", {{"insecureSkipVerify", true}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {{"url", "https://checkout.shop.svc:8443/"},
+                                  {"tls", {{"insecureSkipVerify", true}}}};
+         });
+       }},
       {"service target in the LoadTest's namespace, default port",
        [](json& lt) {
          lt["spec"]["target"] = {{"service", {{"name", "checkout"}}}};

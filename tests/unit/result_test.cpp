@@ -54,6 +54,8 @@ TEST(Result, JsonRoundTripIsExact) {
   RunResult run;
   run.result = result_of(random_responses(3, 3000), 5.5);
   run.result.rate = RateCounts{500, 3, 1};
+  run.result.retries = 7;
+  run.result.tls = TlsCounts{40, 31};
   run.warmup_requests = 42;
   run.stages.push_back(StageResult{0, 5.0, 10u, std::nullopt, run.result});
   run.request_results.push_back(NamedResult{"cart", run.result});
@@ -69,6 +71,22 @@ TEST(Result, JsonRoundTripIsExact) {
   EXPECT_EQ(document["result"]["bytesReceived"].get<uint64_t>(), 3000ull * 4'000'000'000ull);
   EXPECT_EQ(document["result"]["failures"], run.result.errors.status);
   EXPECT_EQ(document["version"], "v1");
+  EXPECT_EQ(document["result"]["retries"], 7u);
+  EXPECT_EQ(document["result"]["tls"]["sessionsReused"], 31u);
+}
+
+TEST(Result, RetriesAndTlsCountsMergeBySum) {
+  Result a, b;
+  a.retries = 2;
+  a.tls = TlsCounts{10, 4};
+  b.retries = 3;
+  b.tls = TlsCounts{5, 5};
+  a.merge(b);
+  EXPECT_EQ(a.retries, 5u);
+  EXPECT_EQ(a.tls, (TlsCounts{15, 9}));
+  Result plain;
+  plain.merge(Result{});
+  EXPECT_FALSE(plain.tls.has_value());
 }
 
 TEST(Result, MergedRunsMergeStagesByIndexAndRequestsByName) {

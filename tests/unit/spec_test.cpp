@@ -1133,3 +1133,73 @@ TEST(SpecHostileInput, MessagesStayPrintableAndShort) {
 
 }  // namespace
 }  // namespace kubeload
+
+namespace kubeload {
+namespace {
+
+// ---- spec.target.tls (issue 8, defect 9) ----------------------------------------
+
+TEST(SpecTls, VerifiesByDefaultAndReadsInsecureSkipVerifyAndCaFrom) {
+  const auto defaults =
+      parse_loadtest(with_spec("target: {url: 'https://web.test/'}\nload: {duration: 10s}\n"));
+  ASSERT_TRUE(defaults.ok()) << ::testing::PrintToString(messages(defaults));
+  EXPECT_FALSE(defaults.spec.tls.insecure_skip_verify);
+  EXPECT_FALSE(defaults.spec.tls.ca_from.has_value());
+
+  const auto insecure = parse_loadtest(with_spec(
+      "target: {url: 'https://web.test/', tls: {insecureSkipVerify: true}}\nload: {duration: "
+      "10s}\n"));
+  ASSERT_TRUE(insecure.ok()) << ::testing::PrintToString(messages(insecure));
+  EXPECT_TRUE(insecure.spec.tls.insecure_skip_verify);
+
+  const auto secret = parse_loadtest(
+      with_spec("target:\n  service: {name: web, scheme: https}\n  tls:\n    caFrom:\n"
+                "      secretKeyRef: {name: web-ca, key: ca.crt}\nload: {duration: 10s}\n"));
+  ASSERT_TRUE(secret.ok()) << ::testing::PrintToString(messages(secret));
+  ASSERT_TRUE(secret.spec.tls.ca_from.has_value());
+  EXPECT_EQ(secret.spec.tls.ca_from->kind, ObjectKeyRef::Kind::secret);
+  EXPECT_EQ(secret.spec.tls.ca_from->name, "web-ca");
+  EXPECT_EQ(secret.spec.tls.ca_from->key, "ca.crt");
+
+  const auto config_map = parse_loadtest(
+      with_spec("target:\n  url: 'https://web.test/'\n  tls:\n    caFrom:\n"
+                "      configMapKeyRef: {name: trust, key: bundle.pem}\nload: {duration: 10s}\n"));
+  ASSERT_TRUE(config_map.ok()) << ::testing::PrintToString(messages(config_map));
+  EXPECT_EQ(config_map.spec.tls.ca_from->kind, ObjectKeyRef::Kind::config_map);
+  EXPECT_EQ(config_map.spec.tls.ca_from->name, "trust");
+}
+
+TEST(SpecTls, ReportsEachProblemWithItsPath) {
+  struct Row {
+    std::string target;
+    std::string error;
+  };
+  const std::vector<Row> rows = {
+      {"{url: 'http://web.test/', tls: {insecureSkipVerify: true}}",
+       "spec.target.tls: only for https targets (an https:// url or service scheme https)"},
+      {"{url: 'https://web.test/', tls: {insecureSkipVerify: 'yes please'}}",
+       "spec.target.tls.insecureSkipVerify: must be true or false, got \"yes please\""},
+      {"{url: 'https://web.test/', tls: {verify: false}}", "spec.target.tls.verify: unknown field"},
+      {"{url: 'https://web.test/', tls: {caFrom: {}}}",
+       "spec.target.tls.caFrom: exactly one of secretKeyRef or configMapKeyRef is required"},
+      {"{url: 'https://web.test/', tls: {caFrom: {secretKeyRef: {name: a, key: b}, "
+       "configMapKeyRef: {name: a, key: b}}}}",
+       "spec.target.tls.caFrom: exactly one of secretKeyRef or configMapKeyRef is required"},
+      {"{url: 'https://web.test/', tls: {caFrom: {secretKeyRef: {name: a}}}}",
+       "spec.target.tls.caFrom.secretKeyRef.key: required"},
+      {"{url: 'https://web.test/', tls: {caFrom: {configMapKeyRef: {name: Bad_Name, key: b}}}}",
+       "spec.target.tls.caFrom.configMapKeyRef.name: invalid name \"Bad_Name\""},
+      {"{url: 'https://web.test/', tls: {insecureSkipVerify: true, caFrom: {secretKeyRef: "
+       "{name: a, key: b}}}}",
+       "spec.target.tls: insecureSkipVerify and caFrom exclude each other: a CA is used to "
+       "verify"},
+  };
+  for (const Row& row : rows) {
+    const auto parsed =
+        parse_loadtest(with_spec("target: " + row.target + "\nload: {duration: 10s}\n"));
+    EXPECT_EQ(messages(parsed), std::vector<std::string>{row.error}) << row.target;
+  }
+}
+
+}  // namespace
+}  // namespace kubeload

@@ -44,6 +44,13 @@ struct RateCounts {
   bool operator==(const RateCounts&) const = default;
 };
 
+// https only: how the TLS connections were set up.
+struct TlsCounts {
+  uint64_t handshakes = 0;       // completed TLS handshakes
+  uint64_t sessions_reused = 0;  // of those, resumed sessions (abbreviated handshakes)
+  bool operator==(const TlsCounts&) const = default;
+};
+
 // Latency statistics in milliseconds, computed from a histogram of microseconds.
 struct LatencySummary {
   double min = 0, mean = 0, stddev = 0, p50 = 0, p66 = 0, p75 = 0, p80 = 0, p90 = 0, p95 = 0,
@@ -69,6 +76,11 @@ struct Result {
   std::map<int, uint64_t> status_codes;
   ErrorCounts errors;
   std::optional<RateCounts> rate;
+  // Requests sent a second time because a kept-alive connection closed before
+  // any of the response arrived (idempotent methods only, unless asked). A
+  // retried request is still one request.
+  uint64_t retries = 0;
+  std::optional<TlsCounts> tls;
 
   uint64_t failures() const noexcept { return errors.total(); }
   double error_rate() const noexcept;

@@ -35,6 +35,20 @@ struct SecretKeyRef {
   std::string key;
 };
 
+// A key of a Secret or a ConfigMap in the LoadTest's namespace.
+struct ObjectKeyRef {
+  enum class Kind { secret, config_map } kind = Kind::secret;
+  std::string name;
+  std::string key;
+};
+
+// spec.target.tls: how https targets are verified. Verified against the
+// system's CAs unless a CA bundle is given or verification is switched off.
+struct TlsSpec {
+  bool insecure_skip_verify = false;
+  std::optional<ObjectKeyRef> ca_from;  // PEM CA bundle, mounted into the worker pods
+};
+
 struct HeaderFrom {
   std::string name;  // header name
   SecretKeyRef secret_key_ref;
@@ -106,6 +120,7 @@ struct LoadTestSpec {
   std::map<std::string, std::string> labels;
   std::optional<std::string> url;  // exactly one of url / service
   std::optional<ServiceRef> service;
+  TlsSpec tls;                        // spec.target.tls
   std::vector<RequestSpec> requests;  // never empty after parsing
   LoadSpec load;
   uint32_t workers = 1;
