@@ -795,6 +795,22 @@ def check_fault_keepalive_close_post_resent_when_asked(env):
     expect(result["retries"] == 9, f"retries {result['retries']}, want 9")
 
 
+def check_localhost_reaches_an_ipv4_only_server(env):
+    # fault_server listens on 127.0.0.1 only; where localhost resolves to ::1
+    # first, only trying the addresses in order reaches it. (Here /etc/hosts
+    # may list 127.0.0.1 alone; the engine's unit test puts a closed [::1]
+    # first explicitly.)
+    before = env.fault_server.stats()
+    _, report = loadgen_report(env, ["-n", "20", "-c", "2", "--timeout", "2s",
+                                     f"http://localhost:{env.fault_server.port}/ok"])
+    result = report["result"]
+    check_consistent(result)
+    server = env.fault_server.stats_after(before, 20)
+    expect(result["failures"] == 0 and result["requests"] == 20,
+           f"requests {result['requests']}, errors {result['errors']}")
+    expect(server["requests"] == 20, f"fault_server read {server['requests']} requests, want 20")
+
+
 def check_connection_refused_is_connect(env):
     port = free_port()
     run, report = loadgen_report(
@@ -974,6 +990,7 @@ CHECKS = (
     check_fault_keepalive_close_get_is_resent_and_counted,
     check_fault_keepalive_close_post_is_not_resent,
     check_fault_keepalive_close_post_resent_when_asked,
+    check_localhost_reaches_an_ipv4_only_server,
     check_connection_refused_is_connect,
     check_usage_zero_connections,
     check_usage_bad_duration,

@@ -1178,7 +1178,7 @@ TEST(SpecTls, ReportsEachProblemWithItsPath) {
       {"{url: 'http://web.test/', tls: {insecureSkipVerify: true}}",
        "spec.target.tls: only for https targets (an https:// url or service scheme https)"},
       {"{url: 'https://web.test/', tls: {insecureSkipVerify: 'yes please'}}",
-       "spec.target.tls.insecureSkipVerify: must be true or false, got \"yes please\""},
+       "spec.target.tls.insecureSkipVerify: must be true or false, got string \"yes please\""},
       {"{url: 'https://web.test/', tls: {verify: false}}", "spec.target.tls.verify: unknown field"},
       {"{url: 'https://web.test/', tls: {caFrom: {}}}",
        "spec.target.tls.caFrom: exactly one of secretKeyRef or configMapKeyRef is required"},
