@@ -225,7 +225,8 @@ elif [ "$external" = 0 ] && [ "${KUBELOAD_E2E_KEEP:-0}" != 1 ]; then
   cache="${KUBELOAD_CACHE:-$HOME/.cache/kubeload}"
   check "scripts/cluster down" "$cluster" down
   sleep 1
-  left="$(pgrep -af -- "$state_dir|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
+  # "$state_dir/": the lock file /tmp/kubeload-cluster.lock of a `flock`-wrapped run is no cluster process.
+  left="$(pgrep -af -- "$state_dir/|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
   [ -n "$left" ] && echo "$left" | sed 's/^/  left behind: /'
   check "down leaves no process behind" test -z "$left"
   check "down removes the unreachable route" bash -c '! "$0" check-route >/dev/null 2>&1' "$cluster"
