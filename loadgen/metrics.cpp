@@ -33,7 +33,8 @@ auto& family(Builder builder, const char* name, const char* help, prometheus::Re
 }
 
 constexpr ErrorKind kErrorKinds[] = {ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
-                                     ErrorKind::write,   ErrorKind::status,  ErrorKind::length};
+                                     ErrorKind::write,   ErrorKind::status,  ErrorKind::length,
+                                     ErrorKind::dropped};
 
 }  // namespace
 
