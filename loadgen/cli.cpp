@@ -220,21 +220,26 @@ const char* usage_text() {
 
 options:
   -c, --connections N     closed model: concurrent connections (default 10)
-  -n, --requests N        stop after N requests
+  -n, --requests N        stop after N requests (shared by all connections and threads)
   -d, --duration D        stop after D (30s, 2m); with neither -n nor -d: 10s
-  -r, --rate R            open model: R requests/s at constant arrival
-      --max-connections N open model: connection cap (default 1000)
+  -r, --rate R            open model: R requests/s at constant arrival, one arrival
+                          sequence for all threads; a request that finds no free
+                          connection within --timeout of its intended time is an
+                          error of kind "dropped"
+      --max-connections N open model: connection cap (default 1000); not below -t
   -t, --threads N         event-loop threads (default: the whole CPUs of the cgroup
-                          CPU quota, else the cores)
+                          CPU quota, else the cores; at most the connections)
       --warmup D          warm up for D first (not counted)
       --warmup-requests N warm up with N requests first (not counted)
-      --stages SPEC       e.g. 10s:10,10s:20 (duration:connections, or duration:rate with -r)
+      --stages SPEC       e.g. 10s:10,10s:20 (duration:connections, or duration:rate with -r);
+                          not with -d or -c
   -k, --keepalive         keep connections alive (the default)
       --no-keepalive      one connection per request
   -m, --method M          request method (default GET)
   -H, --header "N: V"     add a request header (repeatable)
       --body TEXT|@FILE   request body
-      --timeout D         per request (default 30s)
+      --timeout D         per request (default 30s); a run ended by time stops at its
+                          planned end and drains what is in flight, reported apart
       --retry-non-idempotent  also resend POST/PATCH when a kept-alive connection
                           closed before any response (GET, HEAD, OPTIONS, TRACE, PUT
                           and DELETE are resent once by default; counted as retries)
@@ -265,6 +270,7 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
   std::optional<uint64_t> connections;
   std::optional<double> rate;
   std::optional<std::string> stages_text;
+  std::string duration_text, connections_text;  // as given, for usage errors
   std::string load_option;  // the last option that shapes the load (not for `run`)
   RequestSpec request;
   request.name = "default";
@@ -319,11 +325,13 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     };
 
     if (name == "-c" || name == "--connections") {
-      connections = positive_integer(name, value());
+      connections_text = value();
+      connections = positive_integer(name, connections_text);
     } else if (name == "-n" || name == "--requests") {
       load.requests = positive_integer(name, value());
     } else if (name == "-d" || name == "--duration") {
-      load.duration = positive_duration(name, value());
+      duration_text = value();
+      load.duration = positive_duration(name, duration_text);
     } else if (name == "-r" || name == "--rate") {
       rate = positive_number(name, value());
     } else if (name == "--max-connections") {
@@ -427,12 +435,31 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
   if (connections && rate) {
     throw UsageError("-c and -r: the closed model (-c) and the open model (-r) exclude each other");
   }
-  if (stages_text) load.stages = stage_list("--stages", *stages_text, rate.has_value());
+  if (stages_text) {
+    // Each stage sets its own duration and load; a -d or -c beside them would
+    // be silently ignored.
+    if (load.duration) {
+      throw UsageError("-d " + duration_text +
+                       ": not with --stages (each stage DURATION:... sets its own duration)");
+    }
+    if (connections) {
+      throw UsageError("-c " + connections_text +
+                       ": not with --stages (each stage DURATION:CONNECTIONS sets its own)");
+    }
+    load.stages = stage_list("--stages", *stages_text, rate.has_value());
+  }
   if (!load.requests && !load.duration && load.stages.empty())
     load.duration = std::chrono::seconds(10);
   load.connections = connections;
   load.rate = rate;
   if (load.max_connections && !rate) throw UsageError("--max-connections: only with -r");
+  // Each thread needs a connection of its own; the default thread count is
+  // capped at the connection limit, an explicit one cannot be.
+  if (load.max_connections && options.threads && *load.max_connections < *options.threads) {
+    throw UsageError("--max-connections " + std::to_string(*load.max_connections) +
+                     ": below --threads " + std::to_string(*options.threads) +
+                     " (each thread needs a connection of its own)");
+  }
   options.spec.name = "local";
   options.spec.url = *url;
   options.spec.requests.push_back(std::move(request));

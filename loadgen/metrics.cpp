@@ -33,7 +33,8 @@ auto& family(Builder builder, const char* name, const char* help, prometheus::Re
 }
 
 constexpr ErrorKind kErrorKinds[] = {ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
-                                     ErrorKind::write,   ErrorKind::status,  ErrorKind::length};
+                                     ErrorKind::write,   ErrorKind::status,  ErrorKind::length,
+                                     ErrorKind::dropped};
 
 // Requests that ended without a complete response (connect, timeout, read
 // and write errors): kubeload_requests_total{code="0"}.

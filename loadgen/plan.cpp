@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 namespace kubeload::loadgen {
 namespace {
@@ -151,10 +152,13 @@ uint64_t RunPlan::max_phase_connections() const {
 
 uint32_t RunPlan::usable_threads() const {
   const uint32_t wanted = std::max<uint32_t>(1, threads);
-  if (open_model || phases.empty()) return wanted;
-  uint64_t fewest = UINT64_MAX;
-  for (const Phase& p : phases) fewest = std::min(fewest, p.connections);
-  return static_cast<uint32_t>(std::clamp<uint64_t>(fewest, 1, wanted));
+  if (open_model) return static_cast<uint32_t>(std::clamp<uint64_t>(max_connections, 1, wanted));
+  if (phases.empty()) return wanted;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(max_phase_connections(), 1, wanted));
+}
+
+double RunPlan::rate_of_part(const Phase& phase) const noexcept {
+  return phase.rate / static_cast<double>(std::max<uint64_t>(1, turns.stride));
 }
 
 uint64_t share_of(uint64_t total, uint32_t index, uint32_t parts) noexcept {
@@ -162,24 +166,108 @@ uint64_t share_of(uint64_t total, uint32_t index, uint32_t parts) noexcept {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 
-double rate_share(double total, uint32_t parts) noexcept {
-  return parts == 0 ? 0.0 : total / parts;
+uint64_t proportional_share(uint64_t total, const std::vector<uint64_t>& weights,
+                            uint32_t index) noexcept {
+  using Wide = unsigned __int128;
+  const auto parts = static_cast<uint32_t>(weights.size());
+  if (index >= parts) return 0;
+  Wide weight_sum = 0;
+  for (uint64_t w : weights) weight_sum += w;
+  if (weight_sum == 0) return share_of(total, index, parts);
+  // Floors first, then one more for each of the largest remainders.
+  std::vector<uint32_t> order(parts);
+  std::vector<Wide> remainder(parts);
+  uint64_t handed_out = 0;
+  uint64_t mine = 0;
+  for (uint32_t i = 0; i < parts; ++i) {
+    const Wide exact = static_cast<Wide>(total) * weights[i];
+    const auto floor = static_cast<uint64_t>(exact / weight_sum);
+    remainder[i] = exact % weight_sum;
+    handed_out += floor;
+    if (i == index) mine = floor;
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return remainder[a] > remainder[b]; });
+  const uint64_t left = total - handed_out;  // fewer than `parts`
+  for (uint64_t i = 0; i < left; ++i) {
+    if (order[i] == index) ++mine;
+  }
+  return mine;
 }
 
-RunPlan split_plan(const RunPlan& plan, uint32_t index, uint32_t parts) {
+namespace {
+
+enum class BudgetSplit { by_connections, shared };
+
+RunPlan split(const RunPlan& plan, uint32_t index, uint32_t parts, BudgetSplit budgets) {
   RunPlan part = plan;
-  part.threads = 1;
-  if (plan.total_request_budget) {
-    part.total_request_budget = share_of(*plan.total_request_budget, index, parts);
-  }
-  if (plan.open_model)
+  if (parts == 0) return part;
+  if (plan.open_model) {
+    // Budgets and rates describe the whole arrival sequence; a part only
+    // takes its turns in it.
+    part.turns = {plan.turns.offset + plan.turns.stride * index, plan.turns.stride * parts};
     part.max_connections = std::max<uint64_t>(1, share_of(plan.max_connections, index, parts));
-  for (Phase& phase : part.phases) {
-    phase.connections = share_of(phase.connections, index, parts);
-    phase.rate = rate_share(phase.rate, parts);
-    if (phase.request_budget) phase.request_budget = share_of(*phase.request_budget, index, parts);
+    return part;
+  }
+  for (Phase& phase : part.phases) phase.connections = share_of(phase.connections, index, parts);
+  if (budgets == BudgetSplit::shared) return part;
+  auto weights_of = [&](auto&& connections_of) {
+    std::vector<uint64_t> weights(parts, 0);
+    for (uint32_t i = 0; i < parts; ++i) weights[i] = connections_of(i);
+    return weights;
+  };
+  for (size_t p = 0; p < plan.phases.size(); ++p) {
+    const Phase& whole = plan.phases[p];
+    if (!whole.request_budget) continue;
+    part.phases[p].request_budget = proportional_share(
+        *whole.request_budget,
+        weights_of([&](uint32_t i) { return share_of(whole.connections, i, parts); }), index);
+  }
+  if (plan.total_request_budget) {
+    part.total_request_budget =
+        proportional_share(*plan.total_request_budget, weights_of([&](uint32_t i) {
+          uint64_t sum = 0;
+          for (const Phase& phase : plan.phases) {
+            if (!phase.warmup) sum += share_of(phase.connections, i, parts);
+          }
+          return sum;
+        }),
+                           index);
   }
   return part;
+}
+
+}  // namespace
+
+RunPlan split_plan(const RunPlan& plan, uint32_t index, uint32_t parts) {
+  return split(plan, index, parts, BudgetSplit::by_connections);
+}
+
+RunPlan split_plan_for_thread(const RunPlan& plan, uint32_t index, uint32_t parts) {
+  return split(plan, index, parts, BudgetSplit::shared);
+}
+
+uint64_t budget_block(uint64_t budget, uint32_t threads) noexcept {
+  constexpr uint64_t kLargestBlock = 32;
+  constexpr uint64_t kBlocksPerThread = 64;
+  return std::clamp<uint64_t>(budget / (kBlocksPerThread * std::max<uint32_t>(1, threads)), 1,
+                              kLargestBlock);
+}
+
+std::chrono::nanoseconds arrival_offset(uint64_t k, double rate) noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(static_cast<double>(k) / rate));
+}
+
+uint64_t arrivals_within(std::chrono::nanoseconds length, double rate) noexcept {
+  if (!(rate > 0) || length.count() <= 0) return 0;
+  // The estimate, then exactly the arrivals whose offset (as the workers
+  // compute it) falls before `length`.
+  auto n = static_cast<uint64_t>(std::ceil(std::chrono::duration<double>(length).count() * rate));
+  while (n > 0 && arrival_offset(n - 1, rate) >= length) --n;
+  while (arrival_offset(n, rate) < length) ++n;
+  return n;
 }
 
 RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t threads) {

@@ -120,6 +120,7 @@ ResultView view_of(const Result& result) {
   v.reused_connection_responses = responses_on_reused_connections(result.connect);
   // A negative or nan duration can only come from a corrupt document; treat it as unmeasured.
   v.duration_seconds = positive_or_zero(result.duration_seconds);
+  v.drain_seconds = positive_or_zero(result.drain_seconds);
   v.requests_per_second = ratio(static_cast<double>(v.requests), v.duration_seconds);
   v.bytes_received = result.bytes_received;
   v.body_bytes_received = result.body_bytes_received;
@@ -129,6 +130,8 @@ ResultView view_of(const Result& result) {
   v.total = LatencySummary::of(result.latency);
   v.waiting = LatencySummary::of(result.waiting);
   v.connect = LatencySummary::of(result.connect);
+  v.failed_without_response = result.error_latency.total_count();
+  v.failed = LatencySummary::of(result.error_latency);
   v.processing = processing_estimate(v.total, v.connect);
   v.rate = result.rate;
   v.retries = result.retries;

@@ -83,9 +83,9 @@ std::string outcome(const ResultView& r) {
   if (r.failures == 0) return grouped(r.successes) + " ok, 0 errors";
   std::string text = grouped(r.successes) + " ok, " + plural(r.failures, "error", "errors") + " (" +
                      percent(r.failure_percent) + "):";
-  constexpr std::array<ErrorKind, kErrorKindCount> kKinds = {ErrorKind::connect, ErrorKind::timeout,
-                                                             ErrorKind::read,    ErrorKind::write,
-                                                             ErrorKind::status,  ErrorKind::length};
+  constexpr std::array<ErrorKind, kErrorKindCount> kKinds = {
+      ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,   ErrorKind::write,
+      ErrorKind::status,  ErrorKind::length,  ErrorKind::dropped};
   bool first = true;
   for (ErrorKind kind : kKinds) {
     if (r.errors[kind] == 0) continue;
@@ -114,7 +114,7 @@ std::string transfer(uint64_t bytes, double bytes_per_second, double duration_se
 }
 
 void write_latency_table(std::ostream& out, const ResultView& r) {
-  if (r.complete_responses == 0) {
+  if (r.complete_responses == 0 && r.failed_without_response == 0) {
     line(out, "Latency", "no complete responses");
     return;
   }
@@ -132,9 +132,14 @@ void write_latency_table(std::ostream& out, const ResultView& r) {
     table.add_row({name, ms(s.min), ms(s.mean), ms(s.stddev), ms(s.p50), ms(s.p90), ms(s.p95),
                    ms(s.p99), ms(s.p999), ms(s.max)});
   };
-  row("total", r.total);
-  row("waiting", r.waiting);
-  row("connect", r.connect);
+  if (r.complete_responses > 0) {
+    row("total", r.total);
+    row("waiting", r.waiting);
+    row("connect", r.connect);
+  }
+  // Failures without a response (timeouts, resets, dropped) are not in the
+  // rows above; how long they took is its own row.
+  if (r.failed_without_response > 0) row("failed", r.failed);
   table.write(out);
 }
 
@@ -193,7 +198,12 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
     }
     line(out, "TLS", tls);
   }
-  line(out, "Duration", fixed(run.duration_seconds, 3) + " s");
+  std::string duration = fixed(run.duration_seconds, 3) + " s";
+  if (run.drain_seconds > 0) {
+    duration += ", then " + fixed(run.drain_seconds, 3) +
+                " s draining the requests in flight (counted, not in the duration)";
+  }
+  line(out, "Duration", duration);
   if (model.warmup_requests > 0) {
     line(out, "Warm-up", plural(model.warmup_requests, "request", "requests") + ", not counted");
   }
@@ -215,7 +225,7 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
   line(out, "Sent", transfer(run.bytes_sent, run.bytes_sent_per_second, run.duration_seconds));
   if (model.open_model) {
     const uint64_t late = run.rate ? run.rate->late : 0;
-    const uint64_t dropped = run.rate ? run.rate->dropped : 0;
+    const uint64_t dropped = run.errors.dropped;
     line(out, "Rate",
          "target " + per_second(model.target_rate) + ", achieved " +
              per_second(run.requests_per_second) + ", " + grouped(late) + " late, " +

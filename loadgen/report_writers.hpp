@@ -38,6 +38,7 @@ struct ResultView {
   uint64_t non_2xx_responses = 0;
   uint64_t reused_connection_responses = 0;  // connect time 0: sent on a kept-alive connection
   double duration_seconds = 0;
+  double drain_seconds = 0;  // after the planned end, until the last request ended
   double requests_per_second = 0;
   uint64_t bytes_received = 0;
   uint64_t body_bytes_received = 0;
@@ -47,6 +48,8 @@ struct ResultView {
   LatencySummary total;  // ms, from the latency histogram
   LatencySummary waiting;
   LatencySummary connect;
+  uint64_t failed_without_response = 0;  // one error_latency sample each
+  LatencySummary failed;                 // ms, how long those failures took
   ProcessingEstimate processing;
   std::optional<RateCounts> rate;  // open model only
   uint64_t retries = 0;            // resent after a kept-alive connection closed under them

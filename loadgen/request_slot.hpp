@@ -14,7 +14,9 @@ struct RequestSlot {
   Clock::time_point intended{};  // latency is measured from here
 };
 
-enum class Outcome { success, connect, timeout, read, write, status, length };
+// `dropped`: never sent, no connection came free within the timeout of the
+// intended time (open model).
+enum class Outcome { success, connect, timeout, read, write, status, length, dropped };
 
 struct RequestTimings {
   int64_t connect_us = 0;  // 0 when the connection was reused

@@ -70,10 +70,12 @@ RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
   const std::atomic<bool> never(false);
   const std::atomic<bool>& stop = options.stop != nullptr ? *options.stop : never;
   const uint32_t threads = plan.usable_threads();
+  const auto budgets = std::make_shared<SharedBudgets>(plan, threads);
   std::vector<std::unique_ptr<Worker>> workers;
   for (uint32_t i = 0; i < threads; ++i) {
-    workers.push_back(std::make_unique<Worker>(split_plan(plan, i, threads), access.endpoints,
-                                               access.tls.get(), stop, options.metrics != nullptr));
+    workers.push_back(std::make_unique<Worker>(split_plan_for_thread(plan, i, threads),
+                                               access.endpoints, access.tls.get(), stop,
+                                               options.metrics != nullptr, budgets));
   }
 
   std::atomic<uint32_t> running(threads);
@@ -127,7 +129,7 @@ RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
   for (const Phase& phase : plan.phases) {
     if (phase.warmup) continue;
     if (plan.open_model) {
-      info.rate = phase.rate;
+      info.rate = plan.rate_of_part(phase);
     } else {
       info.connections = phase.connections;
     }

@@ -35,7 +35,7 @@ from servers import (BIG_FILE_BYTES, LOOPBACK, SMALL_FILE_BYTES, CheckFailure, F
 
 RSS_LIMIT_BYTES = 100 * 1024 * 1024
 DEFAULT_LOADGEN_TIMEOUT_S = 60
-ERROR_KINDS = ("connect", "timeout", "read", "write", "status", "length")
+ERROR_KINDS = ("connect", "timeout", "read", "write", "status", "length", "dropped")
 
 LoadgenRun = collections.namedtuple(
     "LoadgenRun", "argv returncode stdout stderr timed_out max_rss_bytes elapsed_s")
@@ -286,6 +286,17 @@ def check_nginx_open_model_stages(env):
     stage_total = sum(stage["requests"] for stage in stages)
     expect(stage_total == result["requests"],
            f"stage requests add up to {stage_total}, result says {result['requests']}")
+
+
+def check_nginx_open_model_threads_share_one_sequence(env):
+    # 10/s for 2 s is 20 arrivals, however many threads send them: 8 threads
+    # each following the whole schedule at 1.25/s sent 24, in bursts of 8.
+    report, _ = nginx_count_check(env, "r10_t8_d2s", ["-r", "10", "-t", "8", "-d", "2s"],
+                                  requests=20)
+    result = report["result"]
+    expect(abs(result["durationSeconds"] - 2.0) < 0.001,
+           f"durationSeconds {result['durationSeconds']}, want the planned 2.0")
+    expect(result["rate"]["target"] == 10, f"rate.target {result['rate']['target']}, want 10")
 
 
 def check_nginx_custom_header(env):
@@ -811,6 +822,53 @@ def check_localhost_reaches_an_ipv4_only_server(env):
     expect(server["requests"] == 20, f"fault_server read {server['requests']} requests, want 20")
 
 
+def check_fault_drain_is_not_in_the_duration(env):
+    # A run of 2 s whose requests hang until the 4 s timeout: the run ends at
+    # its planned end (duration and rps), the hung requests are still counted
+    # as timeouts with the time they took, and the drain is reported apart.
+    before = env.fault_server.stats()
+    _, report = loadgen_report(env, ["-c", "2", "-d", "2s", "--timeout", "4s",
+                                     env.fault_server.url("/stall")], timeout_s=30)
+    result = report["result"]
+    check_consistent(result)
+    expect(result["requests"] == 2 and result["errors"]["timeout"] == 2,
+           f"requests {result['requests']}, errors {result['errors']}: want 2 timeouts")
+    expect(abs(result["durationSeconds"] - 2.0) < 0.001,
+           f"durationSeconds {result['durationSeconds']}, want the planned 2.0")
+    expect(1.5 <= result.get("drainSeconds", 0) <= 3.0,
+           f"drainSeconds {result.get('drainSeconds')!r}, want about 2 (4 s timeout - 2 s)")
+    failed = result.get("errorLatencyMs", {})
+    expect(failed.get("max", 0) >= 3900, f"errorLatencyMs {failed!r}: the timeouts took 4 s")
+    server = env.fault_server.stats_after(before, 2)
+    expect(server.get("requests") == 2, f"fault_server read {server.get('requests')} requests")
+
+
+def check_fault_open_model_drops_what_waits_past_the_timeout(env):
+    # 100 requests/s for 1 s on one connection to a server that never answers:
+    # every intended request is counted, those never sent as `dropped`
+    # errors, so errorRate is 100%, not a quietly smaller count.
+    before = env.fault_server.stats()
+    _, report = loadgen_report(env, ["-r", "100", "-d", "1s", "--max-connections", "1",
+                                     "--timeout", "200ms", env.fault_server.url("/stall")],
+                               timeout_s=30)
+    result = report["result"]
+    check_consistent(result)
+    errors = result["errors"]
+    expect(result["requests"] == 100, f"requests {result['requests']}, want all 100 intended")
+    expect(errors["timeout"] + errors["dropped"] == 100 and errors["dropped"] > 0,
+           f"errors {errors}: want timeouts and dropped adding up to 100")
+    expect(result["errorRate"] == 1, f"errorRate {result['errorRate']}, want 1")
+    expect(result["rate"]["dropped"] == errors["dropped"],
+           f"rate.dropped {result['rate']['dropped']} != errors.dropped {errors['dropped']}")
+    # A dropped request waited its 200 ms timeout (plus at most a tick).
+    failed = result["errorLatencyMs"]
+    expect(190 <= failed["p50"] <= 400, f"errorLatencyMs {failed}: dropped after about 200 ms")
+    server = env.fault_server.stats_after(before, errors["timeout"])
+    expect(server.get("requests") == errors["timeout"],
+           f"fault_server read {server.get('requests')} requests, loadgen sent "
+           f"{errors['timeout']}")
+
+
 def check_connection_refused_is_connect(env):
     port = free_port()
     run, report = loadgen_report(
@@ -836,6 +894,15 @@ def check_usage_zero_connections(env):
 
 def check_usage_bad_duration(env):
     usage_error_check(env, ["-d", "10x", env.fault_server.url("/ok")], "10x")
+
+
+def check_usage_duration_with_stages(env):
+    usage_error_check(env, ["-d", "5s", "--stages", "1s:5", env.fault_server.url("/ok")], "-d 5s")
+
+
+def check_usage_max_connections_below_threads(env):
+    usage_error_check(env, ["-r", "10", "--max-connections", "2", "-t", "4",
+                            env.fault_server.url("/ok")], "--max-connections 2")
 
 
 def check_usage_bad_scheme(env):
@@ -961,6 +1028,7 @@ CHECKS = (
     check_nginx_warmup_duration,
     check_nginx_open_model_r500_d2s,
     check_nginx_open_model_stages,
+    check_nginx_open_model_threads_share_one_sequence,
     check_nginx_custom_header,
     check_nginx_stages,
     check_nginx_exact_split_n7_c3_t2,
@@ -992,9 +1060,13 @@ CHECKS = (
     check_fault_keepalive_close_post_resent_when_asked,
     check_localhost_reaches_an_ipv4_only_server,
     check_connection_refused_is_connect,
+    check_fault_drain_is_not_in_the_duration,
+    check_fault_open_model_drops_what_waits_past_the_timeout,
     check_usage_zero_connections,
     check_usage_bad_duration,
     check_usage_bad_scheme,
+    check_usage_duration_with_stages,
+    check_usage_max_connections_below_threads,
 )
 
 

@@ -350,9 +350,10 @@ TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
 TEST(Crd, ThresholdPatternAdmitsTheGrammar) {
   const std::regex pattern(at(spec_schema(), "thresholds.[]")["pattern"].as<std::string>());
   // What the parser accepts, the API server must accept.
-  for (const char* text : {"p99 < 200ms", "errorRate < 1%", "rps >= 4800", "cart.p99 < 100ms",
-                           "p999<=1.5s", "requests == 100000", "failures > 0", "mean < 20",
-                           "min >= 0.5ms", "errorRate <= 0.01", "rps > 10/s", "p50 < 100us"}) {
+  for (const char* text :
+       {"p99 < 200ms", "errorRate < 1%", "rps >= 4800", "cart.p99 < 100ms", "p999<=1.5s",
+        "requests == 100000", "failures > 0", "mean < 20", "min >= 0.5ms", "errorRate <= 0.01",
+        "rps > 10/s", "p50 < 100us", "dropped < 1", "late <= 100"}) {
     SCOPED_TRACE(text);
     ASSERT_TRUE(std::holds_alternative<kubeload::Threshold>(parse_threshold(text)));
     EXPECT_TRUE(std::regex_match(text, pattern));
