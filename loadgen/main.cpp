@@ -154,6 +154,7 @@ int run_worker_mode(const kl::CliOptions& options) {
   config.threads = options.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
   config.termination_log = options.termination_log;
   config.linger = options.linger;
+  if (const char* uid = std::getenv("KUBELOAD_LOADTEST_UID")) config.loadtest_uid = uid;
   std::atomic<bool> stop(false);
   SignalWatcher signals(stop);
   try {

@@ -24,6 +24,9 @@ inline constexpr std::string_view kManagedBy = "kubeload-operator";
 // The env var holding the LoadTest manifest (JSON) that each worker parses.
 inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
 inline constexpr std::string_view kContainerName = "loadgen";
+// The env var holding the LoadTest's metadata.uid, which the worker serves
+// back in /result as loadTestUid.
+inline constexpr std::string_view kLoadTestUidEnv = "KUBELOAD_LOADTEST_UID";
 
 // `<name>-workers` when that is a valid DNS label of at most 59 characters,
 // else a shortened, sanitized prefix, a hash of the full name and
