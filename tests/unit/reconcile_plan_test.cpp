@@ -367,7 +367,7 @@ std::vector<Row> rows() {
        "within 2m"},
       {"cleanup Always: a failed run's Job is deleted",
        [=] {
-         Observation o = running(kStartAt + seconds(100), R"({"cleanup": "Always"})");
+         Observation o = running(kStartAt + seconds(100), R"({"cleanup": {"policy": "Always"}})");
          return o;
        },
        "Failed",
@@ -433,7 +433,7 @@ std::vector<Row> rows() {
        [=] {
          Observation o =
              running(mid + seconds(40),
-                     R"({"baseline": {"lastPassed": true, "maxRegressionPercent": {"p99": 10}}})");
+                     R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})");
          o.answers[0].document = answer_document(0, 500, true);
          o.answers[1].document = answer_document(1, 400, true);
          return o;
@@ -446,7 +446,7 @@ std::vector<Row> rows() {
        [=] {
          Observation o =
              running(mid + seconds(40),
-                     R"({"baseline": {"lastPassed": true, "maxRegressionPercent": {"p99": 10}}})");
+                     R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})");
          o.answers[0].document = answer_document(0, 500, true);
          o.answers[1].document = answer_document(1, 400, true);
          o.baseline_looked_up = true;
