@@ -164,6 +164,7 @@ int run_worker_mode(const kl::CliOptions& options) {
   config.ca_file = options.ca_file;
   config.termination_log = options.termination_log;
   config.linger = options.linger;
+  if (const char* uid = std::getenv("KUBELOAD_LOADTEST_UID")) config.loadtest_uid = uid;
   std::atomic<bool> stop(false);
   SignalWatcher signals(stop);
   try {

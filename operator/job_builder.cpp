@@ -8,6 +8,9 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "operator/reconcile_plan.hpp"
+#include "operator/views.hpp"
+
 namespace kubeload::controller {
 namespace {
 
@@ -118,8 +121,9 @@ json worker_manifest(const json& loadtest, const std::string& name, const std::s
               {"spec", loadtest.value("spec", json::object())}};
 }
 
-json labels_for(const LoadTestSpec& spec, const std::string& name) {
+json labels_for(const LoadTestSpec& spec, const std::string& name, const std::string& uid) {
   json labels = {{std::string(kLoadTestLabel), loadtest_label_value(name)},
+                 {std::string(kLoadTestUidLabel), uid},
                  {std::string(kNameLabel), std::string(kWorkerName)},
                  {std::string(kManagedByLabel), std::string(kManagedBy)}};
   if (const auto test = spec.labels.find(std::string(kTestLabel)); test != spec.labels.end()) {
@@ -176,6 +180,9 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
   json env = json::array();
   env.push_back(
       {{"name", std::string(kSpecEnv)}, {"value", worker_manifest(loadtest, name, ns).dump()}});
+  // The worker names its run in every /result, so a document from another
+  // run's worker (a reused pod IP) is never merged into this one.
+  env.push_back({{"name", std::string(kLoadTestUidEnv)}, {"value", uid}});
   // Secrets travel by reference only: the kubelet resolves them into the
   // worker's environment, so their values are never in the Job, the
   // LoadTest or the operator's memory.
@@ -251,7 +258,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                                               {"readOnly", true}}});
   }
 
-  const json labels = labels_for(spec, name);
+  const json labels = labels_for(spec, name, uid);
   json pod_spec = {{"restartPolicy", "Never"},
                    {"automountServiceAccountToken", false},
                    // A fixed non-root user, so that any workerTemplate.image runs
@@ -275,22 +282,30 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                 {"controller", true},
                 {"blockOwnerDeletion", true}};
 
-  return json{
-      {"apiVersion", "batch/v1"},
-      {"kind", "Job"},
-      {"metadata",
-       {{"name", worker_job_name(name)},
-        {"namespace", ns},
-        {"labels", labels},
-        {"ownerReferences", json::array({std::move(owner)})}}},
-      {"spec",
-       {{"completionMode", "Indexed"},
-        {"completions", spec.workers},
-        {"parallelism", spec.workers},
-        // A worker that fails is a failed run: a replacement would start
-        // late and alone, and its share would not be the one measured.
-        {"backoffLimit", 0},
-        {"template", {{"metadata", {{"labels", labels}}}, {"spec", std::move(pod_spec)}}}}}};
+  json job{{"apiVersion", "batch/v1"},
+           {"kind", "Job"},
+           {"metadata",
+            {{"name", worker_job_name(name)},
+             {"namespace", ns},
+             {"labels", labels},
+             {"ownerReferences", json::array({std::move(owner)})}}},
+           {"spec",
+            {{"completionMode", "Indexed"},
+             {"completions", spec.workers},
+             {"parallelism", spec.workers},
+             // A worker that fails is a failed run: a replacement would start
+             // late and alone, and its share would not be the one measured.
+             {"backoffLimit", 0},
+             // The backstop of every deadline: the Job controller stops the pods
+             // even when no operator is running.
+             {"activeDeadlineSeconds", job_active_deadline_seconds(spec)},
+             {"template", {{"metadata", {{"labels", labels}}}, {"spec", std::move(pod_spec)}}}}}};
+  // A Job the policy keeps (a failed run's, under OnSuccess) goes after a
+  // while; Never means never.
+  if (spec.cleanup != CleanupPolicy::Never) {
+    job["spec"]["ttlSecondsAfterFinished"] = config.kept_job_ttl_seconds;
+  }
+  return job;
 }
 
 }  // namespace kubeload::controller

@@ -11,6 +11,7 @@
 #include "kubeload/duration.hpp"
 #include "kubeload/threshold.hpp"
 #include "operator/phase.hpp"
+#include "operator/views.hpp"
 
 namespace kubeload::controller {
 namespace {
@@ -19,7 +20,6 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-constexpr std::string_view kIndexKey = "batch.kubernetes.io/job-completion-index";
 constexpr size_t kMaxListed = 5;    // details named in one message before "and N more"
 constexpr size_t kMaxDetail = 200;  // characters of a crashed container's message
 
@@ -84,18 +84,10 @@ struct WorkerPods {
   bool deleting = false;
   std::string failure;  // "OOMKilled, exit code 137"
   std::string waiting;  // "ImagePullBackOff"
+  // The worker's termination message: its headline numbers (api.md), the
+  // fallback when its final result was never collected.
+  std::string summary;
 };
-
-std::optional<uint32_t> pod_index(const json& pod) {
-  const json& metadata = member(pod, "metadata");
-  for (const char* where : {"annotations", "labels"}) {
-    const std::string value = text(member(member(metadata, where), kIndexKey.data()));
-    uint32_t index = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), index);
-    if (!value.empty() && ec == std::errc() && end == value.data() + value.size()) return index;
-  }
-  return std::nullopt;
-}
 
 std::string termination_detail(const json& pod) {
   const json& status = member(pod, "status");
@@ -146,22 +138,22 @@ std::string waiting_detail(const json& pod) {
 std::vector<WorkerPods> pods_by_index(const std::vector<json>& pods, uint32_t workers) {
   std::vector<WorkerPods> out(workers);
   for (const json& pod : pods) {
-    const std::optional<uint32_t> index = pod_index(pod);
-    if (!index || *index >= workers) continue;
-    WorkerPods& worker = out[*index];
-    const std::string phase = text(member(member(pod, "status"), "phase"));
-    const bool deleting = !member(member(pod, "metadata"), "deletionTimestamp").is_null();
+    const PodView view = pod_view(pod);
+    if (!view.index || *view.index >= workers) continue;
+    WorkerPods& worker = out[*view.index];
+    const std::string& phase = view.phase;
+    const bool deleting = view.deleting;
     if (phase == "Failed") {
       worker.failed = true;
       worker.failure = termination_detail(pod);
     } else if (phase == "Succeeded") {
       worker.succeeded = true;
+      worker.summary = view.termination_log.substr(0, kMaxDetail);
     } else if (deleting) {
       worker.deleting = true;
     } else {
       worker.present = true;
-      if (phase == "Running" &&
-          condition_true(member(member(pod, "status"), "conditions"), "Ready")) {
+      if (view.ready) {
         worker.ready = true;
       } else if (worker.waiting.empty()) {
         worker.waiting = waiting_detail(pod);
@@ -483,6 +475,8 @@ json compute_status(const Observed& observed, Timestamp now) {
   facts.start_issued = start_issued;
   facts.desired = workers;
   facts.start_timeout = format_duration(spec.start_timeout);
+  facts.run_failure_reason = observed.run_failure_reason;
+  facts.run_failure_message = observed.run_failure_message;
   const std::optional<Timestamp> deadline = start_deadline(observed);
   facts.start_deadline_passed = deadline && now > *deadline;
 
@@ -508,7 +502,9 @@ json compute_status(const Observed& observed, Timestamp now) {
       failures.push_back(who + "'s pod was deleted");
       ++workers_failed;
     } else if (pod.succeeded && start_issued) {
-      lost.push_back(who + " exited before its final result was collected");
+      lost.push_back(
+          who + " exited before its final result was collected" +
+          (pod.summary.empty() ? "" : " (its termination message: " + pod.summary + ")"));
     } else if (start_issued && facts.job_exists && !pod.present && !pod.succeeded) {
       failures.push_back(who + "'s pod disappeared");
       ++workers_failed;

@@ -48,6 +48,11 @@ struct Observed {
   // LoadTest's status, found by the controller; unset when none was found.
   std::optional<nlohmann::json> baseline_status;
   std::string baseline_name;  // the LoadTest baseline_status came from
+  // A failure that plan() found from time and answers rather than from the
+  // objects (RunDeadlineExceeded, WorkersUnreachable, JobRejected,
+  // JobNameTaken): the reason and message Failed carries.
+  std::string run_failure_reason;
+  std::string run_failure_message;
 };
 
 // When the workers must all be ready by: the Job's creation time (else the

@@ -669,6 +669,10 @@ class Decoder {
             if (auto workers = count(value, at, 1, kMaxWorkers)) {
               out().workers = static_cast<uint32_t>(*workers);
             }
+          } else if (key == "ttlSecondsAfterFinished") {
+            if (auto ttl = count(value, at, 0)) {
+              out().ttl_after_finished = std::chrono::seconds(static_cast<int64_t>(*ttl));
+            }
           } else if (key == "workerTemplate") {
             worker_template(value, at);
           } else if (key == "thresholds") {
@@ -681,8 +685,13 @@ class Decoder {
             cleanup(value, at);
           } else if (key == "timeouts") {
             fields(value, at, [&](std::string_view k, const YAML::Node& v, const std::string& p) {
-              if (k != "start") return false;
-              if (auto start = duration(v, p, false)) out().start_timeout = *start;
+              if (k == "start") {
+                if (auto start = duration(v, p, false)) out().start_timeout = *start;
+              } else if (k == "run") {
+                if (auto run = duration(v, p, false)) out().run_timeout = *run;
+              } else {
+                return false;
+              }
               return true;
             });
           } else {

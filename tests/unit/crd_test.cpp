@@ -170,7 +170,8 @@ spec:
     loadTestName: checkout-2026-11-28
     maxRegression: {p99: 10%, rps: 5%}
   cleanup: {policy: OnSuccess}
-  timeouts: {start: 5m}
+  timeouts: {start: 5m, run: 10m}
+  ttlSecondsAfterFinished: 86400
 )";
 
 const char* const kEveryFieldClosed = R"(
@@ -330,6 +331,8 @@ TEST(Crd, CelRulesCarryMessages) {
   EXPECT_TRUE(any_contains(rule_messages(at(spec, "baseline")),
                            "exactly one of loadTestName or lastPassed"));
   EXPECT_TRUE(any_contains(rule_messages(spec), "load.connections must be >= workers"));
+  // The wording GitOps tools key on to recreate (docs/lifecycle.md).
+  EXPECT_TRUE(any_contains(rule_messages(spec), "spec is immutable"));
 }
 
 TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
@@ -339,8 +342,8 @@ TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
     SCOPED_TRACE(text);
     EXPECT_EQ(std::regex_match(text, pattern), parse_duration(text).has_value());
   }
-  for (const char* field :
-       {"load.warmup", "load.timeout", "load.stages.[].duration", "timeouts.start"}) {
+  for (const char* field : {"load.warmup", "load.timeout", "load.stages.[].duration",
+                            "timeouts.start", "timeouts.run"}) {
     EXPECT_EQ(at(spec_schema(), field)["pattern"].as<std::string>(),
               at(spec_schema(), "load.duration")["pattern"].as<std::string>())
         << field;

@@ -78,6 +78,7 @@ json pod_json(uint32_t index, const std::string& phase, bool ready) {
         {"annotations", {{"batch.kubernetes.io/job-completion-index", i}}}}},
       {"status",
        {{"phase", phase},
+        {"podIP", phase == "Pending" ? "" : "10.244.1." + std::to_string(10 + index)},
         {"conditions",
          {{{"type", "Ready"}, {"status", ready ? "True" : "False"}},
           {{"type", "PodScheduled"}, {"status", "True"}}}}}}};

@@ -129,6 +129,13 @@ struct LoadTestSpec {
   std::optional<BaselineSpec> baseline;
   CleanupPolicy cleanup = CleanupPolicy::OnSuccess;
   std::chrono::nanoseconds start_timeout = std::chrono::minutes(5);
+  // spec.timeouts.run: how long the measured run may take from the start
+  // barrier. Unset: derived from the load for a run bounded by time.
+  std::optional<std::chrono::nanoseconds> run_timeout;
+  // spec.ttlSecondsAfterFinished: the operator deletes the finished LoadTest
+  // this long after its completionTime (never the newest passing run of its
+  // kubeload.dev/test label, which a baseline may need). Unset: kept.
+  std::optional<std::chrono::seconds> ttl_after_finished;
 };
 
 struct ParsedLoadTest {
