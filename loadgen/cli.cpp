@@ -250,7 +250,8 @@ options:
                           new connection resumes the previous session)
       --expect-status L   statuses that succeed, e.g. 200,204 or 2xx (default 2xx,3xx)
       --expect-length N   count a body of another length as a failure
-      --format F          text | ab | jmeter | json (default text)
+      --format F          text | ab | jmeter | json | junit | markdown | html
+                          (default text; junit, markdown and html report the gate too)
       --metrics-addr A    serve live Prometheus metrics on A (HOST:PORT)
       --hdr-log FILE      write an HdrHistogram interval log (one interval per stage)
   -q, --quiet             no progress on stderr
@@ -380,7 +381,9 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       const std::string text = value();
       const auto format = parse_report_format(text);
       if (!format)
-        throw UsageError(name + ": must be text, ab, jmeter or json, got \"" + text + "\"");
+        throw UsageError(name +
+                         ": must be text, ab, jmeter, json, junit, markdown or html, got \"" +
+                         text + "\"");
       options.format = *format;
     } else if (name == "--metrics-addr") {
       options.metrics_address = value();

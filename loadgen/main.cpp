@@ -18,6 +18,7 @@
 #include "kubeload/threshold.hpp"
 #include "loadgen/cli.hpp"
 #include "loadgen/cpu_quota.hpp"
+#include "loadgen/gate_report.hpp"
 #include "loadgen/metrics.hpp"
 #include "loadgen/runner.hpp"
 #include "loadgen/worker_server.hpp"
@@ -253,14 +254,21 @@ int main(int argc, char** argv) {
     }
     std::cout << document.dump(2) << "\n";
   } else {
-    kl::write_report(std::cout, options.format, outcome.info, outcome.result);
-    if (!gates.empty()) {
-      std::cout << "\nThresholds:\n";
-      for (const auto& g : gates) {
-        std::cout << "  " << (g.passed ? "PASS  " : "FAIL  ") << g.expression << "  (observed "
-                  << g.observed << ")\n";
-      }
-      std::cout << "Verdict: " << (passed ? "Pass" : "Fail") << "\n";
+    const kl::GateReport gate =
+        kl::gate_report_from_run(options.spec.name, outcome.info, outcome.result, gates);
+    switch (options.format) {
+      case kl::ReportFormat::junit:
+        kl::write_junit_report(std::cout, gate);
+        break;
+      case kl::ReportFormat::markdown:
+        kl::write_markdown_report(std::cout, gate);
+        break;
+      case kl::ReportFormat::html:
+        kl::write_html_report(std::cout, gate);
+        break;
+      default:
+        kl::write_report(std::cout, options.format, outcome.info, outcome.result);
+        if (!gates.empty()) kl::write_gate_text(std::cout, gate);
     }
   }
   std::cout.flush();

@@ -23,17 +23,6 @@ std::string plural(uint64_t count, const std::string& singular, const std::strin
   return grouped(count) + " " + (count == 1 ? singular : plural_form);
 }
 
-// fixed() with thousands separators in the integer part: "12,500.0".
-std::string grouped_fixed(double value, int decimals) {
-  std::string text = fixed(value, decimals);
-  if (text == "-") return text;
-  const size_t sign = text.front() == '-' ? 1 : 0;
-  size_t end = text.find('.');
-  if (end == std::string::npos) end = text.size();
-  for (size_t digits = end - sign; digits > 3; digits -= 3) text.insert(sign + digits - 3, ",");
-  return text;
-}
-
 std::string percent(double value) {
   // A handful of errors in millions of requests must not read as none.
   if (value > 0 && value < 0.005) return "<0.01%";
@@ -74,7 +63,8 @@ std::string load_description(const ReportModel& model) {
   } else {
     text += plural(model.info.connections, "connection", "connections");
   }
-  text += ", " + plural(model.info.threads, "thread", "threads");
+  text += model.info.workers ? ", " + plural(*model.info.workers, "worker", "workers")
+                             : ", " + plural(model.info.threads, "thread", "threads");
   text += model.info.keep_alive ? ", keep-alive" : ", no keep-alive";
   return text;
 }
