@@ -303,10 +303,39 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
 
   if (already_final) {
     // The final status is stored: the workers may go, and the Job per policy.
+    // Recomputing it changes nothing but conditions an older operator did
+    // not write yet.
+    if (const json kept = compute_status(observed, clock_()); status_changed(current, kept)) {
+      write_status(loadtest, kept);
+    }
     finish_workers(pods);
     if (observed.parsed.ok()) clean_up(loadtest, observed.parsed.spec, current, observed.job);
     metrics_.observe_loadtest(loadtest, current);
     return {};
+  }
+
+  const std::string old_phase = current.is_object() ? current.value("phase", "") : "";
+  const auto announce = [&](const json& status) {
+    const std::string phase = status.value("phase", "");
+    if (phase == old_phase) return;
+    const std::string reason = status.value("reason", phase);
+    log_.info("phase", {{"namespace", namespace_},
+                        {"loadtest", name},
+                        {"phase", phase},
+                        {"reason", reason},
+                        {"message", status.value("message", "")}});
+    client_.record_event(loadtest, phase == "Failed" ? "Warning" : "Normal", reason,
+                         status.value("message", phase));
+  };
+  if (old_phase.empty()) {
+    // First sight: the status says Pending (Reconciling) before anything is
+    // created, so no tool reads a LoadTest without a status of ours as done.
+    observed.pods = pods;
+    const json first = compute_status(observed, clock_());
+    write_status(loadtest, first);
+    metrics_.observe_loadtest(loadtest, first);
+    announce(first);
+    return {std::chrono::milliseconds(0)};
   }
 
   // A run that started and lost its Job is not run again behind the user's
@@ -324,20 +353,10 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
 
   const Timestamp now = clock_();
   const json status = compute_status(observed, now);
-  const std::string old_phase = current.is_object() ? current.value("phase", "") : "";
   const std::string phase = status.value("phase", "");
   if (status_changed(current, status)) write_status(loadtest, status);
   metrics_.observe_loadtest(loadtest, status);
-  if (phase != old_phase) {
-    const std::string reason = status.value("reason", phase);
-    log_.info("phase", {{"namespace", namespace_},
-                        {"loadtest", name},
-                        {"phase", phase},
-                        {"reason", reason},
-                        {"message", status.value("message", "")}});
-    client_.record_event(loadtest, phase == "Failed" ? "Warning" : "Normal", reason,
-                         status.value("message", phase));
-  }
+  announce(status);
   if (is_final_phase(phase)) {
     // One more pass acknowledges the workers and cleans up, now that the
     // final status is stored.
