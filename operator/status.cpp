@@ -10,6 +10,7 @@
 
 #include "kubeload/duration.hpp"
 #include "kubeload/threshold.hpp"
+#include "operator/conditions.hpp"
 #include "operator/phase.hpp"
 #include "operator/views.hpp"
 
@@ -329,6 +330,40 @@ json condition(std::string_view type, std::string_view status, const std::string
           {"observedGeneration", generation}};
 }
 
+// A final status as stored, its conditions derived again from the stored
+// phase, reason, message and verdict at `generation`: a run that ended under
+// an older operator gains the conditions gates read today (Ready, Stalled,
+// Finished, Reconciling), and nothing else changes.
+json kept_final_status(const json& current, int64_t generation, Timestamp now) {
+  json kept = current;
+  kept["observedGeneration"] = generation;
+  const json& stored = member(current, "conditions");
+  ConditionFacts facts;
+  facts.decision = {
+      text(member(current, "phase")) == "Succeeded" ? Phase::Succeeded : Phase::Failed,
+      text(member(current, "reason")), text(member(current, "message"))};
+  const std::string verdict = text(member(current, "verdict"));
+  facts.gate = verdict == "Pass" ? Gate::Passed : verdict == "Fail" ? Gate::Failed : Gate::None;
+  if (const json* ready = find_condition(stored, "WorkersReady"); ready != nullptr) {
+    facts.workers_ready = text(member(*ready, "status")) == "True";
+    facts.workers_ready_message = text(member(*ready, "message"));
+  }
+  facts.completed_reason = facts.decision.reason;
+  facts.completed_message = facts.decision.message;
+  if (const json* completed = find_condition(stored, "Completed");
+      completed != nullptr && !text(member(*completed, "reason")).empty()) {
+    facts.completed_reason = text(member(*completed, "reason"));
+    facts.completed_message = text(member(*completed, "message"));
+  }
+  json conditions = json::array();
+  for (const ConditionValue& value : decide_conditions(facts)) {
+    conditions.push_back(
+        condition(value.type, value.status, value.reason, value.message, generation, current, now));
+  }
+  kept["conditions"] = std::move(conditions);
+  return kept;
+}
+
 std::string invalid_spec_message(const ParsedLoadTest& parsed) {
   std::vector<std::string> parts;
   for (const FieldError& error : parsed.errors) parts.push_back(error.to_string());
@@ -417,12 +452,7 @@ json compute_status(const Observed& observed, Timestamp now) {
       // A LoadTest runs once: an edit after the end changes nothing but
       // records that the operator saw it (so the controller stops waiting
       // for a status of the new generation).
-      json kept = current;
-      kept["observedGeneration"] = generation;
-      if (kept.contains("conditions") && kept["conditions"].is_array()) {
-        for (json& condition : kept["conditions"]) condition["observedGeneration"] = generation;
-      }
-      return kept;
+      return kept_final_status(current, generation, now);
     }
   }
 
@@ -616,41 +646,25 @@ json compute_status(const Observed& observed, Timestamp now) {
   }
 
   // ---- conditions
+  ConditionFacts condition_facts;
+  condition_facts.decision = decision;
+  condition_facts.gate = facts.gate;
+  condition_facts.workers_ready =
+      facts.spec_valid &&
+      (start_issued || succeeded || (facts.job_exists && workers > 0 && facts.ready == workers));
+  condition_facts.workers_ready_message =
+      condition_facts.workers_ready
+          ? "all " + std::to_string(workers) + " workers ready"
+          : std::to_string(facts.ready) + "/" + std::to_string(workers) + " workers ready";
+  if (succeeded) {
+    condition_facts.completed_reason = completion_reason(spec.load, merged->result);
+    condition_facts.completed_message = std::to_string(merged->result.requests) + " requests in " +
+                                        fixed(merged->result.duration_seconds, 1) + "s";
+  }
   json conditions = json::array();
-  const bool all_ready =
-      start_issued || succeeded || (facts.job_exists && workers > 0 && facts.ready == workers);
-  if (facts.spec_valid && all_ready) {
-    conditions.push_back(condition("WorkersReady", "True", "AllWorkersReady",
-                                   "all " + std::to_string(workers) + " workers ready", generation,
-                                   current, now));
-  } else {
-    conditions.push_back(condition(
-        "WorkersReady", "False", failed ? decision.reason : "WaitingForWorkers",
-        failed ? decision.message
-               : std::to_string(facts.ready) + "/" + std::to_string(workers) + " workers ready",
-        generation, current, now));
-  }
-  if (succeeded) {
-    conditions.push_back(condition("Completed", "True",
-                                   completion_reason(spec.load, merged->result),
-                                   std::to_string(merged->result.requests) + " requests in " +
-                                       fixed(merged->result.duration_seconds, 1) + "s",
-                                   generation, current, now));
-  } else {
-    conditions.push_back(condition("Completed", "False", decision.reason, decision.message,
-                                   generation, current, now));
-  }
-  if (succeeded) {
-    // No gate: nothing failed, so `kubectl wait --for=condition=Passed`
-    // succeeds; verdict None still tells the two apart.
-    conditions.push_back(condition(
-        "Passed", facts.gate == Gate::Failed ? "False" : "True",
-        facts.gate == Gate::None ? "NoGate" : decision.reason,
-        facts.gate == Gate::None ? "no thresholds or baseline to check" : decision.message,
-        generation, current, now));
-  } else {
-    conditions.push_back(condition("Passed", failed ? "False" : "Unknown", decision.reason,
-                                   decision.message, generation, current, now));
+  for (const ConditionValue& value : decide_conditions(condition_facts)) {
+    conditions.push_back(
+        condition(value.type, value.status, value.reason, value.message, generation, current, now));
   }
   status["conditions"] = std::move(conditions);
   return status;
