@@ -358,6 +358,14 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
                                       reason.empty() ? phase : reason,
                                       text(member(out.status, "message"))});
   }
+  if (current_phase.empty()) {
+    // First sight: the status (Pending, Reconciling) goes out before anything
+    // is created, so no tool reads a LoadTest without a status of ours as done.
+    std::stable_partition(out.actions.begin(), out.actions.end(), [](const Action& action) {
+      return std::holds_alternative<WriteStatus>(action) ||
+             std::holds_alternative<RecordEvent>(action);
+    });
+  }
 
   if (is_final_phase(phase)) {
     // After the final status is stored (the executor stops at a failed
