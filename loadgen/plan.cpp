@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "kubeload/url.hpp"
+
 namespace kubeload::loadgen {
 namespace {
 
@@ -29,66 +31,18 @@ std::string Target::host_header() const {
 }
 
 std::optional<Target> parse_target(std::string_view url, std::string& error) {
+  auto parsed = parse_http_url(url);
+  if (const auto* problem = std::get_if<std::string>(&parsed)) {
+    error = "target URL: " + *problem;
+    return std::nullopt;
+  }
+  HttpUrl& parts = std::get<HttpUrl>(parsed);
   Target t;
   t.url = std::string(url);
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) {
-    error = "invalid URL \"" + std::string(url) + "\": expected http://HOST[:PORT]/PATH";
-    return std::nullopt;
-  }
-  t.scheme = lower(url.substr(0, scheme_end));
-  if (t.scheme != "http" && t.scheme != "https") {
-    error = "unsupported scheme \"" + std::string(url.substr(0, scheme_end)) + "\" in \"" +
-            std::string(url) + "\": use http:// or https://";
-    return std::nullopt;
-  }
-  std::string_view rest = url.substr(scheme_end + 3);
-  const auto path_start = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, path_start);
-  std::string_view path = path_start == std::string_view::npos ? "" : rest.substr(path_start);
-  if (const auto fragment = path.find('#'); fragment != std::string_view::npos) {
-    path = path.substr(0, fragment);
-  }
-  if (authority.find('@') != std::string_view::npos) {
-    error = "user info in URLs is not supported: \"" + std::string(url) + "\"";
-    return std::nullopt;
-  }
-  t.port = t.scheme == "https" ? 443 : 80;
-  std::string_view host = authority;
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      error = "invalid IPv6 host in \"" + std::string(url) + "\"";
-      return std::nullopt;
-    }
-    host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size()) {
-      if (authority[close + 1] != ':') {
-        error = "invalid host in \"" + std::string(url) + "\"";
-        return std::nullopt;
-      }
-      port = authority.substr(close + 2);
-    }
-  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty()) {
-    error = "no host in URL \"" + std::string(url) + "\"";
-    return std::nullopt;
-  }
-  if (!port.empty() || authority.ends_with(':')) {
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
-      error = "invalid port \"" + std::string(port) + "\" in \"" + std::string(url) + "\"";
-      return std::nullopt;
-    }
-    t.port = static_cast<uint16_t>(value);
-  }
-  t.host = std::string(host);
-  t.path = path.empty() ? "/" : (path.front() == '?' ? "/" + std::string(path) : std::string(path));
+  t.scheme = std::move(parts.scheme);
+  t.host = std::move(parts.host);
+  t.port = parts.port;
+  t.path = std::move(parts.target);
   return t;
 }
 

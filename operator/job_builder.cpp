@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "kubeload/names.hpp"
 #include "operator/reconcile_plan.hpp"
 #include "operator/views.hpp"
 
@@ -42,11 +43,6 @@ std::string short_hash(std::string_view text) {
 
 bool is_label_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-}
-
-bool is_dns1123_label(std::string_view s) {
-  return !s.empty() && s.size() <= 63 && std::all_of(s.begin(), s.end(), is_label_char) &&
-         s.front() != '-' && s.back() != '-';
 }
 
 std::string trim_trailing(std::string s, std::string_view chars) {
