@@ -210,7 +210,8 @@ uint64_t budget_block(uint64_t budget, uint32_t threads) noexcept {
 }
 
 std::chrono::nanoseconds arrival_offset(uint64_t k, double rate) noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+  // Rounded, not truncated: 41 / 10 s is 4.1 s, not 4.0999999999 s.
+  return std::chrono::round<std::chrono::nanoseconds>(
       std::chrono::duration<double>(static_cast<double>(k) / rate));
 }
 
