@@ -93,7 +93,8 @@ TEST(Result, RetriesAndTlsCountsMergeBySum) {
   EXPECT_EQ(a.retries, 5u);
   EXPECT_EQ(a.tls, (TlsCounts{15, 9}));
   Result plain;
-  plain.merge(Result{});
+  const Result other_plain;
+  plain.merge(other_plain);
   EXPECT_FALSE(plain.tls.has_value());
 }
 
