@@ -41,11 +41,6 @@ std::string loadtest_uid(const Observation& o) {
   return text(member(member(o.loadtest, "metadata"), "uid"));
 }
 
-std::string worker_endpoint(const std::string& ip, const OperatorConfig& config) {
-  const bool ipv6 = ip.find(':') != std::string::npos;
-  return (ipv6 ? "[" + ip + "]" : ip) + ":" + std::to_string(config.worker_port);
-}
-
 json results_config_map(const json& loadtest, const std::string& name) {
   const json& metadata = member(loadtest, "metadata");
   const std::string uid = text(member(metadata, "uid"));

@@ -424,7 +424,10 @@ TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
   EXPECT_EQ(job["metadata"]["namespace"], "shop");
   EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
   EXPECT_EQ(job["spec"]["backoffLimit"], 0);
-  EXPECT_FALSE(job["spec"].contains("ttlSecondsAfterFinished"));
+  // A Job the cleanup policy keeps (a failed run's) goes after a day; the
+  // operator deletes the others itself (docs/lifecycle.md).
+  EXPECT_EQ(job["spec"]["ttlSecondsAfterFinished"], 24 * 3600);
+  EXPECT_EQ(job["spec"]["activeDeadlineSeconds"], 692);
   const json& owner = job["metadata"]["ownerReferences"][0];
   EXPECT_EQ(owner["uid"], "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
   EXPECT_EQ(owner["controller"], true);
@@ -482,7 +485,7 @@ TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   // A header from a Secret is a reference resolved by the kubelet, never a value.
   bool found = false;
   for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
-    if (env["name"] == "KUBELOAD_SPEC") continue;
+    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == "KUBELOAD_LOADTEST_UID") continue;
     EXPECT_FALSE(env.contains("value")) << env.dump();
     EXPECT_EQ(env["valueFrom"]["secretKeyRef"]["name"], "api-token");
     found = true;
