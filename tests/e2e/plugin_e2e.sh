@@ -69,7 +69,7 @@ apiVersion: kubeload.dev/v1alpha1
 kind: LoadTest
 metadata:
   name: $2
-  labels: {kubeload.dev/test: web}
+  labels: {kubeload.dev/test: $2}
 spec:
 $3
 YAML
