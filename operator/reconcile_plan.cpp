@@ -353,7 +353,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
                                       reason.empty() ? phase : reason,
                                       text(member(out.status, "message"))});
   }
-  if (current_phase.empty()) {
+  if (current_phase.empty() && !o.job) {
     // First sight: the status (Pending, Reconciling) goes out before anything
     // is created, so no tool reads a LoadTest without a status of ours as done.
     std::stable_partition(out.actions.begin(), out.actions.end(), [](const Action& action) {

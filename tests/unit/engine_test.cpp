@@ -340,7 +340,10 @@ TEST(Engine, ARequestBudgetIsSharedByAllConnectionsOfAllThreads) {
   const RunOutcome outcome = run_quietly(plan);
   EXPECT_EQ(outcome.result.result.requests, 300u);
   EXPECT_EQ(server.requests(), 300u);
-  const std::vector<uint64_t> counts = server.requests_per_connection();
+  // Connections that carried requests: loadgen's address probe before the
+  // run connects once and sends nothing.
+  std::vector<uint64_t> counts = server.requests_per_connection();
+  std::erase(counts, 0u);
   ASSERT_EQ(counts.size(), 3u);
   for (uint64_t count : counts) {
     EXPECT_GE(count, 75u) << "requests per connection: " << ::testing::PrintToString(counts);
