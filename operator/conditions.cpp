@@ -1,28 +1,14 @@
 #include "operator/conditions.hpp"
 
+#include "kubeload/json_access.hpp"
+
 namespace kubeload::controller {
 namespace {
 
+using json_access::find_condition;
+using json_access::member;
+using json_access::text;
 using nlohmann::json;
-
-const json& member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
-
-const json* find_condition(const json& conditions, std::string_view type) {
-  if (!conditions.is_array()) return nullptr;
-  for (const json& condition : conditions) {
-    if (text(member(condition, "type")) == type) return &condition;
-  }
-  return nullptr;
-}
 
 std::string true_or_false(bool value) {
   return value ? "True" : "False";

@@ -5,11 +5,14 @@
 #include <set>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/json_access.hpp"
 #include "operator/job_builder.hpp"
 
 namespace kubeload::controller {
 namespace {
 
+using json_access::member;
+using json_access::text;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
@@ -17,17 +20,6 @@ using namespace std::chrono_literals;
 constexpr auto kPollWhileRunning = 1s;
 constexpr auto kPollWhileStarting = 2s;
 constexpr auto kPollOtherwise = 5s;
-
-const json& member(const json& object, std::string_view key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
 
 bool is_final_phase(const std::string& phase) {
   return phase == "Succeeded" || phase == "Failed";

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/json_access.hpp"
 #include "kubeload/threshold.hpp"
 #include "operator/conditions.hpp"
 #include "operator/phase.hpp"
@@ -17,6 +18,9 @@
 namespace kubeload::controller {
 namespace {
 
+using json_access::find_condition;
+using json_access::member;
+using json_access::text;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
@@ -26,30 +30,10 @@ constexpr size_t kMaxDetail = 200;  // characters of a crashed container's messa
 
 // ---- small JSON readers ------------------------------------------------------
 
-const json& member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
-
 uint64_t count(const json& value) {
   return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)
              ? value.get<uint64_t>()
              : 0;
-}
-
-// The status of the first condition of `type` in a Kubernetes conditions list.
-const json* find_condition(const json& conditions, std::string_view type) {
-  if (!conditions.is_array()) return nullptr;
-  for (const json& condition : conditions) {
-    if (text(member(condition, "type")) == type) return &condition;
-  }
-  return nullptr;
 }
 
 bool condition_true(const json& conditions, std::string_view type) {

@@ -3,35 +3,20 @@
 #include <charconv>
 #include <system_error>
 
+#include "kubeload/json_access.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/status.hpp"
 
 namespace kubeload::controller {
 namespace {
 
+using json_access::find_condition;
+using json_access::member;
+using json_access::text;
 using nlohmann::json;
 
-const json& member(const json& object, std::string_view key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
-
-const json* condition(const json& conditions, std::string_view type) {
-  if (!conditions.is_array()) return nullptr;
-  for (const json& c : conditions) {
-    if (text(member(c, "type")) == type) return &c;
-  }
-  return nullptr;
-}
-
 bool condition_true(const json& conditions, std::string_view type) {
-  const json* c = condition(conditions, type);
+  const json* c = find_condition(conditions, type);
   return c != nullptr && text(member(*c, "status")) == "True";
 }
 
@@ -104,7 +89,8 @@ JobView job_view(const json& job) {
   }
   const json& conditions = member(member(job, "status"), "conditions");
   view.failed = condition_true(conditions, "Failed");
-  if (view.failed) view.failed_reason = text(member(*condition(conditions, "Failed"), "reason"));
+  if (view.failed)
+    view.failed_reason = text(member(*find_condition(conditions, "Failed"), "reason"));
   view.complete = condition_true(conditions, "Complete");
   return view;
 }

@@ -7,29 +7,21 @@
 #include <yaml-cpp/yaml.h>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/json_access.hpp"
 #include "loadgen/report_writers.hpp"
 #include "plugin/cli.hpp"
 
 namespace kubeload::plugin {
 namespace {
 
+using json_access::member;
+using json_access::text;
 using nlohmann::json;
 
 constexpr const char* kTestLabel = "kubeload.dev/test";
 // The API server appends 5 random characters to generateName and cuts the
 // base so the name fits 63 characters.
 constexpr size_t kMaxGenerateNameBase = 58;
-
-const json& member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
 
 // A count as JSON holds it: parsed from the API server it is unsigned, built
 // in code it may be a signed integer.

@@ -5,27 +5,19 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kubeload/json_access.hpp"
 #include "loadgen/report_writers.hpp"
 #include "plugin/cli.hpp"
 
 namespace kubeload::plugin {
 namespace {
 
+using json_access::member;
+using json_access::text;
 using loadgen::report::fixed;
 using loadgen::report::grouped;
 using loadgen::report::grouped_fixed;
 using nlohmann::json;
-
-const json& member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
 
 // Parsed from the API server a count is unsigned; built in code, maybe signed.
 std::optional<uint64_t> count(const json& value) {
