@@ -174,7 +174,7 @@ std::optional<double> result_metric(const json& result, const std::string& metri
 
 json evaluate_baseline(const BaselineSpec& spec, const json& current_result,
                        const Observed& observed, std::vector<std::string>& misses) {
-  json out = {{"deltas", json::object()}};
+  json out = {{"deltas", json::object()}, {"checks", json::array()}};
   if (!observed.baseline_name.empty()) out["loadTestName"] = observed.baseline_name;
   const json* base_result =
       observed.baseline_status ? &member(*observed.baseline_status, "result") : nullptr;
@@ -193,8 +193,12 @@ json evaluate_baseline(const BaselineSpec& spec, const json& current_result,
   for (const auto& [metric, max_percent] : spec.max_regression_percent) {
     const std::optional<double> now = result_metric(current_result, metric);
     const std::optional<double> before = result_metric(*base_result, metric);
+    json check = {{"metric", metric}, {"maxRegressionPercent", max_percent}};
     if (!now || !before) {
       out["deltas"][metric] = "n/a";
+      check["delta"] = "n/a";
+      check["passed"] = false;
+      out["checks"].push_back(std::move(check));
       passed = false;
       misses.push_back("baseline " + metric + ": not measured");
       continue;
@@ -210,6 +214,11 @@ json evaluate_baseline(const BaselineSpec& spec, const json& current_result,
     const std::string shown =
         std::isinf(change) ? "+inf%" : (change >= 0 ? "+" : "") + fixed(change, 1) + "%";
     out["deltas"][metric] = shown;
+    check["delta"] = shown;
+    check["observed"] = *now;
+    check["baseline"] = *before;
+    check["passed"] = !(regression > max_percent);
+    out["checks"].push_back(std::move(check));
     if (regression > max_percent) {
       passed = false;
       misses.push_back("baseline " + metric + " " + shown + " (max " + fixed(max_percent, 1) +

@@ -107,6 +107,12 @@ json thresholds_of(const std::vector<std::string>& expressions, const Result& to
   return out;
 }
 
+json baseline_check(const std::string& metric, const std::string& delta, double max_percent,
+                    bool passed) {
+  return {{"metric", metric}, {"delta", delta}, {"maxRegressionPercent", max_percent},
+          {"passed", passed}};
+}
+
 json passed_loadtest() {
   const Result stage0 = spread_result(3000, 2000, 8000, 0, 30);
   const Result stage1 = spread_result(3000, 3000, 12000, 0, 30);
@@ -118,6 +124,9 @@ json passed_loadtest() {
   status["thresholds"] = thresholds_of({"p99 < 20ms", "errorRate < 1%", "rps >= 100"}, total);
   status["baseline"] = {{"loadTestName", "checkout-4abcd"},
                         {"deltas", {{"p99", "+3.2%"}, {"rps", "-0.4%"}}},
+                        {"checks",
+                         {baseline_check("p99", "+3.2%", 10, true),
+                          baseline_check("rps", "-0.4%", 5, true)}},
                         {"passed", true}};
   status["verdict"] = "Pass";
   status["reason"] = "ThresholdsPassed";
@@ -136,6 +145,9 @@ json gate_failed_loadtest() {
   status["thresholds"] = thresholds_of({"p99 < 20ms", "errorRate < 1%", "rps >= 100"}, total);
   status["baseline"] = {{"loadTestName", "checkout-7xk2p"},
                         {"deltas", {{"p99", "+180.4%"}, {"rps", "+0.0%"}}},
+                        {"checks",
+                         {baseline_check("p99", "+180.4%", 10, false),
+                          baseline_check("rps", "+0.0%", 5, true)}},
                         {"passed", false}};
   status["verdict"] = "Fail";
   status["reason"] = "ThresholdsFailed";
@@ -278,16 +290,27 @@ TEST(GateReportJunit, ABaselineThatFailedWithoutDeltasStillFails) {
   EXPECT_NE(xml.find("type=\"BaselineFailed\""), std::string::npos) << xml;
 }
 
-TEST(GateReportJunit, RoundedDeltaAtItsLimitIsNotShownAsPassed) {
-  // The operator compared 10.04% > 10% and failed; the status shows "+10.0%".
+TEST(GateReportJunit, EachBaselineCheckShowsTheOperatorsOwnOutcome) {
+  // The operator compared 10.04% > 10% and failed p99, though its status
+  // shows the delta rounded to "+10.0%"; rps, 4.9% lower, passed.
   json loadtest = passed_loadtest();
   loadtest["status"]["verdict"] = "Fail";
-  loadtest["status"]["baseline"] = {
-      {"loadTestName", "b"}, {"deltas", {{"p99", "+10.0%"}}}, {"passed", false}};
+  loadtest["status"]["baseline"] = {{"loadTestName", "b"},
+                                    {"deltas", {{"p99", "+10.0%"}, {"rps", "-4.9%"}}},
+                                    {"checks",
+                                     {baseline_check("p99", "+10.0%", 10, false),
+                                      baseline_check("rps", "-4.9%", 5, true)}},
+                                    {"passed", false}};
   const GateReport report = gate_report_from_loadtest(loadtest);
   ASSERT_TRUE(report.baseline.has_value());
-  ASSERT_EQ(report.baseline->checks.size(), 1u);
+  ASSERT_EQ(report.baseline->checks.size(), 2u);
+  EXPECT_EQ(report.baseline->checks[0].metric, "p99");
   EXPECT_FALSE(report.baseline->checks[0].passed);
+  EXPECT_EQ(report.baseline->checks[0].max_regression_percent, 10.0);
+  EXPECT_EQ(report.baseline->checks[1].metric, "rps");
+  EXPECT_TRUE(report.baseline->checks[1].passed);
+  const std::string xml = render(ReportFormat::junit, loadtest);
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos) << xml;
 }
 
 TEST(GateReportJunit, EscapesControlCharactersAndMarkup) {

@@ -767,6 +767,18 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
   EXPECT_EQ(status["reason"], "ThresholdsFailed");
   EXPECT_EQ(status["baseline"]["passed"], false);
   EXPECT_EQ(status["baseline"]["deltas"]["p99"], "+25.0%");
+  // Each check carries its own outcome, so a report never re-derives it
+  // from the rounded delta: p99 regressed, rps improved.
+  const json& checks = status["baseline"]["checks"];
+  ASSERT_EQ(checks.size(), 2u) << checks;
+  EXPECT_EQ(checks[0]["metric"], "p99");
+  EXPECT_EQ(checks[0]["delta"], "+25.0%");
+  EXPECT_EQ(checks[0]["maxRegressionPercent"], 10.0);
+  EXPECT_DOUBLE_EQ(checks[0]["observed"].get<double>(), p99);
+  EXPECT_DOUBLE_EQ(checks[0]["baseline"].get<double>(), p99 / 1.25);
+  EXPECT_EQ(checks[0]["passed"], false);
+  EXPECT_EQ(checks[1]["metric"], "rps");
+  EXPECT_EQ(checks[1]["passed"], true);
   EXPECT_NE(status["message"].get<std::string>().find("baseline p99 +25.0% (max 10.0%)"),
             std::string::npos)
       << status["message"];
