@@ -109,7 +109,9 @@ json thresholds_of(const std::vector<std::string>& expressions, const Result& to
 
 json baseline_check(const std::string& metric, const std::string& delta, double max_percent,
                     bool passed) {
-  return {{"metric", metric}, {"delta", delta}, {"maxRegressionPercent", max_percent},
+  return {{"metric", metric},
+          {"delta", delta},
+          {"maxRegressionPercent", max_percent},
           {"passed", passed}};
 }
 
@@ -122,12 +124,12 @@ json passed_loadtest() {
   json loadtest = with_result(base_loadtest("checkout-7xk2p"), total, {stage0, stage1});
   json& status = loadtest["status"];
   status["thresholds"] = thresholds_of({"p99 < 20ms", "errorRate < 1%", "rps >= 100"}, total);
-  status["baseline"] = {{"loadTestName", "checkout-4abcd"},
-                        {"deltas", {{"p99", "+3.2%"}, {"rps", "-0.4%"}}},
-                        {"checks",
-                         {baseline_check("p99", "+3.2%", 10, true),
-                          baseline_check("rps", "-0.4%", 5, true)}},
-                        {"passed", true}};
+  status["baseline"] = {
+      {"loadTestName", "checkout-4abcd"},
+      {"deltas", {{"p99", "+3.2%"}, {"rps", "-0.4%"}}},
+      {"checks",
+       {baseline_check("p99", "+3.2%", 10, true), baseline_check("rps", "-0.4%", 5, true)}},
+      {"passed", true}};
   status["verdict"] = "Pass";
   status["reason"] = "ThresholdsPassed";
   status["message"] = "all 3 thresholds met and within the baseline";
@@ -143,12 +145,12 @@ json gate_failed_loadtest() {
   json loadtest = with_result(base_loadtest("checkout-9qz8w"), total, {stage0, stage1});
   json& status = loadtest["status"];
   status["thresholds"] = thresholds_of({"p99 < 20ms", "errorRate < 1%", "rps >= 100"}, total);
-  status["baseline"] = {{"loadTestName", "checkout-7xk2p"},
-                        {"deltas", {{"p99", "+180.4%"}, {"rps", "+0.0%"}}},
-                        {"checks",
-                         {baseline_check("p99", "+180.4%", 10, false),
-                          baseline_check("rps", "+0.0%", 5, true)}},
-                        {"passed", false}};
+  status["baseline"] = {
+      {"loadTestName", "checkout-7xk2p"},
+      {"deltas", {{"p99", "+180.4%"}, {"rps", "+0.0%"}}},
+      {"checks",
+       {baseline_check("p99", "+180.4%", 10, false), baseline_check("rps", "+0.0%", 5, true)}},
+      {"passed", false}};
   status["verdict"] = "Fail";
   status["reason"] = "ThresholdsFailed";
   status["message"] =
@@ -295,12 +297,12 @@ TEST(GateReportJunit, EachBaselineCheckShowsTheOperatorsOwnOutcome) {
   // shows the delta rounded to "+10.0%"; rps, 4.9% lower, passed.
   json loadtest = passed_loadtest();
   loadtest["status"]["verdict"] = "Fail";
-  loadtest["status"]["baseline"] = {{"loadTestName", "b"},
-                                    {"deltas", {{"p99", "+10.0%"}, {"rps", "-4.9%"}}},
-                                    {"checks",
-                                     {baseline_check("p99", "+10.0%", 10, false),
-                                      baseline_check("rps", "-4.9%", 5, true)}},
-                                    {"passed", false}};
+  loadtest["status"]["baseline"] = {
+      {"loadTestName", "b"},
+      {"deltas", {{"p99", "+10.0%"}, {"rps", "-4.9%"}}},
+      {"checks",
+       {baseline_check("p99", "+10.0%", 10, false), baseline_check("rps", "-4.9%", 5, true)}},
+      {"passed", false}};
   const GateReport report = gate_report_from_loadtest(loadtest);
   ASSERT_TRUE(report.baseline.has_value());
   ASSERT_EQ(report.baseline->checks.size(), 2u);
