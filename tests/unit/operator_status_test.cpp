@@ -759,6 +759,9 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
   EXPECT_EQ(status["baseline"]["deltas"]["p99"], "+5.0%");
   EXPECT_EQ(status["baseline"]["deltas"]["rps"], "+0.0%");
   EXPECT_EQ(status["baseline"]["loadTestName"], "checkout-yesterday");
+  ASSERT_EQ(status["baseline"]["checks"].size(), 2u);
+  EXPECT_EQ(status["baseline"]["checks"][0]["passed"], true);
+  EXPECT_EQ(status["baseline"]["checks"][1]["passed"], true);
 
   o.baseline_status = json{{"result", {{"latencyMs", {{"p99", p99 / 1.25}}}, {"rps", rps * 1.1}}}};
   status = compute_status(o, kStartAt + seconds(31));
@@ -768,7 +771,7 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
   EXPECT_EQ(status["baseline"]["passed"], false);
   EXPECT_EQ(status["baseline"]["deltas"]["p99"], "+25.0%");
   // Each check carries its own outcome, so a report never re-derives it
-  // from the rounded delta: p99 regressed, rps improved.
+  // from the rounded delta: p99 25% slower (max 10%), rps 9.1% lower (max 5%).
   const json& checks = status["baseline"]["checks"];
   ASSERT_EQ(checks.size(), 2u) << checks;
   EXPECT_EQ(checks[0]["metric"], "p99");
@@ -778,7 +781,8 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
   EXPECT_DOUBLE_EQ(checks[0]["baseline"].get<double>(), p99 / 1.25);
   EXPECT_EQ(checks[0]["passed"], false);
   EXPECT_EQ(checks[1]["metric"], "rps");
-  EXPECT_EQ(checks[1]["passed"], true);
+  EXPECT_EQ(checks[1]["delta"], "-9.1%");
+  EXPECT_EQ(checks[1]["passed"], false);
   EXPECT_NE(status["message"].get<std::string>().find("baseline p99 +25.0% (max 10.0%)"),
             std::string::npos)
       << status["message"];
