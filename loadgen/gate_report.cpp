@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/json_access.hpp"
+#include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
 #include "loadgen/plan.hpp"
 #include "loadgen/report_writers.hpp"
@@ -13,20 +15,9 @@
 namespace kubeload::loadgen {
 namespace {
 
+using json_access::member;
+using json_access::text;
 using nlohmann::json;
-
-constexpr const char* kTestLabel = "kubeload.dev/test";
-
-const json& member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
 
 double number(const json& value) {
   return value.is_number() ? value.get<double>() : 0.0;

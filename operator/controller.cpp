@@ -345,7 +345,16 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     planned = plan(*observed, config_);
     if (act(planned, *observed)) break;
   }
-  metrics_.observe_loadtest(observed->loadtest, planned.status);
+  std::optional<double> run_deadline;
+  if (observed->parsed.ok()) {
+    const std::string start = string_at(planned.status, {"startTime"});
+    if (const auto started = start.empty() ? std::nullopt : parse_time(start)) {
+      const auto due = *started + std::chrono::duration_cast<Timestamp::duration>(
+                                      run_time_bound(observed->parsed.spec));
+      run_deadline = std::chrono::duration<double>(due.time_since_epoch()).count();
+    }
+  }
+  metrics_.observe_loadtest(observed->loadtest, planned.status, run_deadline);
   return {planned.requeue_after};
 }
 

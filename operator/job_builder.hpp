@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 
 namespace kubeload::controller {
 
 inline constexpr std::string_view kLoadTestLabel = "kubeload.dev/loadtest";
-inline constexpr std::string_view kTestLabel = "kubeload.dev/test";
 inline constexpr std::string_view kNameLabel = "app.kubernetes.io/name";
 inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr std::string_view kWorkerName = "kubeload-worker";

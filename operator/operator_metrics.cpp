@@ -6,6 +6,15 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
+#include <chrono>
+#include <variant>
+
+#include "kubeload/json_access.hpp"
+#include "kubeload/names.hpp"
+#include "kubeload/threshold.hpp"
+#include "operator/status.hpp"
+
 namespace kubeload::controller {
 namespace {
 
@@ -13,6 +22,49 @@ constexpr const char* kPhases[] = {"Pending", "Starting", "Running", "Succeeded"
 constexpr const char* kVerdicts[] = {"Pass", "Fail", "None"};
 constexpr std::pair<const char*, const char*> kQuantiles[] = {
     {"0.5", "p50"}, {"0.9", "p90"}, {"0.95", "p95"}, {"0.99", "p99"}, {"0.999", "p999"}};
+
+using json_access::member;
+using json_access::text;
+using nlohmann::json;
+using Labels = std::map<std::string, std::string>;
+
+bool finished(const std::string& phase) {
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::optional<double> unix_seconds(const json& text) {
+  if (!text.is_string()) return std::nullopt;
+  const auto time = parse_time(text.get<std::string>());
+  if (!time) return std::nullopt;
+  return std::chrono::duration<double>(time->time_since_epoch()).count();
+}
+
+// A threshold's value in base units: seconds for latencies (thresholds
+// compare milliseconds), the rest as compared.
+double base_unit_value(const std::string& expression, double value) {
+  const auto parsed = parse_threshold(expression);
+  if (const auto* threshold = std::get_if<Threshold>(&parsed)) {
+    switch (threshold->metric) {
+      case ThresholdMetric::p50:
+      case ThresholdMetric::p90:
+      case ThresholdMetric::p95:
+      case ThresholdMetric::p99:
+      case ThresholdMetric::p999:
+      case ThresholdMetric::max:
+      case ThresholdMetric::mean:
+      case ThresholdMetric::min:
+        return value / 1000.0;
+      default:
+        break;
+    }
+  }
+  return value;
+}
+
+template <typename Metric>
+void remove_series(prometheus::Family<Metric>& family, const Labels& labels) {
+  if (family.Has(labels)) family.Remove(&family.Add(labels));
+}
 
 }  // namespace
 
@@ -26,6 +78,17 @@ struct OperatorMetrics::Families {
   prometheus::Family<prometheus::Counter>& reconciles;
   prometheus::Family<prometheus::Histogram>& reconcile_duration;
   prometheus::Family<prometheus::Gauge>& queue_depth;
+  prometheus::Family<prometheus::Gauge>& run_deadline;
+  prometheus::Family<prometheus::Gauge>& test_last_verdict;
+  prometheus::Family<prometheus::Gauge>& test_previous_verdict;
+  prometheus::Family<prometheus::Gauge>& test_last_rps;
+  prometheus::Family<prometheus::Gauge>& test_last_latency;
+  prometheus::Family<prometheus::Gauge>& test_last_error_ratio;
+  prometheus::Family<prometheus::Gauge>& test_last_requests;
+  prometheus::Family<prometheus::Gauge>& test_last_threshold_passed;
+  prometheus::Family<prometheus::Gauge>& test_last_threshold_value;
+  prometheus::Family<prometheus::Gauge>& test_last_run_start;
+  prometheus::Family<prometheus::Gauge>& test_last_run_end;
 };
 
 OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
@@ -67,20 +130,62 @@ OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Regi
           .Name("kubeload_operator_queue_depth")
           .Help("Keys waiting in the reconcile queue.")
           .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_loadtest_run_deadline_timestamp_seconds")
+          .Help("While a run is under way: when it must have ended (spec.timeouts.run).")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_verdict")
+          .Help("1 for the verdict of the test's newest finished run, 0 for the others.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_previous_verdict")
+          .Help("1 for the verdict of the finished run before the newest, 0 for the others.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_rps")
+          .Help("Requests per second of the test's newest finished run.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_latency_seconds")
+          .Help("Latency quantiles of the test's newest finished run.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_error_ratio")
+          .Help("Failed requests / requests of the test's newest finished run.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_requests")
+          .Help("Requests of the test's newest finished run.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_threshold_passed")
+          .Help("1 if the threshold passed in the test's newest finished run, else 0.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_threshold_value")
+          .Help("What the threshold compared in the test's newest finished run (seconds for "
+                "latencies, a ratio for errorRate, /s for rps, else a count).")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_run_start_timestamp_seconds")
+          .Help("When the test's newest finished run started.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_run_end_timestamp_seconds")
+          .Help("When the test's newest finished run ended.")
+          .Register(r),
   });
 }
 
 OperatorMetrics::~OperatorMetrics() = default;
 
-void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest,
-                                       const nlohmann::json& status) {
+void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlohmann::json& status,
+                                       std::optional<double> run_deadline) {
   const auto& metadata = loadtest.at("metadata");
   const std::string name = metadata.value("name", "");
   const std::string namespace_ = metadata.value("namespace", "");
-  std::string test;
-  if (metadata.contains("labels") && metadata["labels"].contains("kubeload.dev/test")) {
-    test = metadata["labels"]["kubeload.dev/test"].get<std::string>();
-  }
+  const std::string test = text(member(member(metadata, "labels"), kTestLabel));
   const std::map<std::string, std::string> labels = {
       {"loadtest", name}, {"namespace", namespace_}, {"test", test}};
   std::lock_guard lock(mutex_);
@@ -92,6 +197,16 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest,
   };
   const std::string phase = status.value("phase", "Pending");
   for (const char* p : kPhases) families_->phase.Add(with("phase", p)).Set(phase == p ? 1 : 0);
+  if (run_deadline && !finished(phase)) {
+    families_->run_deadline.Add(labels).Set(*run_deadline);
+  } else {
+    remove_series(families_->run_deadline, labels);
+  }
+  if (!test.empty() && finished(phase) && member(status, "completionTime").is_string()) {
+    record_finished(namespace_ + "/" + test, {{"namespace", namespace_}, {"test", test}},
+                    FinishedRun{text(member(metadata, "uid")),
+                                member(status, "completionTime").get<std::string>(), name, status});
+  }
   const std::string verdict = status.value("verdict", "None");
   for (const char* v : kVerdicts) {
     families_->verdict.Add(with("verdict", v)).Set(verdict == v ? 1 : 0);
@@ -123,10 +238,107 @@ void OperatorMetrics::forget_loadtest(const std::string& namespace_, const std::
   for (const char* v : kVerdicts) remove_with(families_->verdict, "verdict", v);
   for (const auto& [quantile, key] : kQuantiles)
     remove_with(families_->latency, "quantile", quantile);
-  for (auto* family : {&families_->rps, &families_->error_ratio, &families_->requests}) {
-    if (family->Has(labels)) family->Remove(&family->Add(labels));
+  for (auto* family :
+       {&families_->rps, &families_->error_ratio, &families_->requests, &families_->run_deadline}) {
+    remove_series(*family, labels);
   }
   labels_of_.erase(it);
+  // The test's history stays: it is what outlives the runs.
+}
+
+void OperatorMetrics::record_finished(const std::string& test_key, const Labels& labels,
+                                      FinishedRun run) {
+  TestHistory& history = history_[test_key];
+  history.labels = labels;
+  auto& newest = history.newest;
+  // The same run observed again (each reconcile) replaces itself.
+  std::erase_if(newest, [&](const FinishedRun& kept) {
+    return !run.uid.empty() ? kept.uid == run.uid : kept.name == run.name;
+  });
+  auto later = [](const FinishedRun& a, const FinishedRun& b) {
+    return std::tie(a.completion_time, a.name) > std::tie(b.completion_time, b.name);
+  };
+  newest.insert(std::upper_bound(newest.begin(), newest.end(), run, later), std::move(run));
+  if (newest.size() > 2) newest.resize(2);
+  publish_history(history);
+}
+
+void OperatorMetrics::publish_history(TestHistory& history) {
+  const Labels& labels = history.labels;
+  auto with = [&](const char* key, const std::string& value) {
+    auto l = labels;
+    l[key] = value;
+    return l;
+  };
+  auto verdict_of = [](const FinishedRun& run) {
+    const std::string verdict = text(member(run.status, "verdict"));
+    return verdict.empty() ? std::string("None") : verdict;
+  };
+  const FinishedRun& last = history.newest.front();
+  for (const char* v : kVerdicts) {
+    families_->test_last_verdict.Add(with("verdict", v)).Set(verdict_of(last) == v ? 1 : 0);
+  }
+  if (history.newest.size() > 1) {
+    const std::string before = verdict_of(history.newest[1]);
+    for (const char* v : kVerdicts) {
+      families_->test_previous_verdict.Add(with("verdict", v)).Set(before == v ? 1 : 0);
+    }
+  }
+  if (const auto start = unix_seconds(member(last.status, "startTime"))) {
+    families_->test_last_run_start.Add(labels).Set(*start);
+  } else {
+    remove_series(families_->test_last_run_start, labels);
+  }
+  if (const auto end = unix_seconds(member(last.status, "completionTime"))) {
+    families_->test_last_run_end.Add(labels).Set(*end);
+  }
+
+  // A run without a result (say, failed before it started) leaves no numbers:
+  // a gap in the trend, never the previous run's numbers under its time.
+  const json& result = member(last.status, "result");
+  if (result.is_object()) {
+    families_->test_last_rps.Add(labels).Set(result.value("rps", 0.0));
+    families_->test_last_error_ratio.Add(labels).Set(result.value("errorRate", 0.0));
+    families_->test_last_requests.Add(labels).Set(result.value("requests", 0.0));
+  } else {
+    for (auto* family : {&families_->test_last_rps, &families_->test_last_error_ratio,
+                         &families_->test_last_requests}) {
+      remove_series(*family, labels);
+    }
+  }
+  for (const auto& [quantile, key] : kQuantiles) {
+    const json& millis = member(member(result, "latencyMs"), key);
+    if (millis.is_number()) {
+      families_->test_last_latency.Add(with("quantile", quantile)).Set(millis.get<double>() / 1000);
+    } else {
+      remove_series(families_->test_last_latency, with("quantile", quantile));
+    }
+  }
+
+  // One series per threshold of the newest run (at most spec.thresholds'
+  // 100); a threshold the newest run no longer has is removed.
+  std::vector<std::string> now;
+  if (const json& rows = member(last.status, "thresholds"); rows.is_array()) {
+    for (const json& row : rows) {
+      const std::string expression = text(member(row, "expression"));
+      if (expression.empty()) continue;
+      now.push_back(expression);
+      families_->test_last_threshold_passed.Add(with("threshold", expression))
+          .Set(member(row, "passed") == json(true) ? 1 : 0);
+      if (const json& value = member(row, "value"); value.is_number()) {
+        families_->test_last_threshold_value.Add(with("threshold", expression))
+            .Set(base_unit_value(expression, value.get<double>()));
+      } else {
+        remove_series(families_->test_last_threshold_value, with("threshold", expression));
+      }
+    }
+  }
+  for (const std::string& gone : history.thresholds) {
+    if (std::find(now.begin(), now.end(), gone) != now.end()) continue;
+    remove_series(families_->test_last_threshold_passed, with("threshold", gone));
+    remove_series(families_->test_last_threshold_value, with("threshold", gone));
+  }
+  history.thresholds = std::move(now);
 }
 
 void OperatorMetrics::observe_reconcile(const std::string& result, double seconds) {

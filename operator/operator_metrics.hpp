@@ -5,7 +5,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +24,10 @@ class OperatorMetrics {
   OperatorMetrics(const OperatorMetrics&) = delete;
   OperatorMetrics& operator=(const OperatorMetrics&) = delete;
 
-  // From a LoadTest and the status just computed for it.
-  void observe_loadtest(const nlohmann::json& loadtest, const nlohmann::json& status);
+  // From a LoadTest and the status just computed for it; run_deadline (Unix
+  // seconds) while its run is under way and bounded (spec.timeouts.run).
+  void observe_loadtest(const nlohmann::json& loadtest, const nlohmann::json& status,
+                        std::optional<double> run_deadline = std::nullopt);
   void forget_loadtest(const std::string& namespace_, const std::string& name);
   void observe_reconcile(const std::string& result, double seconds);
   void set_queue_depth(double depth);
@@ -35,6 +39,26 @@ class OperatorMetrics {
   std::unique_ptr<Families> families_;
   std::mutex mutex_;
   std::map<std::string, std::map<std::string, std::string>> labels_of_;  // key -> labels
+
+  // The newest two finished runs of each test (namespace and kubeload.dev/test
+  // label), whichever order their LoadTests are observed in: the series of a
+  // test outlive its runs, so Grafana can chart it across releases and an
+  // alert can compare a run with the one before.
+  struct FinishedRun {
+    std::string uid;
+    std::string completion_time;  // RFC 3339 UTC as the status has it: sorts as text
+    std::string name;
+    nlohmann::json status;
+  };
+  struct TestHistory {
+    std::vector<FinishedRun> newest;  // newest first, at most two
+    std::map<std::string, std::string> labels;
+    std::vector<std::string> thresholds;  // the threshold label values now exported
+  };
+  void record_finished(const std::string& test_key,
+                       const std::map<std::string, std::string>& labels, FinishedRun run);
+  void publish_history(TestHistory& history);
+  std::map<std::string, TestHistory> history_;  // "namespace/test" -> history
 };
 
 }  // namespace kubeload::controller

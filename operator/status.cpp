@@ -236,9 +236,11 @@ GateOutcome evaluate_gate(const LoadTestSpec& spec, const RunResult& merged,
   size_t threshold_misses = 0;
   for (const Threshold& threshold : spec.thresholds) {
     const ThresholdOutcome result = evaluate(threshold, merged);
-    outcome.thresholds.push_back({{"expression", result.expression},
-                                  {"observed", result.observed},
-                                  {"passed", result.passed}});
+    json row = {{"expression", result.expression},
+                {"observed", result.observed},
+                {"passed", result.passed}};
+    if (result.value) row["value"] = *result.value;
+    outcome.thresholds.push_back(std::move(row));
     if (!result.passed) {
       ++threshold_misses;
       misses.push_back(result.expression + " (observed " + result.observed + ")");

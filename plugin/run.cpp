@@ -8,6 +8,7 @@
 
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
+#include "kubeload/names.hpp"
 #include "loadgen/report_writers.hpp"
 #include "plugin/cli.hpp"
 
@@ -18,7 +19,6 @@ using json_access::member;
 using json_access::text;
 using nlohmann::json;
 
-constexpr const char* kTestLabel = "kubeload.dev/test";
 // The API server appends 5 random characters to generateName and cuts the
 // base so the name fits 63 characters.
 constexpr size_t kMaxGenerateNameBase = 58;
@@ -221,7 +221,7 @@ RunObject run_object_from_manifest(const std::string& manifest_text, const std::
                        "\" cannot be the kubeload.dev/test label (63 characters at most); set "
                        "the label");
     }
-    metadata["labels"][kTestLabel] = test;
+    metadata["labels"][std::string(kTestLabel)] = test;
   }
 
   const std::string manifest_namespace = text(member(metadata, "namespace"));

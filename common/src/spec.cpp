@@ -27,7 +27,6 @@ using std::chrono::nanoseconds;
 
 constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
 constexpr std::string_view kKind = "LoadTest";
-constexpr std::string_view kTestLabel = "kubeload.dev/test";
 constexpr uint64_t kDefaultConnections = 10;
 constexpr const char* kNamespaceRule =
     ": must be a lowercase RFC 1123 label (a-z, 0-9 and '-', at most 63 characters)";

@@ -285,7 +285,7 @@ std::variant<Threshold, std::string> parse_threshold(std::string_view expression
 }
 
 ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
-  ThresholdOutcome outcome{threshold.expression, "n/a", false};
+  ThresholdOutcome outcome{threshold.expression, "n/a", false, std::nullopt};
 
   const Result* result = &run.result;
   if (!threshold.request.empty()) {
@@ -336,6 +336,7 @@ ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
         return outcome;
     }
   }
+  outcome.value = observed;
   outcome.passed = compare(observed, threshold.op, threshold.value);
   return outcome;
 }

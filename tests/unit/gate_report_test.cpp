@@ -420,13 +420,16 @@ TEST(GateReportFromRun, VerdictFollowsTheThresholds) {
   RunResult run;
   run.result = spread_result(100, 1000, 1000, 0, 1);
   EXPECT_EQ(gate_report_from_run("t", info, run, {}).verdict, "None");
-  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true}}).verdict, "Pass");
-  EXPECT_EQ(gate_report_from_run("t", info, run,
-                                 {{"p99 < 1s", "1.9ms", true}, {"rps > 1000", "100.0/s", false}})
+  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true, 1.9}}).verdict,
+            "Pass");
+  EXPECT_EQ(gate_report_from_run(
+                "t", info, run,
+                {{"p99 < 1s", "1.9ms", true, 1.9}, {"rps > 1000", "100.0/s", false, 100.0}})
                 .verdict,
             "Fail");
   run.finished = false;
-  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true}}).verdict, "None");
+  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true, 1.9}}).verdict,
+            "None");
 }
 
 }  // namespace

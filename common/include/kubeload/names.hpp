@@ -7,6 +7,10 @@
 
 namespace kubeload {
 
+// The label that groups the runs of one test: baselines (lastPassed),
+// retention, the plugin's history and the per-test metrics read it.
+inline constexpr std::string_view kTestLabel = "kubeload.dev/test";
+
 // RFC 9110 token: header names and methods.
 bool is_http_token(std::string_view s);
 // A method: a token without lower-case letters (a lower-case "get" is almost

@@ -57,6 +57,9 @@ struct ThresholdOutcome {
   std::string expression;
   std::string observed;  // "184.0ms", "0.01%", "4967.4/s"; "n/a" when not found
   bool passed = false;
+  // What was compared with the limit, unrounded, in Threshold::value's
+  // canonical unit (184.03 for "184.0ms"); absent when observed is "n/a".
+  std::optional<double> value;
 };
 
 // Evaluates against a run's merged result (or the named request's row; an
