@@ -95,6 +95,14 @@ check "two replicas: --leader-elect, the Lease in the release namespace, a Role 
 check "ServiceMonitor only when asked for" \
   bash -c "! grep -q 'kind: ServiceMonitor' <<<\"\$1\" && grep -q 'kind: ServiceMonitor' <<<\"\$2\"" _ \
   "$(render)" "$(render --set metrics.serviceMonitor.enabled=true)"
+monitoring="--set podMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"
+check "PodMonitor, PrometheusRule and dashboard ConfigMaps only when enabled" \
+  bash -c "! grep -q -e 'kind: PodMonitor' -e 'kind: PrometheusRule' -e 'grafana_dashboard' <<<\"\$1\" && test \"\$(kinds <<<\"\$2\")\" = 'ClusterRole ClusterRoleBinding ConfigMap ConfigMap Deployment PodMonitor PrometheusRule Service ServiceAccount'" _ \
+  "$(render)" "$(render $monitoring)"
+check "helm lint --strict with the PodMonitor, PrometheusRule and dashboards" \
+  bash -c "'$helm_bin' lint --strict '$chart' $monitoring >>/tmp/chart-e2e-lint.log 2>&1"
+check "the PrometheusRule is files/prometheus-rules.yaml (promtool check rules), the dashboard ConfigMaps dashboards/*.json verbatim with the sidecar label and folder" \
+  python3 "$root/tests/e2e/chart_monitoring_check.py" "$root" <<<"$(render $monitoring)"
 check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtests.yaml" \
   cmp "$chart/crds/kubeload.dev_loadtests.yaml" "$root/crds/kubeload.dev_loadtests.yaml"
 crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |

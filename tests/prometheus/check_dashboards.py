@@ -54,7 +54,16 @@ Checks:
     side, the phase and verdict counts, and each LoadTest's phase, verdict,
     RPS, p50, p99, error ratio and requests equal to its status as
     `kubectl get loadtests -o json` reads it back; reconciles/s > 0;
-  - every metric name the dashboards query was scraped.
+  - every metric name the dashboards query was scraped;
+  - the rules of Grafana's dashboard linter that apply (lint_rules: titles
+    and descriptions, units, rate windows, counters only through
+    rate/increase, variables refreshed on time change);
+  - per test (the newest finished run of the kubeload.dev/test label, by
+    completionTime): the trend panels equal that run's status, the verdict
+    panel shows it and the run before, the run-window annotations its start
+    and end; the chart's alert rules (charts/kubeload/files/
+    prometheus-rules.yaml) loaded by this Prometheus fire for the failed run
+    and, when the gated run ended after the passing one, for the regression.
 
 About a minute with the cluster (a good half of it the image build),
 25 s without. Prints one line per check (PASS/FAIL/SKIP), ends with
@@ -80,6 +89,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from datetime import datetime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -91,6 +101,11 @@ from servers import (LOOPBACK, FaultServer, Nginx, free_port, read_tail,  # noqa
 DASHBOARDS = ("kubeload-run.json", "kubeload-results.json")
 METRIC_SOURCES = ("loadgen/metrics.cpp", "operator/operator_metrics.cpp")
 PANEL_TYPES = {"row", "timeseries", "stat", "table"}
+# Series that exist only while a run is under way: the LoadTests here end
+# before Prometheus starts scraping (tests/unit/operator_metrics_test.cpp
+# checks their values).
+ONLY_WHILE_RUNNING = {"kubeload_loadtest_run_deadline_timestamp_seconds"}
+RULES_FILE = os.path.join(ROOT, "charts", "kubeload", "files", "prometheus-rules.yaml")
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 BUILTINS = {"__rate_interval": "5s", "__interval": "1s", "__range": "1m", "__range_s": "60",
             "__range_ms": "60000"}
@@ -280,6 +295,17 @@ def static_checks(report, name, doc, metrics):
     report.check(not problems, f"static {name}: every $variable is defined",
                  f"undefined: {sorted(problems)}" if problems else "")
 
+    annotations = annotation_queries(doc)
+    problems = [f"annotation {a.get('name')!r}: datasource {a.get('datasource')!r}"
+                for a in annotations if a.get("datasource") != DATASOURCE]
+    problems += [f"annotation {a.get('name')!r}: no expr" for a in annotations
+                 if not a.get("expr")]
+    report.check(not problems, f"static {name}: annotations query Prometheus through the "
+                 "datasource variable", "; ".join(problems) or f"{len(annotations)} annotations")
+    texts += [a.get("expr", "") for a in annotations]
+
+    lint_rules(report, name, doc, variables, metrics)
+
     known = series_names(metrics)
     used = set().union(*(metric_names(t) for t in texts))
     unknown = sorted(used - known)
@@ -287,6 +313,67 @@ def static_checks(report, name, doc, metrics):
                  f"{' and '.join(METRIC_SOURCES)}",
                  f"unknown: {unknown}" if unknown else f"{len(used)} names")
     return True
+
+
+def annotation_queries(doc):
+    """The dashboard's Prometheus annotations (not Grafana's built-in one)."""
+    return [a for a in doc.get("annotations", {}).get("list", []) if not a.get("builtIn")]
+
+
+COUNTER_SUFFIXES = ("_total", "_bucket", "_sum", "_count")
+# Like the linter's .lint file: (dashboard, panel id, rule) -> why it is excluded.
+LINT_EXCLUSIONS = {
+    ("kubeload-run.json", 5, "target-counter-agg-rule"):
+        "the Requests stat shows the exact count completed so far, which increase() "
+        "would extrapolate into a non-integer",
+}
+
+
+def lint_rules(report, name, doc, variables, metrics):
+    """The rules of Grafana's dashboard linter (github.com/grafana/dashboard-linter)
+    that apply to dashboards not built from a mixin, written here because the
+    linter is not packaged: each check is named after its rule. Not applied:
+    template-job-rule and template-instance-rule (they want $job and $instance
+    variables, which only mixin dashboards have; ours select by namespace and
+    LoadTest) and target-logql-rule (no Loki)."""
+    panels = query_panels(doc)
+    problems = [f"panel {p.get('id')}: {'title' if not p.get('title') else 'description'} missing"
+                for p in panels if not p.get("title") or not p.get("description")]
+    report.check(not problems, f"lint {name}: panel-title-description-rule",
+                 "; ".join(problems) or f"{len(panels)} panels with title and description")
+
+    problems = [f"panel {p.get('id')} {p.get('title')!r}" for p in panels
+                if p.get("type") in ("timeseries", "stat", "gauge", "bargauge")
+                and not p.get("fieldConfig", {}).get("defaults", {}).get("unit")]
+    report.check(not problems, f"lint {name}: panel-units-rule",
+                 "no unit: " + "; ".join(problems) if problems else "every graph has a unit")
+
+    problems = [f"panel {p.get('id')} {p.get('title')!r}" for p in panels
+                if not p.get("targets")]
+    report.check(not problems, f"lint {name}: panel-no-targets-rule",
+                 "no targets: " + "; ".join(problems) if problems else "")
+
+    problems = []
+    counters = {n for n in series_names(metrics) if n.endswith(COUNTER_SUFFIXES)}
+    for p in panels:
+        for t in p.get("targets", []):
+            expr = t.get("expr", "")
+            label = f"panel {p.get('id')} {t.get('refId')}"
+            for window in re.findall(r"\b(?:rate|irate)\([^\[]*\[([^\]]+)\]", expr):
+                if window != "$__rate_interval":
+                    problems.append(f"{label}: rate over [{window}], not [$__rate_interval]")
+            excluded = (name, p.get("id"), "target-counter-agg-rule") in LINT_EXCLUSIONS
+            for counter in metric_names(expr) & counters:
+                # A counter is only meaningful through rate(), irate() or increase().
+                if not excluded and not re.search(r"\b(?:rate|irate|increase)\(\s*" + counter + r"\b", expr):
+                    problems.append(f"{label}: counter {counter} not in rate/irate/increase")
+    report.check(not problems, f"lint {name}: target-rate-interval-rule, target-counter-agg-rule",
+                 "; ".join(problems) or "")
+
+    problems = [f"${v['name']}: refresh {v.get('refresh')!r}" for v in variables.values()
+                if v.get("type") == "query" and v.get("refresh") != 2]
+    report.check(not problems, f"lint {name}: template-on-time-change-reload-rule",
+                 "; ".join(problems) or "query variables refresh on time range change")
 
 
 # ----------------------------------------------------------------- processes
@@ -627,16 +714,20 @@ def run_in_cluster(report, args, cluster, processes, workdir):
 # ---------------------------------------------------------------- Prometheus
 
 class Prometheus:
-    def __init__(self, binary, workdir, jobs):
+    def __init__(self, binary, workdir, jobs, rule_files=()):
         self.binary = binary
         self.workdir = workdir
         self.jobs = jobs
+        self.rule_files = list(rule_files)
         self.port = None
         self.process = None
 
     def config(self):
         lines = ["global:", "  scrape_interval: 1s", "  scrape_timeout: 1s",
-                 "  evaluation_interval: 1s", "scrape_configs:"]
+                 "  evaluation_interval: 1s"]
+        if self.rule_files:
+            lines += ["rule_files:"] + [f"  - {json.dumps(path)}" for path in self.rule_files]
+        lines += ["scrape_configs:"]
         for job, targets in self.jobs.items():
             lines += [f"  - job_name: {job}",
                       # The metrics' own namespace label is the LoadTest's; keep it.
@@ -908,7 +999,116 @@ def operator_value_cases(loadtests):
         ]
     cases.append(("Result RPS", "A", {"loadtest": INVALID},
                   f"no result for {INVALID} (it never ran)", lambda got: got == []))
+
+    # Per test: the newest finished run of the test label, as the operator
+    # orders them (completionTime, then name).
+    newest, before = newest_runs(statuses)
+    last, previous = statuses[newest], statuses[before]
+    test = {"test": TEST_LABEL}
+    cases += [
+        ("Test RPS across runs", "A", test,
+         f"{TEST_LABEL}: RPS {last['result']['rps']:g} of its newest run {newest}",
+         one(last["result"]["rps"])),
+        ("Test latency p50 / p99 across runs", "B", test,
+         f"{TEST_LABEL}: p99 {last['result']['latencyMs']['p99'] / 1000:g} s of {newest}",
+         one(last["result"]["latencyMs"]["p99"] / 1000)),
+        ("Test requests across runs", "A", test,
+         f"{TEST_LABEL}: requests {last['result']['requests']} of {newest}",
+         one(last["result"]["requests"])),
+        ("Test error ratio across runs", "A", test,
+         f"{TEST_LABEL}: error ratio {last['result']['errorRate']:g} of {newest}",
+         one(last["result"]["errorRate"])),
+        ("Test verdicts: newest and the run before", "A", test,
+         f"{TEST_LABEL}: newest {newest} {last['verdict']}",
+         lambda got, want=last["verdict"]: [l.get("verdict") for l, _ in got] == [want]),
+        ("Test verdicts: newest and the run before", "B", test,
+         f"{TEST_LABEL}: the run before, {before}, {previous['verdict']}",
+         lambda got, want=previous["verdict"]: [l.get("verdict") for l, _ in got] == [want]),
+        ("Thresholds of each test's newest run", "B", test,
+         f"{TEST_LABEL}: each threshold of {newest} passed or not as its status says",
+         lambda got, want={t["expression"]: 1.0 if t["passed"] else 0.0
+                           for t in last["thresholds"]}:
+         {l["threshold"]: v for l, v in got} == want),
+        ("Thresholds of each test's newest run", "A", test,
+         f"{TEST_LABEL}: each threshold's value as status.thresholds[].value (seconds for "
+         "latencies)",
+         lambda got, want=threshold_values(last): len(got) == len(want) and all(
+             close_to(v, want[l["threshold"]]) for l, v in got)),
+        ("Test RPS across runs", "A", {"test": INVALID_TEST_LABEL},
+         f"{INVALID_TEST_LABEL}: no numbers (its newest run, {INVALID}, has no result)",
+         lambda got: got == []),
+        ("Runs past their deadline", "A", {}, "0: every run ended within its deadline",
+         lambda got: [v for _, v in got] == [0.0]),
+    ]
     return cases
+
+
+def newest_runs(statuses):
+    """(newest, the one before) of PASSING and GATED, which share TEST_LABEL."""
+    ordered = sorted((statuses[n].get("completionTime", ""), n) for n in (PASSING, GATED))
+    return ordered[-1][1], ordered[0][1]
+
+
+LATENCY_METRICS = ("p50", "p90", "p95", "p99", "p999", "max", "mean", "min")
+
+
+def threshold_values(status):
+    """{expression: value in base units} from status.thresholds[].value."""
+    values = {}
+    for t in status.get("thresholds", []):
+        if "value" not in t:
+            continue
+        metric = t["expression"].split()[0].split(".")[-1]
+        values[t["expression"]] = t["value"] / 1000 if metric in LATENCY_METRICS else t["value"]
+    return values
+
+
+def alert_and_annotation_checks(report, prometheus, doc, loadtests):
+    """The chart's alert rules, evaluated by this Prometheus over the real runs,
+    and the results dashboard's run-window annotations."""
+    statuses = {name: lt.get("status", {}) for name, lt in loadtests.items()}
+    status, document = prometheus.api("/api/v1/rules")
+    rules = [r for g in document.get("data", {}).get("groups", []) for r in g["rules"]]
+    unhealthy = [f"{r['name']}: {r.get('health')} {r.get('lastError', '')}" for r in rules
+                 if r.get("health") != "ok"]
+    report.check(status == 200 and len(rules) == 4 and not unhealthy,
+                 "alerts: the chart's rules loaded and evaluated",
+                 "; ".join(unhealthy) or f"{[r['name'] for r in rules]}")
+
+    newest, before = newest_runs(statuses)
+    regressed = statuses[newest].get("verdict") == "Fail" and \
+        statuses[before].get("verdict") == "Pass"
+    want = {("KubeloadRunFailed", INVALID_TEST_LABEL)}
+    if regressed:
+        want.add(("KubeloadVerdictRegressed", TEST_LABEL))
+    deadline = time.monotonic() + 20
+    while True:
+        firing = {(s[0].get("alertname"), s[0].get("test")) for s in
+                  samples(prometheus, 'ALERTS{alertstate="firing", alertname=~"Kubeload.*"}')}
+        if firing >= want or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    firing.discard(("KubeloadReconcileErrors", None))  # not what this run is about
+    report.check(firing == want, "alerts: firing for the failed run"
+                 + (f" and the regressed test ({before} passed, then {newest} failed)"
+                    if regressed else f" only (newest run {newest} did not regress)"),
+                 f"firing {sorted(map(str, firing))}, want {sorted(map(str, want))}")
+
+    last = statuses[newest]
+    for annotation in annotation_queries(doc):
+        field = "startTime" if "start" in annotation["expr"] else "completionTime"
+        got = samples(prometheus, substitute(annotation["expr"], {"test": TEST_LABEL}))
+        want_ms = epoch_ms(last.get(field))
+        report.check(len(got) == 1 and want_ms is not None and close_to(got[0][1], want_ms),
+                     f"annotation {annotation['name']!r}: {TEST_LABEL}'s newest run "
+                     f"{newest} {field} {last.get(field)} as the annotation time",
+                     f"{got}")
+
+
+def epoch_ms(rfc3339):
+    if not rfc3339:
+        return None
+    return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp() * 1000
 
 
 # ---------------------------------------------------------------------- main
@@ -961,6 +1161,8 @@ def main():
         for panel in query_panels(doc):
             for t in panel.get("targets", []):
                 used |= metric_names(t.get("expr", ""))
+        for annotation in annotation_queries(doc):
+            used |= metric_names(annotation.get("expr", ""))
     missing = sorted(m for m, hist in metrics.items()
                      if not ({m} | ({m + "_bucket"} if hist else set())) & used)
     report.check(not missing, "static every metric the sources define is on a dashboard",
@@ -1058,7 +1260,10 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
                            f"{read_tail(os.path.join(workdir, 'open.log'))}")
     scrape["kubeload-loadgen"].append(f"{LOOPBACK}:{metrics_port}")
 
-    prometheus = Prometheus(args.prometheus, workdir, scrape)
+    # The chart's alerts (what prometheusRule.enabled installs), evaluated
+    # over the real runs.
+    prometheus = Prometheus(args.prometheus, workdir, scrape,
+                            [RULES_FILE] if run_operator else [])
     prometheus.start(processes)
     version = subprocess.run([args.prometheus, "--version"], capture_output=True, text=True)
     report.note(f"{(version.stdout or version.stderr).splitlines()[0]} on :{prometheus.port}, "
@@ -1151,6 +1356,7 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
     if results_doc and run_operator:
         value_checks(report, prometheus, "kubeload-results.json", results_doc,
                      operator_value_cases(loadtests))
+        alert_and_annotation_checks(report, prometheus, results_doc, loadtests)
 
     if run_doc:
         check_variables(report, prometheus, "kubeload-run.json", run_doc, {
@@ -1174,9 +1380,11 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
         for panel in query_panels(doc):
             for t in panel["targets"]:
                 used |= metric_names(t["expr"])
-        missing = sorted(used - scraped)
+        missing = sorted(used - scraped - ONLY_WHILE_RUNNING)
         report.check(not missing, f"scraped {name}: every metric name queried exists",
-                     f"never scraped: {missing}" if missing else f"{len(used)} names")
+                     f"never scraped: {missing}" if missing else
+                     f"{len(used - ONLY_WHILE_RUNNING)} names (not expected: "
+                     f"{', '.join(sorted(ONLY_WHILE_RUNNING))})")
 
 
 if __name__ == "__main__":
