@@ -256,7 +256,6 @@ void H2Session::on_read(const boost::system::error_code& ec, std::size_t bytes) 
   if (close_requested_) return close();
   // A protocol error: nghttp2 has queued a GOAWAY; the streams end as read errors.
   if (consumed < 0) return fail_all(Outcome::read, false);
-  if (goaway_received_) no_new_streams_ = true;
   flush();
   if (state_ != State::open) return;
   if (no_new_streams_ && active_.empty() && !waiting_.empty()) return close_socket();
@@ -312,8 +311,10 @@ void H2Session::close() noexcept {
     return;
   }
   close_requested_ = false;
-  if (state_ == State::open && session_ && active_.empty()) {
-    nghttp2_session_terminate_session(session_.get(), NGHTTP2_NO_ERROR);
+  // The run is over and every exchange ended cleanly: without this, freeing
+  // the TLS stream marks its session as not resumable (as in Connection).
+  if (state_ == State::open && tls_ && active_.empty()) {
+    SSL_set_shutdown(tls_->native_handle(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
   }
   close_socket();
 }
@@ -369,6 +370,7 @@ int H2Session::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void*
   H2Session& self = self_of(user_data);
   if (frame->hd.type == NGHTTP2_GOAWAY) {
     self.goaway_received_ = true;
+    self.no_new_streams_ = true;
     self.goaway_error_ = frame->goaway.error_code;
     self.goaway_last_stream_ = frame->goaway.last_stream_id;
     return 0;
