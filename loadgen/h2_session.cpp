@@ -102,6 +102,7 @@ void H2Session::connect() {
   goaway_error_ = NGHTTP2_NO_ERROR;
   goaway_last_stream_ = 0;
   no_new_streams_ = false;
+  orphan_header_bytes_ = 0;
   connect_started_ = Clock::now();
   if (worker_.tls() != nullptr) {
     // No operation is pending on the old stream (state closed): replacing it is safe.
@@ -359,7 +360,18 @@ void H2Session::forget(Connection& lane) noexcept {
 }
 
 int H2Session::on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data) {
-  Connection* lane = self_of(user_data).lane_of(hd->stream_id);
+  H2Session& self = self_of(user_data);
+  Connection* lane = self.lane_of(hd->stream_id);
+  // Header blocks for streams that are no request of ours (reset, timed out)
+  // come one after another only from a flooding peer: past the cap the
+  // connection is dropped instead of decoding them on and on.
+  const bool header_block = hd->type == NGHTTP2_HEADERS || hd->type == NGHTTP2_CONTINUATION;
+  if (lane != nullptr) {
+    self.orphan_header_bytes_ = 0;
+  } else if (header_block && hd->stream_id != 0) {
+    self.orphan_header_bytes_ += hd->length;
+    if (self.orphan_header_bytes_ > kMostHeaderBytes) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
   if (lane == nullptr) return 0;
   if (lane->bytes_in_ == 0) lane->first_byte_at_ = Clock::now();
   lane->bytes_in_ += hd->length + kFrameHeaderBytes;

@@ -111,6 +111,8 @@ class H2Session {
   uint32_t goaway_error_ = NGHTTP2_NO_ERROR;
   int32_t goaway_last_stream_ = 0;
   bool no_new_streams_ = false;  // GOAWAY received or stream ids exhausted
+  // Header-block bytes received in a row for streams no lane owns.
+  uint64_t orphan_header_bytes_ = 0;
   Clock::time_point connect_started_{};
   Clock::time_point last_read_at_{};
   std::vector<Connection*> waiting_;  // lanes started before the connection was ready
