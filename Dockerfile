@@ -14,7 +14,8 @@ FROM ${BASE} AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       g++ cmake ninja-build pkg-config libboost-dev libboost-system-dev libssl-dev \
-      libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev zlib1g-dev nlohmann-json3-dev >/dev/null \
+      libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev zlib1g-dev nlohmann-json3-dev \
+      libnghttp2-dev >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -30,7 +31,7 @@ FROM ${BASE}
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libcpprest2.10 libyaml-cpp0.7 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
-      libssl3 zlib1g ca-certificates >/dev/null \
+      libssl3 zlib1g libnghttp2-14 ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/bin/loadgen /build/bin/kubeload-operator /build/bin/kubectl-kubeload \
      /usr/local/bin/

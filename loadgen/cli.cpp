@@ -248,6 +248,12 @@ options:
       --insecure          https: do not verify the server's certificate
       --no-tls-resume     https: a full handshake on every connection (by default a
                           new connection resumes the previous session)
+      --h2                HTTP/2 over TLS (ALPN h2; https:// URLs); a server that does
+                          not negotiate h2 stops the run, naming what it negotiated
+      --allow-http1       with --h2: load a server that negotiates http/1.1 over HTTP/1.1
+      --h2c               cleartext HTTP/2 with prior knowledge (http:// URLs)
+      --max-streams N     HTTP/2: concurrent streams per connection (h2load's -m;
+                          default 1); -c connections carry -c x N requests at once
       --expect-status L   statuses that succeed, e.g. 200,204 or 2xx (default 2xx,3xx)
       --expect-length N   count a body of another length as a failure
       --format F          text | ab | jmeter | json | junit | markdown | html
@@ -317,7 +323,7 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
         "-t", "--threads", "--format", "--metrics-addr", "--hdr-log", "-q", "--quiet", "--target",
         "-h", "--help", "--version",
         // How the target is reached, not the load: also for `run`.
-        "--cacert", "--insecure", "--no-tls-resume", "--retry-non-idempotent"};
+        "--cacert", "--insecure", "--no-tls-resume", "--retry-non-idempotent", "--allow-http1"};
     if (std::find(std::begin(kRunOptions), std::end(kRunOptions), name) == std::end(kRunOptions)) {
       load_option = name;
     }
@@ -406,6 +412,21 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     } else if (name == "--retry-non-idempotent") {
       flag();
       options.retry_non_idempotent = true;
+    } else if (name == "--h2" || name == "--h2c") {
+      flag();
+      const Protocol protocol = name == "--h2" ? Protocol::http2 : Protocol::h2c;
+      if (options.spec.protocol != Protocol::http1 && options.spec.protocol != protocol) {
+        throw UsageError("--h2 and --h2c: give one of them (h2 is over TLS, h2c cleartext)");
+      }
+      options.spec.protocol = protocol;
+    } else if (name == "--max-streams") {
+      const std::string text = value();
+      const uint64_t streams = positive_integer(name, text);
+      if (streams > 1000) throw UsageError(name + ": at most 1000 streams, got " + text);
+      load.max_streams = static_cast<uint32_t>(streams);
+    } else if (name == "--allow-http1") {
+      flag();
+      options.allow_http1 = true;
     } else if (name == "-q" || name == "--quiet") {
       flag();
       options.quiet = true;
@@ -432,6 +453,22 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
   }
   if (!options.target_override.empty()) throw UsageError("--target: only with loadgen run");
   if (!url) throw UsageError("no URL given (see loadgen --help)");
+  const bool https = url->rfind("https://", 0) == 0;
+  if (options.spec.protocol == Protocol::http2 && !https) {
+    throw UsageError("--h2: HTTP/2 over TLS needs an https:// URL, got " + *url +
+                     " (--h2c for cleartext HTTP/2)");
+  }
+  if (options.spec.protocol == Protocol::h2c && https) {
+    throw UsageError("--h2c: cleartext HTTP/2 needs an http:// URL, got " + *url +
+                     " (--h2 for HTTP/2 over TLS)");
+  }
+  if (load.max_streams > 1 && options.spec.protocol == Protocol::http1) {
+    throw UsageError("--max-streams " + std::to_string(load.max_streams) +
+                     ": only with --h2 or --h2c (HTTP/1.1 has one request per connection)");
+  }
+  if (options.allow_http1 && options.spec.protocol != Protocol::http2) {
+    throw UsageError("--allow-http1: only with --h2 (a fallback from h2 to http/1.1 over TLS)");
+  }
   if (load.warmup && load.warmup_requests) {
     throw UsageError("--warmup and --warmup-requests: give one of them");
   }

@@ -32,6 +32,7 @@ struct CliOptions {
   bool insecure = false;              // --insecure: do not verify certificates
   bool tls_resume = true;             // --no-tls-resume: a full handshake every connection
   bool retry_non_idempotent = false;  // --retry-non-idempotent
+  bool allow_http1 = false;           // --allow-http1: http2 may fall back to http/1.1 (ALPN)
   // worker mode
   std::string spec_json;  // the LoadTest (from --spec FILE or --spec-env VAR)
   std::string listen = "0.0.0.0:8080";

@@ -7,6 +7,7 @@
 
 #include <openssl/ssl.h>
 
+#include "loadgen/h2_session.hpp"
 #include "loadgen/worker.hpp"
 
 namespace kubeload::loadgen {
@@ -39,13 +40,19 @@ std::string server_header(std::string_view head) {
 
 }  // namespace
 
-Connection::Connection(Worker& worker, asio::io_context& io, uint32_t index)
+Connection::Connection(Worker& worker, asio::io_context& io, uint32_t index, H2Session* h2)
     : worker_(worker),
       io_(io),
       index_(index),
       plain_(io),
-      read_buffer_(std::make_unique_for_overwrite<char[]>(kReadBufferSize)),
-      host_is_ip_(is_ip_literal(worker.plan().target.host)) {}
+      read_buffer_(h2 == nullptr ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
+                                 : nullptr),
+      host_is_ip_(is_ip_literal(worker.plan().target.host)),
+      h2_(h2) {}
+
+bool Connection::is_open() const noexcept {
+  return h2_ != nullptr ? h2_->is_open() : socket_open();
+}
 
 bool Connection::socket_open() const noexcept {
   return tls_ ? tls_->next_layer().is_open() : plain_.is_open();
@@ -67,6 +74,10 @@ void Connection::start(const RequestSlot& slot) {
   tls_handshake_ = false;
   tls_resumed_ = false;
   deadline_ = Clock::now() + worker_.plan().timeout;
+  if (h2_ != nullptr) {
+    stream_ = {};
+    return h2_->start(*this);
+  }
   parser_.reset(worker_.plan().requests[slot.request].head);
   if (socket_open()) {
     write_request();
@@ -172,14 +183,28 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes)
   }
 }
 
-void Connection::complete_response(bool must_close) {
+Outcome Connection::judge(int status, uint64_t body_bytes) const noexcept {
   const RequestTemplate& request = worker_.plan().requests[slot_.request];
-  Outcome outcome = Outcome::success;
-  if (!request.is_success_status(parser_.status_code())) {
-    outcome = Outcome::status;
-  } else if (request.expected_length && parser_.body_bytes() != *request.expected_length) {
-    outcome = Outcome::length;
+  if (!request.is_success_status(status)) return Outcome::status;
+  if (request.expected_length && body_bytes != *request.expected_length) return Outcome::length;
+  return Outcome::success;
+}
+
+void Connection::end_stream(Outcome outcome) {
+  if (timed_out_) outcome = Outcome::timeout;
+  const bool complete = outcome == Outcome::success && stream_.complete;
+  if (complete) {
+    outcome = judge(stream_.status, stream_.body_bytes);
+    if (first_server_) {
+      worker_.on_first_response(std::move(*first_server_), stream_.body_bytes);
+      first_server_.reset();
+    }
   }
+  finish(outcome, complete);
+}
+
+void Connection::complete_response(bool must_close) {
+  const Outcome outcome = judge(parser_.status_code(), parser_.body_bytes());
   if (must_close || !parser_.keep_alive() || !worker_.plan().keep_alive) {
     // The exchange ended cleanly: without this, freeing the TLS stream marks
     // its session as not resumable (OpenSSL's rule for a connection that
@@ -223,12 +248,14 @@ void Connection::finish(Outcome outcome, bool response_complete) {
   Completion done;
   done.outcome = outcome;
   done.response_complete = response_complete;
-  done.status = response_complete ? parser_.status_code() : 0;
+  const int status = h2_ != nullptr ? stream_.status : parser_.status_code();
+  done.status = response_complete ? status : 0;
   done.timings = timings_;
   done.timings.total_us = micros_between(slot_.intended, now);
   if (bytes_in_ > 0) done.timings.waiting_us = micros_between(written_at_, first_byte_at_);
   done.bytes_in = bytes_in_;
-  done.body_bytes_in = response_complete ? parser_.body_bytes() : 0;
+  const uint64_t body_bytes = h2_ != nullptr ? stream_.body_bytes : parser_.body_bytes();
+  done.body_bytes_in = response_complete ? body_bytes : 0;
   done.bytes_out = bytes_out_;
   done.new_connection = new_connection_;
   done.retried = retried_;
@@ -241,6 +268,7 @@ void Connection::finish(Outcome outcome, bool response_complete) {
 void Connection::enforce_deadline(Clock::time_point now) noexcept {
   if (!busy_ || timed_out_ || now < deadline_) return;
   timed_out_ = true;
+  if (h2_ != nullptr) return h2_->abandon(*this);
   // Closing completes the pending operation with operation_aborted; its
   // handler then reports the timeout.
   close();
@@ -251,6 +279,7 @@ void Connection::clamp_deadline(Clock::time_point latest) noexcept {
 }
 
 void Connection::close() noexcept {
+  if (h2_ != nullptr) return h2_->close();
   if (!socket_open()) return;
   boost::system::error_code ignored;
   socket().close(ignored);

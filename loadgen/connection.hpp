@@ -18,18 +18,21 @@
 namespace kubeload::loadgen {
 
 class Worker;
+class H2Session;
 
 class Connection {
  public:
   static constexpr std::size_t kReadBufferSize = 8192;
 
-  Connection(Worker& worker, asio::io_context& io, uint32_t index);
+  // `h2`: an HTTP/2 lane, whose requests travel as streams of that session
+  // (shared with other lanes); null: an HTTP/1.1 connection of its own.
+  Connection(Worker& worker, asio::io_context& io, uint32_t index, H2Session* h2 = nullptr);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   uint32_t index() const noexcept { return index_; }
   bool busy() const noexcept { return busy_; }
-  bool is_open() const noexcept { return socket_open(); }
+  bool is_open() const noexcept;
 
   // Sends the request of `slot`, connecting first when needed.
   void start(const RequestSlot& slot);
@@ -41,6 +44,18 @@ class Connection {
   void close() noexcept;
 
  private:
+  friend class H2Session;
+  // What an HTTP/2 stream has brought so far (the HTTP/1.1 parser's part).
+  struct H2Stream {
+    int32_t id = 0;  // 0: no stream (yet)
+    int status = 0;
+    uint64_t header_bytes = 0;
+    uint64_t body_bytes = 0;
+    uint64_t body_sent = 0;
+    bool complete = false;  // END_STREAM received
+    bool reset_by_peer = false;
+  };
+
   bool socket_open() const noexcept;
   tcp::socket& socket() noexcept;
   void connect();
@@ -50,6 +65,10 @@ class Connection {
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
   void complete_response(bool must_close);
   void finish(Outcome outcome, bool response_complete);
+  // The status and length checks of a complete response.
+  Outcome judge(int status, uint64_t body_bytes) const noexcept;
+  // HTTP/2: the lane's stream ended (or never began).
+  void end_stream(Outcome outcome);
   void fail(Outcome outcome, const boost::system::error_code& ec);
   bool may_resend() const noexcept;
 
@@ -79,6 +98,8 @@ class Connection {
   SslSession tls_session_;  // the last session the server issued, for the next handshake
   bool counted_open_ = false;
   std::optional<std::string> first_server_;
+  H2Session* const h2_;
+  H2Stream stream_{};
 };
 
 }  // namespace kubeload::loadgen

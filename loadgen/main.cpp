@@ -214,6 +214,21 @@ int main(int argc, char** argv) {
   plan.tls.ca_file = options.ca_file;
   plan.tls.resume = options.tls_resume;
   plan.retry_non_idempotent = options.retry_non_idempotent;
+  // `loadgen run --target` replaces the manifest's URL after its checks.
+  if (plan.protocol == kubeload::Protocol::http2 && !target->tls()) {
+    return usage_error("protocol http2 is HTTP/2 over TLS: it needs an https:// target, got " +
+                       target->url + " (h2c for cleartext HTTP/2)");
+  }
+  if (plan.protocol == kubeload::Protocol::h2c && target->tls()) {
+    return usage_error("protocol h2c is cleartext HTTP/2: it needs an http:// target, got " +
+                       target->url + " (http2 for HTTP/2 over TLS)");
+  }
+  if (options.allow_http1 && plan.protocol != kubeload::Protocol::http2) {
+    return usage_error(std::string("--allow-http1: only for an http2 target (--h2, "
+                                   "spec.target.protocol: http2), got ") +
+                       kubeload::to_string(plan.protocol));
+  }
+  plan.allow_http1 = options.allow_http1;
 
   std::atomic<bool> stop(false);
   SignalWatcher signals(stop);
@@ -225,7 +240,9 @@ int main(int argc, char** argv) {
       for (const auto& r : plan.requests) names.push_back(r.name);
       metrics = std::make_unique<kl::LiveMetrics>(
           options.metrics_address,
-          kl::MetricLabels{options.spec.name, options.spec.namespace_, "0"}, names);
+          kl::MetricLabels{options.spec.name, options.spec.namespace_, "0",
+                           kubeload::to_string(options.spec.protocol)},
+          names);
     }
     kl::RunOptions run_options;
     run_options.progress = !options.quiet;
@@ -244,6 +261,7 @@ int main(int argc, char** argv) {
 
   if (options.format == kl::ReportFormat::json) {
     nlohmann::json document = kubeload::to_json(outcome.result);
+    document["protocol"] = outcome.info.protocol;  // as write_report's json
     if (!gates.empty()) {
       document["thresholds"] = nlohmann::json::array();
       for (const auto& g : gates) {

@@ -32,10 +32,6 @@ auto& family(Builder builder, const char* name, const char* help, prometheus::Re
   return builder.Name(name).Help(help).Register(registry);
 }
 
-constexpr ErrorKind kErrorKinds[] = {ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
-                                     ErrorKind::write,   ErrorKind::status,  ErrorKind::length,
-                                     ErrorKind::dropped};
-
 // Requests that ended without a complete response (connect, timeout, read
 // and write errors): kubeload_requests_total{code="0"}.
 uint64_t failed_before_status(const LiveSnapshot::PerRequest& row) {
@@ -79,6 +75,7 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
     prometheus::Labels l = {{"loadtest", labels_.loadtest},
                             {"namespace", labels_.namespace_},
                             {"worker", labels_.worker},
+                            {"protocol", labels_.protocol},
                             {"request", name}};
     families_->duration.Add(l, prometheus::Histogram::BucketBoundaries(live_latency_bounds()));
     prometheus::Labels no_status = l;
@@ -111,7 +108,8 @@ uint16_t LiveMetrics::port() const {
 void LiveMetrics::update(const LiveSnapshot& total) {
   const prometheus::Labels base = {{"loadtest", labels_.loadtest},
                                    {"namespace", labels_.namespace_},
-                                   {"worker", labels_.worker}};
+                                   {"worker", labels_.worker},
+                                   {"protocol", labels_.protocol}};
   auto with = [&](std::initializer_list<std::pair<const std::string, std::string>> extra) {
     prometheus::Labels l = base;
     l.insert(extra);
@@ -132,7 +130,7 @@ void LiveMetrics::update(const LiveSnapshot& total) {
     }
     increase(families_->requests.Add(with({{"request", name}, {"code", "0"}})),
              failed_before_status(now), failed_before_status(before));
-    for (ErrorKind kind : kErrorKinds) {
+    for (ErrorKind kind : kAllErrorKinds) {
       increase(families_->errors.Add(with({{"request", name}, {"kind", to_string(kind)}})),
                now.errors[kind], before.errors[kind]);
     }

@@ -21,7 +21,8 @@ namespace kubeload::loadgen {
 struct MetricLabels {
   std::string loadtest;  // the LoadTest (or "local")
   std::string namespace_;
-  std::string worker;  // worker index in a distributed run, "0" locally
+  std::string worker;              // worker index in a distributed run, "0" locally
+  std::string protocol = "http1";  // spec.target.protocol: http1 | http2 | h2c
 };
 
 class LiveMetrics {

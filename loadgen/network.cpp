@@ -73,8 +73,11 @@ std::string describe_session(SSL* ssl) {
 // One handshake with the first reachable address, as every connection will
 // make it. Returns the session's description; throws when the certificate
 // does not verify. Any other failure is left to the run, which counts it.
+// `alpn`: the protocol the server selected ("" when none); `refused_alpn`:
+// the server ended the handshake because it speaks none of the protocols
+// offered (the no_application_protocol alert, RFC 7301 section 3.2).
 std::string check_tls(const RunPlan& plan, const tcp::endpoint& endpoint,
-                      asio::ssl::context& context) {
+                      asio::ssl::context& context, std::string& alpn, bool& refused_alpn) {
   asio::io_context io;
   asio::ssl::stream<tcp::socket> stream(io, context);
   if (!connect_within(io, stream.next_layer(), endpoint, kProbeTimeout)) return {};
@@ -99,7 +102,14 @@ std::string check_tls(const RunPlan& plan, const tcp::endpoint& endpoint,
         X509_verify_cert_error_string(verify_result) + "); give " + option +
         ", or --insecure (spec.target.tls.insecureSkipVerify: true) to skip verification");
   }
+  refused_alpn = result && result.category() == asio::error::get_ssl_category() &&
+                 ERR_GET_REASON(static_cast<unsigned long>(result.value())) ==
+                     SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL;
   if (result) return {};
+  const unsigned char* selected = nullptr;
+  unsigned int selected_length = 0;
+  SSL_get0_alpn_selected(stream.native_handle(), &selected, &selected_length);
+  alpn.assign(reinterpret_cast<const char*>(selected), selected_length);
   std::string description = describe_session(stream.native_handle());
   boost::system::error_code ignored;
   stream.next_layer().close(ignored);
@@ -192,9 +202,41 @@ TargetAccess prepare_target(const RunPlan& plan) {
   access.endpoints = connectable_in_order(
       resolve_target(plan.target), std::chrono::duration_cast<std::chrono::milliseconds>(
                                        std::min<Clock::duration>(kProbeTimeout, plan.timeout)));
+  access.protocol = plan.protocol;
   if (plan.target.tls()) {
     access.tls = make_tls_context(plan.tls);
-    access.tls_description = check_tls(plan, access.endpoints.front(), *access.tls);
+    if (plan.protocol == Protocol::http2) {
+      // ALPN (RFC 7301): h2, and http/1.1 only when the user accepts it.
+      static constexpr unsigned char kH2[] = "\x02h2";
+      static constexpr unsigned char kH2OrHttp1[] = "\x02h2\x08http/1.1";
+      if (plan.allow_http1) {
+        SSL_CTX_set_alpn_protos(access.tls->native_handle(), kH2OrHttp1, sizeof kH2OrHttp1 - 1);
+      } else {
+        SSL_CTX_set_alpn_protos(access.tls->native_handle(), kH2, sizeof kH2 - 1);
+      }
+    }
+    std::string alpn;
+    bool refused_alpn = false;
+    access.tls_description =
+        check_tls(plan, access.endpoints.front(), *access.tls, alpn, refused_alpn);
+    if (plan.protocol == Protocol::http2 && refused_alpn) {
+      throw std::runtime_error(
+          "HTTP/2: " + plan.target.host +
+          " refused ALPN h2 (no_application_protocol alert: it does not speak HTTP/2 on port " +
+          std::to_string(plan.target.port) + "); pass --allow-http1 to load it over HTTP/1.1, " +
+          "or drop --h2 (spec.target.protocol: http1)");
+    }
+    if (plan.protocol == Protocol::http2 && !access.tls_description.empty() && alpn != "h2") {
+      const std::string negotiated =
+          alpn.empty() ? "no application protocol (ALPN)" : "\"" + alpn + "\"";
+      if (!plan.allow_http1) {
+        throw std::runtime_error(
+            "HTTP/2: " + plan.target.host + " negotiated " + negotiated +
+            " instead of h2; pass --allow-http1 to load it over HTTP/1.1, or drop --h2"
+            " (spec.target.protocol: http1)");
+      }
+      access.protocol = Protocol::http1;
+    }
   }
   return access;
 }

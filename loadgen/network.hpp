@@ -22,9 +22,13 @@ struct TargetAccess {
   std::vector<tcp::endpoint> endpoints;     // never empty
   std::unique_ptr<asio::ssl::context> tls;  // https only
   std::string tls_description;              // "TLSv1.3,TLS_AES_256_GCM_SHA384,2048,256"
+  // What the run speaks: the plan's protocol, or http1 when an http2 target
+  // negotiated http/1.1 and the plan allows it (--allow-http1).
+  Protocol protocol = Protocol::http1;
 };
 
-// Resolves, probes and (for https) verifies the target. Throws
+// Resolves, probes and (for https) verifies the target and, for http2, the
+// protocol it negotiates (ALPN). Throws
 // std::runtime_error with a one-line message when the run cannot start.
 TargetAccess prepare_target(const RunPlan& plan);
 

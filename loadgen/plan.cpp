@@ -81,6 +81,33 @@ RequestTemplate make_request(const Target& target, std::string name, std::string
   }
   w += "\r\n";
   w += body;
+
+  auto& h2 = r.h2_fields;
+  h2.emplace_back(":method", r.method);
+  h2.emplace_back(":scheme", target.scheme);
+  std::string authority = target.host_header();
+  for (const auto& [header, value] : headers) {
+    if (header_is(header, "host")) authority = value;
+  }
+  h2.emplace_back(":authority", std::move(authority));
+  h2.emplace_back(":path", path.empty() ? target.path : path);
+  if (!has_user_agent) h2.emplace_back("user-agent", "kubeload-loadgen/0.1");
+  if (!has_accept) h2.emplace_back("accept", "*/*");
+  for (const auto& [header, value] : headers) {
+    if (header_is(header, "host") || header_is(header, "content-length") ||
+        header_is(header, "connection") || header_is(header, "keep-alive") ||
+        header_is(header, "proxy-connection") || header_is(header, "transfer-encoding") ||
+        header_is(header, "upgrade")) {
+      continue;
+    }
+    std::string name = header;
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    h2.emplace_back(std::move(name), value);
+  }
+  if (!body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
+    h2.emplace_back("content-length", std::to_string(body.size()));
+  }
+  r.body = body;
   return r;
 }
 
@@ -237,6 +264,8 @@ RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t 
   plan.total_request_budget = spec.load.requests;
   plan.threads = std::max<uint32_t>(1, threads);
   plan.tls.verify = !spec.tls.insecure_skip_verify;
+  plan.protocol = spec.protocol;
+  plan.max_streams = std::max<uint32_t>(1, spec.load.max_streams);
 
   for (const RequestSpec& r : spec.requests) {
     RequestTemplate t =

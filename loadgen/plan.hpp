@@ -36,6 +36,11 @@ struct RequestTemplate {
   uint32_t weight = 1;
   std::bitset<600> expected_status;  // empty: 2xx and 3xx succeed
   std::optional<uint64_t> expected_length;
+  // The same request as HTTP/2 fields: pseudo-headers first (:method,
+  // :scheme, :authority, :path), then the headers with lower-case names
+  // (no connection-specific ones, RFC 9113 section 8.2.2), and the body.
+  std::vector<std::pair<std::string, std::string>> h2_fields;
+  std::string body;
 
   bool is_success_status(int status) const noexcept;
 };
@@ -101,6 +106,16 @@ struct RunPlan {
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
   bool keep_alive = true;
   uint32_t threads = 1;
+  Protocol protocol = Protocol::http1;
+  uint32_t max_streams = 1;  // HTTP/2: concurrent streams per connection
+  // --allow-http1: with http2, a server that negotiates http/1.1 (ALPN) is
+  // loaded over HTTP/1.1 instead of stopping the run.
+  bool allow_http1 = false;
+
+  bool http2() const noexcept { return protocol != Protocol::http1; }
+  // What the workers schedule requests on: one per connection for
+  // HTTP/1.1, max_streams per connection for HTTP/2.
+  uint64_t lanes_per_connection() const noexcept { return http2() ? max_streams : 1; }
 
   int stage_count() const;
   uint64_t max_phase_connections() const;  // connections to preallocate

@@ -29,7 +29,7 @@ void write_report(std::ostream& out, ReportFormat format, const RunInfo& info,
                   const RunResult& run) {
   switch (format) {
     case ReportFormat::json:
-      report::write_json_report(out, run);
+      report::write_json_report(out, info, run);
       return;
     case ReportFormat::text:
       report::write_text_report(out, report::build_report_model(info, run));
@@ -180,9 +180,19 @@ ReportModel build_report_model(const RunInfo& info, const RunResult& run) {
   return model;
 }
 
-void write_json_report(std::ostream& out, const RunResult& run) {
+void write_json_report(std::ostream& out, const RunInfo& info, const RunResult& run) {
+  nlohmann::json document = to_json(run);
+  document["protocol"] = info.protocol;
   // Request names come from user input: replace invalid UTF-8 rather than throw.
-  out << to_json(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+std::string protocol_description(const RunInfo& info) {
+  if (info.protocol == "http1") return "HTTP/1.1";
+  const std::string streams =
+      std::to_string(info.max_streams) + (info.max_streams == 1 ? " stream" : " streams");
+  return (info.protocol == "h2c" ? "HTTP/2 cleartext (h2c), " : "HTTP/2 over TLS (h2), ") +
+         streams + " per connection";
 }
 
 std::string fixed(double value, int decimals) {

@@ -25,6 +25,9 @@ struct RunInfo {
   std::string host;    // "127.0.0.1"
   uint16_t port = 80;
   std::string path;  // "/index.html" (with query)
+  // What the requests were sent as: "http1" | "http2" | "h2c" (kubeload::to_string(Protocol)).
+  std::string protocol = "http1";
+  uint32_t max_streams = 1;  // HTTP/2: concurrent streams per connection
   // Server header of the first complete response ("" if none).
   std::string server_software;
   // Body length of the first complete response (ab's "Document Length").

@@ -67,6 +67,8 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
   field(out, "Server Hostname", info.host);
   field(out, "Server Port", std::to_string(info.port));
   if (!info.tls_protocol.empty()) field(out, "SSL/TLS Protocol", info.tls_protocol);
+  // ab speaks HTTP/1.1 only: its layout stays as it was for HTTP/1.1.
+  if (info.protocol != "http1") field(out, "Protocol", protocol_description(info));
   out << '\n';
   field(out, "Document Path", info.path);
   field(out, "Document Length", std::to_string(info.document_length) + " bytes");
@@ -82,6 +84,8 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
   }
   if (errors.write > 0) field(out, "Write errors", std::to_string(errors.write));
   if (errors.dropped > 0) field(out, "Dropped requests", std::to_string(errors.dropped));
+  if (errors.rst_stream > 0) field(out, "Stream resets", std::to_string(errors.rst_stream));
+  if (errors.goaway > 0) field(out, "GOAWAY errors", std::to_string(errors.goaway));
   if (run.retries > 0) field(out, "Retried requests", std::to_string(run.retries));
   if (run.tls) {
     field(out, "TLS handshakes",

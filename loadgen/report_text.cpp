@@ -73,11 +73,8 @@ std::string outcome(const ResultView& r) {
   if (r.failures == 0) return grouped(r.successes) + " ok, 0 errors";
   std::string text = grouped(r.successes) + " ok, " + plural(r.failures, "error", "errors") + " (" +
                      percent(r.failure_percent) + "):";
-  constexpr std::array<ErrorKind, kErrorKindCount> kKinds = {
-      ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,   ErrorKind::write,
-      ErrorKind::status,  ErrorKind::length,  ErrorKind::dropped};
   bool first = true;
-  for (ErrorKind kind : kKinds) {
+  for (ErrorKind kind : kAllErrorKinds) {
     if (r.errors[kind] == 0) continue;
     text += (first ? " " : ", ") + grouped(r.errors[kind]) + " " + to_string(kind);
     first = false;
@@ -180,6 +177,7 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
   const ResultView& run = model.run;
   line(out, "Target", model.info.url);
   line(out, "Load", load_description(model));
+  line(out, "Protocol", protocol_description(model.info));
   if (!model.info.tls_protocol.empty() || run.tls) {
     std::string tls = model.info.tls_protocol;
     if (run.tls) {

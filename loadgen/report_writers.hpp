@@ -92,7 +92,7 @@ void write_text_report(std::ostream& out, const ReportModel& model);
 void write_ab_report(std::ostream& out, const ReportModel& model);
 void write_jmeter_report(std::ostream& out, const ReportModel& model);
 // The JSON document is the result schema itself (api.md), not a view of it.
-void write_json_report(std::ostream& out, const RunResult& run);
+void write_json_report(std::ostream& out, const RunInfo& info, const RunResult& run);
 
 // Number formatting shared by the writers. Locale-independent (std::to_chars),
 // and a non-finite value prints as "-" so no report ever shows nan or inf.
@@ -102,6 +102,9 @@ std::string grouped(uint64_t value);                    // 1234567 -> "1,234,567
 std::string grouped_fixed(double value, int decimals);  // 12500.04, 1 -> "12,500.0"
 std::string human_bytes(uint64_t bytes);                // "512 B", "1.50 KiB", ..., "16.00 EiB"
 std::string compact_number(double value);               // at most 2 decimals, no trailing zeros
+// "HTTP/1.1", "HTTP/2 over TLS (h2), 8 streams per connection", "HTTP/2
+// cleartext (h2c), 1 stream per connection".
+std::string protocol_description(const RunInfo& info);
 std::string pad_left(const std::string& text, size_t width);   // right-aligns
 std::string pad_right(const std::string& text, size_t width);  // left-aligns
 

@@ -16,7 +16,19 @@ struct RequestSlot {
 
 // `dropped`: never sent, no connection came free within the timeout of the
 // intended time (open model).
-enum class Outcome { success, connect, timeout, read, write, status, length, dropped };
+// `rst_stream`, `goaway`: HTTP/2, the server reset the stream or went away.
+enum class Outcome {
+  success,
+  connect,
+  timeout,
+  read,
+  write,
+  status,
+  length,
+  dropped,
+  rst_stream,
+  goaway
+};
 
 struct RequestTimings {
   int64_t connect_us = 0;  // 0 when the connection was reused

@@ -64,8 +64,11 @@ class Progress {
 
 }  // namespace
 
-RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
-  const TargetAccess access = prepare_target(plan);
+RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
+  const TargetAccess access = prepare_target(planned);
+  // An http2 target that negotiated http/1.1 is loaded over HTTP/1.1 (--allow-http1).
+  RunPlan plan = planned;
+  plan.protocol = access.protocol;
 
   const std::atomic<bool> never(false);
   const std::atomic<bool>& stop = options.stop != nullptr ? *options.stop : never;
@@ -125,6 +128,8 @@ RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
   info.path = plan.target.path;
   info.threads = threads;
   info.keep_alive = plan.keep_alive;
+  info.protocol = to_string(plan.protocol);
+  info.max_streams = static_cast<uint32_t>(plan.lanes_per_connection());
   info.tls_protocol = access.tls_description;
   for (const Phase& phase : plan.phases) {
     if (phase.warmup) continue;

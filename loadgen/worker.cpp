@@ -27,6 +27,10 @@ ErrorKind error_kind(Outcome outcome) noexcept {
       return ErrorKind::length;
     case Outcome::dropped:
       return ErrorKind::dropped;
+    case Outcome::rst_stream:
+      return ErrorKind::rst_stream;
+    case Outcome::goaway:
+      return ErrorKind::goaway;
     case Outcome::success:
       break;
   }
@@ -135,9 +139,18 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
       live_metrics_(live_metrics),
       budgets_(budgets ? std::move(budgets) : std::make_shared<SharedBudgets>(plan, 1)) {
   const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
-  connections_.reserve(connection_count);
-  for (uint64_t i = 0; i < connection_count; ++i) {
-    connections_.push_back(std::make_unique<Connection>(*this, io_, static_cast<uint32_t>(i)));
+  const uint64_t lanes = plan_.lanes_per_connection();
+  if (plan_.http2()) {
+    sessions_.reserve(connection_count);
+    for (uint64_t i = 0; i < connection_count; ++i) {
+      sessions_.push_back(std::make_unique<H2Session>(*this, io_));
+    }
+  }
+  connections_.reserve(connection_count * lanes);
+  for (uint64_t i = 0; i < connection_count * lanes; ++i) {
+    H2Session* session = plan_.http2() ? sessions_[i / lanes].get() : nullptr;
+    connections_.push_back(
+        std::make_unique<Connection>(*this, io_, static_cast<uint32_t>(i), session));
   }
   mix_current_.assign(plan_.requests.size(), 0);
   for (const RequestTemplate& r : plan_.requests) mix_total_ += r.weight;
@@ -148,7 +161,7 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
   stage_ended_.assign(static_cast<size_t>(stages), Clock::time_point{});
   if (plan_.open_model) {
     for (Result& r : stage_results_) r.rate = RateCounts{};
-    idle_.reserve(connection_count);
+    idle_.reserve(connections_.size());
     pending_.resize(pending_capacity(plan_, connection_count));
   }
   if (plan_.requests.size() > 1) request_results_.resize(plan_.requests.size());
@@ -264,7 +277,7 @@ void Worker::dispatch_closed(Connection& connection) {
   if (connection.busy()) return;
   const Clock::time_point now = Clock::now();
   advance_phases(now);
-  while (!stopping_ && connection.index() < phase().connections) {
+  while (!stopping_ && connection.index() < phase().connections * plan_.lanes_per_connection()) {
     if (claim_permit()) return connection.start(take_slot(now));
     // The phase's budget is spent: the next phase (or the end) begins now.
     advance_phases(now);
@@ -274,7 +287,8 @@ void Worker::dispatch_closed(Connection& connection) {
 void Worker::wake_idle_connections() {
   wake_pending_ = false;
   if (plan_.open_model || stopping_) return;
-  const uint64_t wanted = std::min<uint64_t>(phase().connections, connections_.size());
+  const uint64_t wanted =
+      std::min<uint64_t>(phase().connections * plan_.lanes_per_connection(), connections_.size());
   for (uint64_t i = 0; i < wanted && !stopping_; ++i) dispatch_closed(*connections_[i]);
 }
 

@@ -17,6 +17,7 @@
 #include "kubeload/result.hpp"
 #include "loadgen/asio.hpp"
 #include "loadgen/connection.hpp"
+#include "loadgen/h2_session.hpp"
 #include "loadgen/plan.hpp"
 #include "loadgen/request_slot.hpp"
 
@@ -156,6 +157,10 @@ class Worker {
   asio::io_context io_{1};
   asio::steady_timer tick_timer_{io_};
   asio::steady_timer open_timer_{io_};
+  // HTTP/2: the connections, each carrying lanes_per_connection() of the
+  // lanes below (connections_[i] is on sessions_[i / lanes_per_connection()]).
+  std::vector<std::unique_ptr<H2Session>> sessions_;
+  // What requests are scheduled on: HTTP/1.1 connections, or HTTP/2 lanes.
   std::vector<std::unique_ptr<Connection>> connections_;
 
   // Phase state.

@@ -116,7 +116,8 @@ class WorkerService {
     std::vector<std::string> names;
     for (const auto& r : plan_.requests) names.push_back(r.name);
     metrics_ = std::make_unique<LiveMetrics>(
-        MetricLabels{config.spec.name, config.spec.namespace_, std::to_string(config.index)},
+        MetricLabels{config.spec.name, config.spec.namespace_, std::to_string(config.index),
+                     to_string(config.spec.protocol)},
         names);
   }
   ~WorkerService() {

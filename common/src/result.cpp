@@ -12,10 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<ErrorKind, kErrorKindCount> kAllErrorKinds = {
-    ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,   ErrorKind::write,
-    ErrorKind::status,  ErrorKind::length,  ErrorKind::dropped};
-
 double micros_to_ms(int64_t micros) {
   return static_cast<double>(micros) / 1000.0;
 }
@@ -143,6 +139,10 @@ const char* to_string(ErrorKind kind) noexcept {
       return "length";
     case ErrorKind::dropped:
       return "dropped";
+    case ErrorKind::rst_stream:
+      return "rstStream";
+    case ErrorKind::goaway:
+      return "goaway";
   }
   return "unknown";
 }
@@ -163,6 +163,10 @@ uint64_t& ErrorCounts::operator[](ErrorKind kind) noexcept {
       return length;
     case ErrorKind::dropped:
       return dropped;
+    case ErrorKind::rst_stream:
+      return rst_stream;
+    case ErrorKind::goaway:
+      return goaway;
   }
   return read;
 }

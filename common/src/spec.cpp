@@ -28,6 +28,8 @@ using std::chrono::nanoseconds;
 constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
 constexpr std::string_view kKind = "LoadTest";
 constexpr uint64_t kDefaultConnections = 10;
+// HTTP/2 streams per connection: servers advertise at most a few hundred.
+constexpr int64_t kMostStreams = 1000;
 constexpr const char* kNamespaceRule =
     ": must be a lowercase RFC 1123 label (a-z, 0-9 and '-', at most 63 characters)";
 constexpr uint64_t kMaxWorkers = 1000;
@@ -559,6 +561,14 @@ class Decoder {
       } else if (key == "tls") {
         seen_.tls = true;
         tls(value, at);
+      } else if (key == "protocol") {
+        if (const auto name = string(value, at)) {
+          if (const auto protocol = parse_protocol(*name)) {
+            out().protocol = *protocol;
+          } else {
+            error(at, "must be one of http1, http2, h2c, got " + quote(*name));
+          }
+        }
       } else {
         return false;
       }
@@ -876,6 +886,10 @@ class Decoder {
         if (auto timeout = duration(value, at, false)) load.timeout = *timeout;
       } else if (key == "keepAlive") {
         if (auto keep_alive = boolean(value, at)) load.keep_alive = *keep_alive;
+      } else if (key == "maxStreams") {
+        if (auto streams = count(value, at, 1, kMostStreams)) {
+          load.max_streams = static_cast<uint32_t>(*streams);
+        }
       } else {
         return false;
       }
@@ -1037,6 +1051,17 @@ class Decoder {
                                std::equal(spec.url->begin(), spec.url->begin() + 8, "https://",
                                           [](char a, char b) { return std::tolower(a) == b; })) ||
                               (spec.service && spec.service->scheme == "https");
+    if ((spec.url || spec.service) && spec.protocol == Protocol::http2 && !https_target) {
+      error("spec.target.protocol",
+            "http2 needs an https target (ALPN h2); use h2c for cleartext HTTP/2");
+    }
+    if ((spec.url || spec.service) && spec.protocol == Protocol::h2c && https_target) {
+      error("spec.target.protocol", "h2c is cleartext HTTP/2; use http2 for an https target");
+    }
+    if (spec.load.max_streams > 1 && spec.protocol == Protocol::http1) {
+      error("spec.load.maxStreams", "only with spec.target.protocol http2 or h2c, got " +
+                                        std::to_string(spec.load.max_streams) + " with http1");
+    }
     if (seen_.tls && (spec.url || spec.service) && !https_target) {
       error("spec.target.tls", "only for https targets (an https:// url or service scheme https)");
     }
@@ -1217,6 +1242,25 @@ ParsedLoadTest parse_loadtest(std::string_view yaml_or_json) {
     return failed;
   }
   return parse_loadtest(documents.empty() ? YAML::Node() : documents.front());
+}
+
+const char* to_string(Protocol protocol) noexcept {
+  switch (protocol) {
+    case Protocol::http2:
+      return "http2";
+    case Protocol::h2c:
+      return "h2c";
+    case Protocol::http1:
+      break;
+  }
+  return "http1";
+}
+
+std::optional<Protocol> parse_protocol(std::string_view name) noexcept {
+  for (Protocol p : {Protocol::http1, Protocol::http2, Protocol::h2c}) {
+    if (name == to_string(p)) return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace kubeload

@@ -162,15 +162,20 @@ def check_consistent(result, where="result"):
 
 def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADGEN_TIMEOUT_S,
                       requests=None, interrupt_after_s=None, tls=False, host=LOOPBACK,
-                      verify=True):
+                      verify=True, protocol="http1"):
     """Runs loadgen against nginx and checks the request counts and bytes against
     nginx's access log. Returns (report, log entries) for further checks.
     Over https it verifies nginx against the test's CA (`verify`)."""
     args = list(args)
+    tls = tls or protocol == "http2"
     if tls and verify:
         args += ["--cacert", env.nginx.ca_cert]
-    run, report = loadgen_report(env, args + [env.nginx.url(path, tag, tls, host)], timeout_s,
-                                 interrupt_after_s)
+    if protocol != "http1":
+        args += ["--h2" if protocol == "http2" else "--h2c"]
+    run, report = loadgen_report(env, args + [env.nginx.url(path, tag, tls, host, protocol)],
+                                 timeout_s, interrupt_after_s)
+    expect(report.get("protocol") == protocol,
+           f"report protocol {report.get('protocol')!r}, want {protocol!r}")
     result = report["result"]
     check_consistent(result)
     if requests is not None:
@@ -186,7 +191,8 @@ def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADG
            f"nginx statuses {collections.Counter(e.status for e in entries)}")
     expect(result["statusCodes"] == {"200": result["requests"]},
            f"statusCodes {result['statusCodes']}, want {{'200': {result['requests']}}}")
-    if warmup == 0:
+    # nginx's $bytes_sent is HTTP/1.1 bytes; over HTTP/2 it counts no frames.
+    if warmup == 0 and protocol == "http1":
         logged_bytes = sum(entry.bytes_sent for entry in entries)
         expect(result["bytesReceived"] == logged_bytes,
                f"bytesReceived {result['bytesReceived']} != {logged_bytes} bytes nginx sent")
@@ -195,6 +201,79 @@ def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADG
 
 def distinct_connections(entries):
     return len({entry.connection for entry in entries})
+
+
+# ---------------------------------------------------------------- HTTP/2 against nginx
+
+
+def check_nginx_h2c_counts_at_several_stream_counts(env):
+    for streams in (1, 10, 100):
+        _, entries = nginx_count_check(env, f"h2c_n3000_c4_m{streams}",
+                                       ["-n", "3000", "-c", "4", "--max-streams", str(streams)],
+                                       requests=3000, protocol="h2c")
+        expect(distinct_connections(entries) == 4,
+               f"{distinct_connections(entries)} connections at nginx for -c 4 (m {streams})")
+
+
+def check_nginx_h2_tls_counts_at_several_stream_counts(env):
+    for streams in (1, 8, 64):
+        report, entries = nginx_count_check(env, f"h2_n2000_c2_m{streams}",
+                                            ["-n", "2000", "-c", "2", "--max-streams",
+                                             str(streams)], requests=2000, protocol="http2")
+        expect(distinct_connections(entries) == 2,
+               f"{distinct_connections(entries)} connections at nginx for -c 2 (m {streams})")
+        tls = report["result"].get("tls", {})
+        expect(tls.get("handshakes") == 2, f"TLS handshakes {tls}, want 2 for 2 connections")
+
+
+def check_nginx_h2_warmup_and_duration(env):
+    report, _ = nginx_count_check(env, "h2_warmup300_d1s",
+                                  ["--warmup-requests", "300", "-d", "1s", "-c", "3",
+                                   "--max-streams", "16"], protocol="http2")
+    expect(report["warmupRequests"] == 300, f"warm-up {report['warmupRequests']}, want 300")
+
+
+def check_nginx_h2c_stages_and_warmup(env):
+    report, _ = nginx_count_check(env, "h2c_stages_warmup",
+                                  ["--warmup", "300ms", "--stages", "1s:2,1s:4",
+                                   "--max-streams", "8"], protocol="h2c")
+    expect(len(report["stages"]) == 2, f"{len(report['stages'])} stages, want 2")
+    expect(report["warmupRequests"] > 0, "no warm-up requests")
+
+
+def check_nginx_h2_open_model(env):
+    report, _ = nginx_count_check(env, "h2_r400_d2s",
+                                  ["-r", "400", "-d", "2s", "--max-connections", "4",
+                                   "--max-streams", "16", "--warmup-requests", "50"],
+                                  protocol="http2")
+    expect(report["result"]["requests"] == 800,
+           f"requests {report['result']['requests']}, want 400/s x 2 s = 800")
+
+
+def check_nginx_h2c_head_requests(env):
+    _, entries = nginx_count_check(env, "h2c_head", ["-n", "200", "-c", "2", "--max-streams",
+                                                     "10", "-m", "HEAD"], requests=200,
+                                   protocol="h2c")
+    expect(len(entries) == 200, f"{len(entries)} HEAD requests at nginx")
+
+
+def check_nginx_h2_against_http1_only_is_one_clear_error(env):
+    # nginx's plain TLS port negotiates http/1.1: --h2 must not silently load it over HTTP/1.1.
+    tag = "h2_on_http1_port"
+    run = run_loadgen(env, ["--h2", "--cacert", env.nginx.ca_cert, "-n", "20", "-q",
+                            env.nginx.url("/small.bin", tag, True)])
+    expect(run.returncode == 2, f"exit {run.returncode}, want 2; stderr {run.stderr!r}")
+    expect("refused ALPN h2" in run.stderr and "--allow-http1" in run.stderr,
+           f"stderr does not name the negotiated protocol and the fix: {run.stderr!r}")
+    expect(not env.nginx.logged_requests(tag, 0, quiet_s=0.5), "requests reached nginx")
+    # Asked for, the fallback loads it over HTTP/1.1 and says so.
+    tag = "h2_allow_http1"
+    run, report = loadgen_report(env, ["--h2", "--allow-http1", "--cacert", env.nginx.ca_cert,
+                                       "-n", "50", "-c", "2",
+                                       env.nginx.url("/small.bin", tag, True)])
+    expect(report["protocol"] == "http1", f"protocol {report['protocol']!r}, want 'http1'")
+    expect(report["result"]["requests"] == 50, f"requests {report['result']['requests']}")
+    expect(len(env.nginx.logged_requests(tag, 50)) == 50, "nginx did not log 50 requests")
 
 
 def check_nginx_n1000_c10(env):
@@ -641,6 +720,99 @@ def expect_bounded_memory(run):
            f"peak RSS {run.max_rss_bytes / 2**20:.1f} MiB, limit {RSS_LIMIT_BYTES / 2**20:.0f} MiB")
 
 
+# ---------------------------------------------------------------- HTTP/2 hostile peers
+
+
+def h2_fault_check(env, behaviour, requests, streams=4, connections=1, timeout="500ms",
+                   extra=(), path="/"):
+    """Runs loadgen --h2c against `fault_server --h2 BEHAVIOUR` (its own process).
+    Checks what must hold for every fault: exactly `requests` outcomes, failures
+    add up, the server read them all, memory bounded. Returns (run, result, server deltas)."""
+    server = FaultServer(env.fault_server.binary, env.workdir, ["--h2", behaviour])
+    server.start()
+    try:
+        before = server.stats()
+        run, report = loadgen_report(
+            env, ["--h2c", "--max-streams", str(streams), "-n", str(requests), "-c",
+                  str(connections), "--timeout", timeout, *extra, server.url(path)])
+        expect(report["protocol"] == "h2c", f"protocol {report['protocol']!r}")
+        result = report["result"]
+        check_consistent(result)
+        expect(result["requests"] == requests, f"requests {result['requests']}, want {requests}")
+        delta = server.stats_after(before, 0)
+        expect_bounded_memory(run)
+        return run, result, delta
+    finally:
+        server.stop()
+
+
+def check_h2_fault_ok_counts(env):
+    _, result, server = h2_fault_check(env, "ok", requests=2000, streams=10, connections=3)
+    expect(result["failures"] == 0, f"failures {result['failures']}: {result['errors']}")
+    expect(server["requests"] == 2000, f"fault_server served {server['requests']}, want 2000")
+
+
+def check_h2_fault_no_window_is_a_per_stream_timeout(env):
+    # SETTINGS_INITIAL_WINDOW_SIZE 0 and never a WINDOW_UPDATE: no body can be sent.
+    # The body is larger than the 65,535 bytes a client may send before the
+    # server's SETTINGS arrive: every stream stalls, whenever it started.
+    body = os.path.join(env.workdir, "h2-no-window-body.bin")
+    with open(body, "wb") as out:
+        out.write(b"b" * 100_000)
+    run, result, _ = h2_fault_check(env, "no-window", requests=8, streams=4,
+                                    extra=["-m", "POST", "--body", "@" + body])
+    expect_all_failed_as(result, "timeout")
+    # Two rounds of 4 streams, each ended by its own 500 ms timeout.
+    expect(run.elapsed_s < 10, f"took {run.elapsed_s:.1f}s for two rounds of 500 ms timeouts")
+
+
+def check_h2_fault_no_window_still_answers_bodiless_requests(env):
+    _, result, server = h2_fault_check(env, "no-window", requests=50, streams=4)
+    expect(result["failures"] == 0, f"failures {result['failures']}: {result['errors']}")
+    expect(server["requests"] == 50, f"fault_server served {server['requests']}, want 50")
+
+
+def check_h2_fault_goaway_is_goaway(env):
+    _, result, server = h2_fault_check(env, "goaway", requests=10, streams=1)
+    expect_all_failed_as(result, "goaway")
+    expect(server["requests"] == 0, f"fault_server processed {server['requests']}, want 0")
+
+
+def check_h2_fault_graceful_goaway_mid_run_resends_refused_streams(env):
+    # 5 requests per connection, then GOAWAY(NO_ERROR) refusing the streams in
+    # flight: those were never processed, so they are resent and counted as retries.
+    _, result, server = h2_fault_check(env, "goaway-after-5", requests=60, streams=4)
+    expect(result["failures"] == 0, f"failures {result['failures']}: {result['errors']}")
+    expect(server["requests"] == 60,
+           f"fault_server served {server['requests']}, loadgen reports 60 successes")
+    expect(result.get("retries", 0) > 0, f"no retries reported: {result}")
+
+
+def check_h2_fault_rst_stream_is_rst_stream(env):
+    _, result, server = h2_fault_check(env, "rst-stream", requests=40, streams=8)
+    expect_all_failed_as(result, "rstStream")
+    expect(server["requests"] == 40, f"fault_server read {server['requests']}, want 40")
+
+
+def check_h2_fault_settings_storm_costs_bounded_memory(env):
+    _, result, _ = h2_fault_check(env, "settings-storm", requests=6, streams=2,
+                                  timeout="5s")
+    errors = result["errors"]
+    expect(result["failures"] == errors["read"],
+           f"a SETTINGS storm may only cost read errors (connection dropped): {errors}")
+
+
+def check_h2_fault_continuation_flood_is_read_with_bounded_memory(env):
+    _, result, _ = h2_fault_check(env, "continuation-flood", requests=4, streams=1,
+                                  timeout="5s")
+    expect_all_failed_as(result, "read")
+
+
+def check_h2_fault_headers_flood_is_read_with_bounded_memory(env):
+    _, result, _ = h2_fault_check(env, "headers-flood", requests=4, streams=1, timeout="5s")
+    expect_all_failed_as(result, "read")
+
+
 def check_fault_ok_counts(env):
     _, result, server = fault_check(env, "/ok", requests=2000, connections=10)
     expect_all_succeeded_exactly(result, server)
@@ -1009,6 +1181,13 @@ CHECKS = (
     check_nginx_n1000_c10,
     check_nginx_n1000_c10_no_keepalive,
     check_nginx_https_keepalive,
+    check_nginx_h2c_counts_at_several_stream_counts,
+    check_nginx_h2_tls_counts_at_several_stream_counts,
+    check_nginx_h2_warmup_and_duration,
+    check_nginx_h2c_stages_and_warmup,
+    check_nginx_h2_open_model,
+    check_nginx_h2c_head_requests,
+    check_nginx_h2_against_http1_only_is_one_clear_error,
     check_live_metrics_while_running,
     check_run_manifest_reports_every_problem,
     check_run_manifest_gate,
@@ -1036,6 +1215,15 @@ CHECKS = (
     check_nginx_head_requests,
     check_nginx_sigint_reports_what_was_done,
     check_fault_ok_counts,
+    check_h2_fault_ok_counts,
+    check_h2_fault_no_window_is_a_per_stream_timeout,
+    check_h2_fault_no_window_still_answers_bodiless_requests,
+    check_h2_fault_goaway_is_goaway,
+    check_h2_fault_graceful_goaway_mid_run_resends_refused_streams,
+    check_h2_fault_rst_stream_is_rst_stream,
+    check_h2_fault_settings_storm_costs_bounded_memory,
+    check_h2_fault_continuation_flood_is_read_with_bounded_memory,
+    check_h2_fault_headers_flood_is_read_with_bounded_memory,
     check_fault_stall_is_timeout,
     check_fault_reset_is_read,
     check_fault_close_before_response_is_read,

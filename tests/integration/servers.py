@@ -85,6 +85,8 @@ class Nginx:
         self.process = None
         self.port = None
         self.tls_port = None
+        self.h2c_port = None  # cleartext HTTP/2 (prior knowledge)
+        self.h2_port = None  # HTTP/2 over TLS (ALPN h2)
         self.ca_cert = None
 
     def start(self, attempts=5):
@@ -100,6 +102,8 @@ class Nginx:
         for _ in range(attempts):
             self.port = free_port()
             self.tls_port = free_port()
+            self.h2c_port = free_port()
+            self.h2_port = free_port()
             config = os.path.join(self.prefix, "nginx.conf")
             with open(config, "w") as out:
                 out.write(self._config())
@@ -126,7 +130,11 @@ class Nginx:
             except ProcessLookupError:
                 pass
 
-    def url(self, path, tag, tls=False, host=LOOPBACK):
+    def url(self, path, tag, tls=False, host=LOOPBACK, protocol="http1"):
+        if protocol == "h2c":
+            return f"http://{LOOPBACK}:{self.h2c_port}{path}?check={tag}"
+        if protocol == "http2":
+            return f"https://{host}:{self.h2_port}{path}?check={tag}"
         if tls:
             return f"https://{host}:{self.tls_port}{path}?check={tag}"
         return f"http://{LOOPBACK}:{self.port}{path}?check={tag}"
@@ -199,6 +207,16 @@ http {{
         ssl_certificate_key {p}/tls.key;
         root {self.docroot};
     }}
+    server {{
+        listen {LOOPBACK}:{self.h2c_port} http2;
+        root {self.docroot};
+    }}
+    server {{
+        listen {LOOPBACK}:{self.h2_port} ssl http2;
+        ssl_certificate {p}/tls.crt;
+        ssl_certificate_key {p}/tls.key;
+        root {self.docroot};
+    }}
 }}
 """
 
@@ -243,17 +261,20 @@ LogEntry = collections.namedtuple(
 
 
 class FaultServer:
-    """tests/fixtures/fault_server on an ephemeral port."""
+    """tests/fixtures/fault_server on an ephemeral port (`args`: e.g. ["--h2", "rst-stream"])."""
 
-    def __init__(self, binary, workdir):
+    def __init__(self, binary, workdir, args=()):
         self.binary = binary
-        self.stderr_path = os.path.join(workdir, "fault_server.stderr")
+        self.args = list(args)
+        name = "-".join(["fault_server", *[a.lstrip("-") for a in self.args]])
+        self.stderr_path = os.path.join(workdir, name + ".stderr")
         self.process = None
         self.port = None
 
     def start(self, timeout_s=10):
         with open(self.stderr_path, "w") as stderr_file:
-            self.process = subprocess.Popen([self.binary, "--port", "0"], stdin=subprocess.DEVNULL,
+            self.process = subprocess.Popen([self.binary, "--port", "0", *self.args],
+                                            stdin=subprocess.DEVNULL,
                                             stdout=subprocess.PIPE, stderr=stderr_file)
         ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
         line = self.process.stdout.readline().decode(errors="replace").strip() if ready else ""

@@ -211,8 +211,9 @@ metadata: {name: tls-secret}
 spec:
   target:
     url: "https://checkout.shop.svc:8443/"
+    protocol: http2
     tls: {insecureSkipVerify: false, caFrom: {secretKeyRef: {name: shop-ca, key: ca.crt}}}
-  load: {duration: 10s}
+  load: {duration: 10s, maxStreams: 20}
 )";
 
 const char* const kTlsConfigMapCa = R"(

@@ -464,9 +464,12 @@ TEST(ReportJson, IsThePrettyPrintedResultDocumentAndParsesBackToTheInput) {
     const Scenario& scenario = *scenario_ptr;
     SCOPED_TRACE(scenario.name);
     const std::string text = render(ReportFormat::json, scenario);
-    const json parsed = json::parse(text);
+    json parsed = json::parse(text);
     EXPECT_EQ(text, parsed.dump(2) + "\n");
     EXPECT_EQ(parsed.at("version"), "v1");
+    // The result document, and the protocol its requests were sent as.
+    EXPECT_EQ(parsed.at("protocol"), scenario.info.protocol);
+    parsed.erase("protocol");
     EXPECT_EQ(parsed, to_json(scenario.run));
     expect_same_run(scenario.run, run_result_from_json(parsed));
   }

@@ -3,6 +3,7 @@
 // /result and a LoadTest's status.result. A result carries its histograms, so
 // results from any number of workers merge exactly and a merge is again a result.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -17,8 +18,13 @@ namespace kubeload {
 
 // How a request can fail. Every attempted request ends in exactly one outcome:
 // success or one of these.
-enum class ErrorKind { connect, timeout, read, write, status, length, dropped };
-inline constexpr int kErrorKindCount = 7;
+enum class ErrorKind { connect, timeout, read, write, status, length, dropped, rst_stream, goaway };
+inline constexpr int kErrorKindCount = 9;
+// Every kind, in the order reports and metrics list them.
+inline constexpr std::array<ErrorKind, kErrorKindCount> kAllErrorKinds = {
+    ErrorKind::connect, ErrorKind::timeout,    ErrorKind::read,
+    ErrorKind::write,   ErrorKind::status,     ErrorKind::length,
+    ErrorKind::dropped, ErrorKind::rst_stream, ErrorKind::goaway};
 const char* to_string(ErrorKind kind) noexcept;
 
 struct ErrorCounts {
@@ -31,11 +37,15 @@ struct ErrorCounts {
   // Open model: intended but never sent, because no connection came free
   // within the timeout of its intended time (or the run was interrupted).
   uint64_t dropped = 0;
+  // HTTP/2: the server reset the request's stream (RST_STREAM) ...
+  uint64_t rst_stream = 0;
+  // ... or went away (GOAWAY) before answering it.
+  uint64_t goaway = 0;
 
   uint64_t& operator[](ErrorKind kind) noexcept;
   uint64_t operator[](ErrorKind kind) const noexcept;
   uint64_t total() const noexcept {
-    return connect + timeout + read + write + status + length + dropped;
+    return connect + timeout + read + write + status + length + dropped + rst_stream + goaway;
   }
   void add(const ErrorCounts& other) noexcept;
   bool operator==(const ErrorCounts&) const = default;
@@ -69,7 +79,8 @@ struct Result {
   // sum(status_codes) = requests that received a complete response
   // (successes + errors.status + errors.length); latency/waiting/connect hold
   // one value per complete response; error_latency one value per failure
-  // without a complete response (connect, timeout, read, write, dropped).
+  // without a complete response (connect, timeout, read, write, dropped,
+  // rst_stream, goaway).
   uint64_t requests = 0;
   uint64_t bytes_received = 0;       // everything read from the server, headers included
   uint64_t body_bytes_received = 0;  // decoded response bodies only (ab's "HTML transferred")

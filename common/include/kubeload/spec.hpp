@@ -94,6 +94,8 @@ struct LoadSpec {
   std::vector<StageSpec> stages;
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
   bool keep_alive = true;
+  // HTTP/2: concurrent streams per connection (h2load's -m); 1 for HTTP/1.1.
+  uint32_t max_streams = 1;
 
   bool open_model() const noexcept { return rate.has_value(); }
 };
@@ -114,14 +116,24 @@ struct BaselineSpec {
 
 enum class CleanupPolicy { Always, OnSuccess, Never };
 
+// spec.target.protocol: how requests travel. http2 is HTTP/2 over TLS (ALPN
+// h2, https URLs only); h2c is cleartext HTTP/2 with prior knowledge (http
+// URLs only).
+enum class Protocol { http1, http2, h2c };
+// "http1" | "http2" | "h2c" (the spelling of the field, the reports and the
+// metrics' protocol label).
+const char* to_string(Protocol protocol) noexcept;
+std::optional<Protocol> parse_protocol(std::string_view name) noexcept;
+
 struct LoadTestSpec {
   std::string name;        // metadata.name
   std::string namespace_;  // metadata.namespace
   std::map<std::string, std::string> labels;
   std::optional<std::string> url;  // exactly one of url / service
   std::optional<ServiceRef> service;
-  TlsSpec tls;                        // spec.target.tls
-  std::vector<RequestSpec> requests;  // never empty after parsing
+  TlsSpec tls;                          // spec.target.tls
+  Protocol protocol = Protocol::http1;  // spec.target.protocol
+  std::vector<RequestSpec> requests;    // never empty after parsing
   LoadSpec load;
   uint32_t workers = 1;
   WorkerTemplate worker_template;
