@@ -17,20 +17,6 @@ namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr auto kProgressInterval = std::chrono::seconds(1);
 
-std::vector<tcp::endpoint> resolve(const Target& target) {
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  boost::system::error_code ec;
-  const auto results = resolver.resolve(target.host, std::to_string(target.port), ec);
-  if (ec || results.empty()) {
-    throw std::runtime_error("cannot resolve host \"" + target.host +
-                             "\": " + (ec ? ec.message() : "no addresses"));
-  }
-  std::vector<tcp::endpoint> endpoints;
-  for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  return endpoints;
-}
-
 std::unique_ptr<asio::ssl::context> make_tls_context() {
   auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
   // Like wrk and ab, a load generator measures the server and does not
@@ -85,8 +71,36 @@ class Progress {
 
 }  // namespace
 
+std::vector<tcp::endpoint> resolve_target(const Target& target, const TargetPolicy* policy) {
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  boost::system::error_code ec;
+  const auto results = resolver.resolve(target.host, std::to_string(target.port), ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("cannot resolve host \"" + target.host +
+                             "\": " + (ec ? ec.message() : "no addresses"));
+  }
+  std::vector<tcp::endpoint> endpoints;
+  for (const auto& entry : results) {
+    // The address the socket will use, not the name: numeric forms, DNS answers
+    // and IPv4-mapped IPv6 all end up here as what they really are.
+    if (policy != nullptr) {
+      const auto address = IpAddress::parse(entry.endpoint().address().to_string());
+      const TargetDecision decision =
+          address ? decide_target(*policy, *address) : TargetDecision{false, "unparsable address"};
+      if (!decision.allowed) {
+        throw std::runtime_error("target host \"" + target.host + "\" resolves to " +
+                                 entry.endpoint().address().to_string() +
+                                 ", refused: " + decision.reason);
+      }
+    }
+    endpoints.push_back(entry.endpoint());
+  }
+  return endpoints;
+}
+
 RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
-  const std::vector<tcp::endpoint> endpoints = resolve(plan.target);
+  const std::vector<tcp::endpoint> endpoints = resolve_target(plan.target, options.target_policy);
   std::unique_ptr<asio::ssl::context> tls;
   if (plan.target.tls()) tls = make_tls_context();
 

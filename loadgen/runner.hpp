@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kubeload/result.hpp"
+#include "kubeload/target_policy.hpp"
 #include "loadgen/plan.hpp"
 #include "loadgen/report.hpp"
 #include "loadgen/worker.hpp"
@@ -24,6 +25,10 @@ struct RunOptions {
   // Called about once a second from the controller thread with the sum of
   // the workers' live numbers (and once more at the end).
   std::function<void(const LiveSnapshot&)> on_progress;
+  // The admin's target policy (workers the operator starts): every address the
+  // target resolves to is decided before any connection; one refused address
+  // refuses the run. Null: no policy (loadgen on a developer's machine).
+  const TargetPolicy* target_policy = nullptr;
 };
 
 struct RunOutcome {
@@ -35,5 +40,11 @@ struct RunOutcome {
 // Throws std::runtime_error with a one-line message when the run cannot start
 // (the host does not resolve, the TLS context cannot be made).
 RunOutcome run_plan(const RunPlan& plan, const RunOptions& options);
+
+// Resolves the target and decides every address with `policy` (if any): the
+// endpoints the run would connect to, or std::runtime_error naming the host,
+// the address and the rule ("target host \"metadata\" resolves to
+// 169.254.169.254, which is denied by 169.254.0.0/16").
+std::vector<tcp::endpoint> resolve_target(const Target& target, const TargetPolicy* policy);
 
 }  // namespace kubeload::loadgen

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kubeload::controller {
 
@@ -23,6 +24,16 @@ struct OperatorConfig {
   // worker's CPU limit (or request) when there is one, else loadgen's own
   // default, the node's core count, which oversubscribes a CPU-limited pod.
   std::optional<uint32_t> worker_threads;
+  // The key every run's worker token is derived from (worker_token). The same
+  // for every replica and across restarts when read from
+  // --worker-token-key-file; else random per process.
+  std::string worker_token_key;
+  // The admin's target policy, passed to every worker (loadgen worker
+  // --guard-targets --deny-cidr ... --allow-cidr ...): ranges denied on top of
+  // the defaults (link-local and cloud metadata, loopback, unspecified), the API
+  // server's addresses among them, and, when not empty, the only ranges allowed.
+  std::vector<std::string> target_deny_cidrs;
+  std::vector<std::string> target_allow_cidrs;
 };
 
 }  // namespace kubeload::controller

@@ -127,6 +127,16 @@ std::optional<json> Reconciler::ensure_job(const json& loadtest, const LoadTestS
   const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
   const std::string job_name = worker_job_name(string_at(loadtest, {"metadata", "name"}));
   if (auto cached = jobs_.get(namespace_ + "/" + job_name)) return cached;
+  // The token's Secret first, so the pods never wait for it. The token is derived
+  // from the LoadTest, so an existing Secret already holds the same value.
+  kube::Response token_secret =
+      client_.create(kube::resources::secrets(namespace_),
+                     build_worker_token_secret(loadtest, spec, worker_token_of(loadtest)));
+  if (!token_secret.ok() && !token_secret.is_already_exists()) {
+    throw std::runtime_error("creating secret " + namespace_ + "/" +
+                             worker_token_secret_name(string_at(loadtest, {"metadata", "name"})) +
+                             ": " + token_secret.describe());
+  }
   const kube::ResourceRef jobs = kube::resources::jobs(namespace_);
   kube::Response created = client_.create(jobs, build_worker_job(loadtest, spec, config_));
   if (created.ok()) {
@@ -182,7 +192,7 @@ void Reconciler::collect_results(const std::vector<json>& pods, Observed& observ
     const auto index = worker_index(pod);
     const std::string ip = string_at(pod, {"status", "podIP"});
     if (!index || ip.empty()) continue;
-    const WorkerAddress address{ip, config_.worker_port};
+    const WorkerAddress address{ip, config_.worker_port, worker_token_of(observed.loadtest)};
     std::string error;
     const auto document = workers_.result(address, error);
     if (document) {
@@ -204,12 +214,16 @@ void Reconciler::collect_results(const std::vector<json>& pods, Observed& observ
   }
 }
 
-void Reconciler::finish_workers(const std::vector<json>& pods) {
+std::string Reconciler::worker_token_of(const json& loadtest) const {
+  return worker_token(config_.worker_token_key, string_at(loadtest, {"metadata", "uid"}));
+}
+
+void Reconciler::finish_workers(const json& loadtest, const std::vector<json>& pods) {
   for (const json& pod : pods) {
     const std::string ip = string_at(pod, {"status", "podIP"});
     if (ip.empty() || string_at(pod, {"status", "phase"}) != "Running") continue;
     std::string error;
-    workers_.finish(WorkerAddress{ip, config_.worker_port}, error);
+    workers_.finish(WorkerAddress{ip, config_.worker_port, worker_token_of(loadtest)}, error);
   }
 }
 
@@ -303,7 +317,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
 
   if (already_final) {
     // The final status is stored: the workers may go, and the Job per policy.
-    finish_workers(pods);
+    finish_workers(loadtest, pods);
     if (observed.parsed.ok()) clean_up(loadtest, observed.parsed.spec, current, observed.job);
     metrics_.observe_loadtest(loadtest, current);
     return {};

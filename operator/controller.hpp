@@ -59,7 +59,9 @@ class Reconciler {
   std::optional<Timestamp> start_workers(const nlohmann::json& job,
                                          const std::vector<nlohmann::json>& pods, uint32_t workers);
   void collect_results(const std::vector<nlohmann::json>& pods, Observed& observed);
-  void finish_workers(const std::vector<nlohmann::json>& pods);
+  void finish_workers(const nlohmann::json& loadtest, const std::vector<nlohmann::json>& pods);
+  // The run's worker token (worker_token of the LoadTest's UID under the operator's key).
+  std::string worker_token_of(const nlohmann::json& loadtest) const;
   void clean_up(const nlohmann::json& loadtest, const LoadTestSpec& spec,
                 const nlohmann::json& status, const std::optional<nlohmann::json>& job);
   void write_status(const nlohmann::json& loadtest, const nlohmann::json& status);

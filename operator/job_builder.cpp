@@ -138,6 +138,17 @@ void copy_if_set(const json& worker_template, const char* key, json& to) {
   to[key] = value;
 }
 
+// The LoadTest as the controlling owner, so its deletion takes the object along.
+json owner_reference(const json& loadtest) {
+  const json metadata = loadtest.value("metadata", json::object());
+  return {{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
+          {"kind", "LoadTest"},
+          {"name", required_string(metadata, "name", "metadata.name")},
+          {"uid", required_string(metadata, "uid", "metadata.uid")},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
 }  // namespace
 
 std::string worker_job_name(std::string_view loadtest_name) {
@@ -164,6 +175,27 @@ std::string header_env_name(size_t ordinal) {
   return "KUBELOAD_HEADER_" + std::to_string(ordinal);
 }
 
+std::string worker_token_secret_name(std::string_view loadtest_name) {
+  return worker_job_name(loadtest_name) + "-token";
+}
+
+json build_worker_token_secret(const json& loadtest, const LoadTestSpec& spec,
+                               const std::string& token) {
+  const json metadata = loadtest.value("metadata", json::object());
+  const std::string name = required_string(metadata, "name", "metadata.name");
+  const std::string ns = required_string(metadata, "namespace", "metadata.namespace");
+  return json{{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"metadata",
+               {{"name", worker_token_secret_name(name)},
+                {"namespace", ns},
+                {"labels", labels_for(spec, name)},
+                {"ownerReferences", json::array({owner_reference(loadtest)})}}},
+              {"type", "Opaque"},
+              {"immutable", true},
+              {"stringData", {{std::string(kWorkerTokenKey), token}}}};
+}
+
 json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                       const OperatorConfig& config) {
   const json metadata = loadtest.value("metadata", json::object());
@@ -176,6 +208,13 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
   json env = json::array();
   env.push_back(
       {{"name", std::string(kSpecEnv)}, {"value", worker_manifest(loadtest, name, ns).dump()}});
+  // The run's token, by reference like the headers below: never in the Job itself.
+  env.push_back(
+      {{"name", kWorkerTokenEnv},
+       {"valueFrom",
+        {{"secretKeyRef",
+          {{"name", worker_token_secret_name(name)}, {"key", std::string(kWorkerTokenKey)}}}}}});
+
   // Secrets travel by reference only: the kubelet resolves them into the
   // worker's environment, so their values are never in the Job, the
   // LoadTest or the operator's memory.
@@ -199,6 +238,16 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                "0.0.0.0:" + std::to_string(config.worker_port),
                "--target",
                target_url(spec, ns)};
+  // The worker decides every resolved target address against the admin's policy.
+  args.push_back("--guard-targets");
+  for (const std::string& cidr : config.target_deny_cidrs) {
+    args.push_back("--deny-cidr");
+    args.push_back(cidr);
+  }
+  for (const std::string& cidr : config.target_allow_cidrs) {
+    args.push_back("--allow-cidr");
+    args.push_back(cidr);
+  }
   const json resources = worker_template.value("resources", json::object());
   if (const auto threads = worker_threads(resources, config)) {
     args.push_back("-t");
@@ -219,9 +268,10 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
       // so every second of probe period is a second of waiting.
       {"readinessProbe",
        {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}, {"periodSeconds", 1}}},
-      // The worker writes its headline numbers there; when it crashes
-      // before writing them, the log tail says why.
-      {"terminationMessagePolicy", "FallbackToLogsOnError"},
+      // The worker writes its headline numbers there, and nothing else may
+      // reach the status: a log tail (FallbackToLogsOnError) could carry a
+      // request's headers or a target's answers into the LoadTest and Events.
+      {"terminationMessagePolicy", "File"},
       // Pod Security Standards "restricted": a load generator needs no
       // privilege and writes nothing but its termination message.
       {"securityContext",
@@ -246,12 +296,8 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
   copy_if_set(worker_template, "tolerations", pod_spec);
   copy_if_set(worker_template, "affinity", pod_spec);
 
-  json owner = {{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
-                {"kind", "LoadTest"},
-                {"name", name},
-                {"uid", uid},
-                {"controller", true},
-                {"blockOwnerDeletion", true}};
+  json owner = owner_reference(loadtest);
+  (void)uid;
 
   return json{
       {"apiVersion", "batch/v1"},

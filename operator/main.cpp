@@ -5,10 +5,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <openssl/rand.h>
+
+#include <array>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +26,7 @@
 #include <prometheus/registry.h>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/target_policy.hpp"
 #include "operator/controller.hpp"
 #include "operator/leader_election.hpp"
 #include "operator/work_queue.hpp"
@@ -39,6 +47,12 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --concurrency N          reconciles in parallel (default 2)
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
   --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
+  --target-deny-cidr CIDR  refuse load to this range too (repeatable); always denied: link-local
+                           (cloud metadata), loopback, unspecified, and the API server's addresses
+  --target-allow-cidr CIDR load only to these ranges (repeatable; default: anywhere not denied)
+  --worker-token-key-file PATH  the key each run's worker token is derived from; every replica
+                           must read the same one (default: random per process, so a restarted
+                           operator cannot drive workers of runs already going)
 )";
 
 struct Flags {
@@ -52,6 +66,9 @@ struct Flags {
   unsigned concurrency = 2;
   std::optional<uint32_t> worker_threads;
   std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
+  std::string worker_token_key_file;
+  std::vector<std::string> target_deny_cidrs;
+  std::vector<std::string> target_allow_cidrs;
 };
 
 int usage_error(const std::string& message) {
@@ -110,7 +127,16 @@ Flags parse_flags(int argc, char** argv) {
                                     text + "\"");
       }
       flags.resync_period = *period;
-    } else if (arg == "-h" || arg == "--help")
+    } else if (arg == "--target-deny-cidr" || arg == "--target-allow-cidr") {
+      const std::string text = next();
+      if (!kubeload::Cidr::parse(text)) {
+        throw std::invalid_argument(arg + ": not an address or CIDR: \"" + text + "\"");
+      }
+      (arg == "--target-deny-cidr" ? flags.target_deny_cidrs : flags.target_allow_cidrs)
+          .push_back(text);
+    } else if (arg == "--worker-token-key-file")
+      flags.worker_token_key_file = next();
+    else if (arg == "-h" || arg == "--help")
       throw std::invalid_argument("");
     else
       throw std::invalid_argument("unknown flag \"" + arg + "\"");
@@ -120,6 +146,15 @@ Flags parse_flags(int argc, char** argv) {
     flags.lease_namespace = flags.namespace_.empty() ? "default" : flags.namespace_;
   }
   return flags;
+}
+
+// The host of https://HOST:PORT/..., brackets of an IPv6 literal removed.
+std::string api_server_host(const std::string& server) {
+  std::string rest =
+      server.substr(server.find("://") == std::string::npos ? 0 : server.find("://") + 3);
+  rest = rest.substr(0, rest.find('/'));
+  if (!rest.empty() && rest.front() == '[') return rest.substr(1, rest.find(']') - 1);
+  return rest.substr(0, rest.rfind(':') == std::string::npos ? rest.size() : rest.rfind(':'));
 }
 
 std::pair<std::string, std::string> split_key(const std::string& key) {
@@ -235,6 +270,40 @@ int main(int argc, char** argv) {
   kc::OperatorConfig config;
   config.loadgen_image = flags.loadgen_image;
   config.worker_threads = flags.worker_threads;
+  config.target_deny_cidrs = flags.target_deny_cidrs;
+  config.target_allow_cidrs = flags.target_allow_cidrs;
+  // The API server is never a target: its address as this operator reaches it,
+  // and the `kubernetes` Service's address that pods use.
+  for (std::string host : {api_server_host(cluster.server),
+                           std::string(std::getenv("KUBERNETES_SERVICE_HOST") != nullptr
+                                           ? std::getenv("KUBERNETES_SERVICE_HOST")
+                                           : "")}) {
+    if (kubeload::Cidr::parse(host)) config.target_deny_cidrs.push_back(host);
+  }
+  if (!flags.worker_token_key_file.empty()) {
+    std::ifstream key_file(flags.worker_token_key_file, std::ios::binary);
+    std::ostringstream key;
+    key << key_file.rdbuf();
+    config.worker_token_key = key.str();
+    while (!config.worker_token_key.empty() &&
+           std::isspace(static_cast<unsigned char>(config.worker_token_key.back()))) {
+      config.worker_token_key.pop_back();
+    }
+    if (!key_file || config.worker_token_key.size() < 16) {
+      return usage_error("--worker-token-key-file \"" + flags.worker_token_key_file +
+                         "\": cannot read at least 16 bytes of key");
+    }
+  } else {
+    std::array<unsigned char, 32> random_key{};
+    if (RAND_bytes(random_key.data(), static_cast<int>(random_key.size())) != 1) {
+      log.error("cannot generate a worker token key");
+      return 1;
+    }
+    config.worker_token_key.assign(random_key.begin(), random_key.end());
+    log.warn(
+        "no --worker-token-key-file: worker tokens are random to this process; a restarted "
+        "or standby operator cannot drive workers of runs already going");
+  }
   kc::WorkerClient worker_client;
   kc::Reconciler reconciler(client, jobs, pods, config, worker_client, log, metrics,
                             [] { return std::chrono::system_clock::now(); });

@@ -1,8 +1,49 @@
 #include "operator/worker_client.hpp"
 
+#include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <array>
+#include <cctype>
+#include <stdexcept>
+
 namespace kubeload::controller {
+namespace {
+
+// A worker's error answer, shortened and with anything unprintable replaced:
+// it ends up in the operator's log, never verbatim.
+std::string quoted(const std::string& body) {
+  std::string out;
+  for (const char c : body.substr(0, kMaxQuotedWorkerBytes)) {
+    out += std::isprint(static_cast<unsigned char>(c)) != 0 ? c : '?';
+  }
+  if (body.size() > kMaxQuotedWorkerBytes) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::string worker_token(std::string_view key, std::string_view loadtest_uid) {
+  if (key.empty()) throw std::invalid_argument("worker token: the operator's key is empty");
+  if (loadtest_uid.empty()) throw std::invalid_argument("worker token: the LoadTest has no uid");
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(loadtest_uid.data()), loadtest_uid.size(),
+           digest.data(), &length) == nullptr) {
+    throw std::runtime_error("worker token: HMAC-SHA256 failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned int i = 0; i < length; ++i) {
+    token += kHex[digest[i] >> 4];
+    token += kHex[digest[i] & 0xf];
+  }
+  return token;
+}
 
 std::string WorkerAddress::base_url() const {
   const bool ipv6 = ip.find(':') != std::string::npos;
@@ -18,9 +59,30 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
     web::http::client::http_client client(worker.base_url(), config);
     web::http::http_request request(method);
     request.set_request_uri(path);
+    request.headers().add("Authorization", "Bearer " + worker.token);
     const web::http::http_response response = client.request(request).get();
     status = response.status_code();
-    return response.extract_utf8string(true).get();
+    if (response.headers().content_length() > kMaxWorkerResponseBytes) {
+      error = worker.base_url() + path + ": answer of " +
+              std::to_string(response.headers().content_length()) + " bytes, more than " +
+              std::to_string(kMaxWorkerResponseBytes);
+      return std::nullopt;
+    }
+    // Read at most one byte past the cap, whatever the framing (chunked has no length).
+    concurrency::streams::container_buffer<std::string> body;
+    auto stream = response.body();
+    std::size_t total = 0;
+    while (total <= kMaxWorkerResponseBytes) {
+      const std::size_t got = stream.read(body, 64 * 1024).get();
+      if (got == 0) break;
+      total += got;
+    }
+    if (total > kMaxWorkerResponseBytes) {
+      error = worker.base_url() + path + ": answer longer than " +
+              std::to_string(kMaxWorkerResponseBytes) + " bytes";
+      return std::nullopt;
+    }
+    return std::move(body.collection());
   } catch (const std::exception& e) {
     error = worker.base_url() + path + ": " + e.what();
     return std::nullopt;
@@ -34,7 +96,7 @@ bool WorkerClient::start(const WorkerAddress& worker, int64_t start_at_unix_ms,
       call(worker, "POST", "/start?at=" + std::to_string(start_at_unix_ms), status, error);
   if (!body) return false;
   if (status / 100 != 2) {
-    error = worker.base_url() + "/start: HTTP " + std::to_string(status) + ": " + *body;
+    error = worker.base_url() + "/start: HTTP " + std::to_string(status) + ": " + quoted(*body);
     return false;
   }
   return true;
@@ -62,7 +124,7 @@ bool WorkerClient::finish(const WorkerAddress& worker, std::string& error) const
   const auto body = call(worker, "POST", "/finish", status, error);
   if (!body) return false;
   if (status != 200) {
-    error = worker.base_url() + "/finish: HTTP " + std::to_string(status) + ": " + *body;
+    error = worker.base_url() + "/finish: HTTP " + std::to_string(status) + ": " + quoted(*body);
     return false;
   }
   return true;

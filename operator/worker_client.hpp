@@ -4,9 +4,11 @@
 // the worker pods' IPs; every call is bounded by a timeout.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -15,8 +17,23 @@ namespace kubeload::controller {
 struct WorkerAddress {
   std::string ip;
   uint16_t port = 8080;
+  std::string token;  // the run's token (worker_token), sent as a bearer token
   std::string base_url() const;
 };
+
+// The token of one run: HMAC-SHA256 of the LoadTest's UID under the operator's
+// key (--worker-token-key-file), hex. Derived rather than stored, so a restarted
+// or standby operator with the same key drives the same workers without reading
+// any Secret; a new LoadTest (a new UID) gets a new token. Throws
+// std::invalid_argument for an empty key or UID.
+std::string worker_token(std::string_view key, std::string_view loadtest_uid);
+
+// A worker's /result: its size is capped before anything is parsed (the rows and
+// histogram layouts are checked by run_result_from_json). 200 rows of three
+// dense default-layout histograms stay well under it.
+inline constexpr std::size_t kMaxWorkerResponseBytes = 64 * 1024 * 1024;
+// What of a worker's error answer is quoted in the operator's messages.
+inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 
 class WorkerClient {
  public:

@@ -481,9 +481,14 @@ class Decoder {
   }
 
   template <typename Each>
-  void list(const YAML::Node& node, const std::string& path, Each each) {
+  void list(const YAML::Node& node, const std::string& path, size_t max_items, Each each) {
     if (!node.IsSequence()) {
       error(path, "must be a list, got " + node_kind(node));
+      return;
+    }
+    if (node.size() > max_items) {
+      error(path,
+            "at most " + std::to_string(max_items) + " items, got " + std::to_string(node.size()));
       return;
     }
     size_t i = 0;
@@ -499,6 +504,18 @@ class Decoder {
       return std::nullopt;
     }
     return node.Scalar();
+  }
+
+  // A string of at most max_bytes bytes.
+  std::optional<std::string> bounded_string(const YAML::Node& node, const std::string& path,
+                                            size_t max_bytes) {
+    auto text = string(node, path);
+    if (text && text->size() > max_bytes) {
+      error(path,
+            "at most " + std::to_string(max_bytes) + " bytes, got " + std::to_string(text->size()));
+      return std::nullopt;
+    }
+    return text;
   }
 
   // A plain (unquoted) decimal integer.
@@ -591,6 +608,25 @@ class Decoder {
       error(path, "must be > 0, got " + quote(text));
       return std::nullopt;
     }
+    if (*value > kMaxRunLength) {
+      error(path, "must be at most " + format_duration(kMaxRunLength) + ", got " + quote(text));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // Requests per second, bounded so that intervals (1 / rate) and request counts
+  // (rate * duration) stay inside 64-bit arithmetic.
+  std::optional<double> rate(const YAML::Node& node, const std::string& path) {
+    const std::optional<double> value = positive_number(node, path);
+    if (!value) return std::nullopt;
+    const double min_rate = 1.0 / std::chrono::duration<double>(kMaxRunLength).count();
+    if (*value > kMaxRate || *value < min_rate) {
+      error(path, "must be between one request per " + format_duration(kMaxRunLength) + " and " +
+                      std::to_string(static_cast<uint64_t>(kMaxRate)) +
+                      " requests per second, got " + node.Scalar());
+      return std::nullopt;
+    }
     return value;
   }
 
@@ -657,9 +693,10 @@ class Decoder {
             target(value, at);
           } else if (key == "requests") {
             seen_.requests = true;
-            list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-              request(item, item_path);
-            });
+            list(value, at, kMaxRequests,
+                 [&](const YAML::Node& item, const std::string& item_path) {
+                   request(item, item_path);
+                 });
           } else if (key == "load") {
             seen_.load_malformed = !value.IsMap();
             load(value, at);
@@ -670,9 +707,10 @@ class Decoder {
           } else if (key == "workerTemplate") {
             worker_template(value, at);
           } else if (key == "thresholds") {
-            list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-              threshold(item, item_path);
-            });
+            list(value, at, kMaxThresholds,
+                 [&](const YAML::Node& item, const std::string& item_path) {
+                   threshold(item, item_path);
+                 });
           } else if (key == "baseline") {
             baseline(value, at);
           } else if (key == "cleanup") {
@@ -791,11 +829,12 @@ class Decoder {
           } else if (key == "headers") {
             headers(value, at, spec);
           } else if (key == "headersFrom") {
-            list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-              if (header_from(item, item_path, spec)) header_from_paths.push_back(item_path);
-            });
+            list(value, at, kMaxHeadersFrom,
+                 [&](const YAML::Node& item, const std::string& item_path) {
+                   if (header_from(item, item_path, spec)) header_from_paths.push_back(item_path);
+                 });
           } else if (key == "body") {
-            if (auto body = string(value, at)) spec.body = *body;
+            if (auto body = bounded_string(value, at, kMaxBodyBytes)) spec.body = *body;
           } else if (key == "weight") {
             if (auto weight = count(value, at, 1, kMaxWeight)) {
               spec.weight = static_cast<uint32_t>(*weight);
@@ -824,9 +863,14 @@ class Decoder {
   }
 
   void headers(const YAML::Node& node, const std::string& path, RequestSpec& spec) {
+    if (node.IsMap() && node.size() > kMaxHeaders) {
+      error(path, "at most " + std::to_string(kMaxHeaders) + " headers, got " +
+                      std::to_string(node.size()));
+      return;
+    }
     std::set<std::string> names;
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
-      const auto text = string(value, at);
+      const auto text = bounded_string(value, at, kMaxHeaderValueBytes);
       if (!is_token(key)) {
         error(path, "invalid header name " + quote(key));
       } else if (!names.insert(lowercase(key)).second) {
@@ -836,7 +880,7 @@ class Decoder {
         // loadgen frames the body itself; a second framing header would
         // make every request malformed.
         error(path, "header " + quote(key) + " is set by loadgen from the body");
-      } else if (text && text->find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+      } else if (text && header_value_breaks_line(*text)) {
         error(at, "must not contain CR, LF or NUL");
       } else if (text) {
         spec.headers.emplace_back(std::string(key), *text);
@@ -905,11 +949,12 @@ class Decoder {
   void expect(const YAML::Node& node, const std::string& path, Expectation& expectation) {
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
       if (key == "status") {
-        list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-          if (auto code = count(item, item_path, 100, 599)) {
-            expectation.status.push_back(static_cast<int>(*code));
-          }
-        });
+        list(value, at, kMaxExpectedStatuses,
+             [&](const YAML::Node& item, const std::string& item_path) {
+               if (auto code = count(item, item_path, 100, 599)) {
+                 expectation.status.push_back(static_cast<int>(*code));
+               }
+             });
       } else if (key == "bodyLength") {
         if (auto length = count(value, at, 0)) expectation.body_length = *length;
       } else {
@@ -927,7 +972,7 @@ class Decoder {
         load.connections = count(value, at, 1);
       } else if (key == "rate") {
         seen_.rate = true;
-        load.rate = positive_number(value, at);
+        load.rate = rate(value, at);
       } else if (key == "maxConnections") {
         seen_.max_connections = true;
         load.max_connections = count(value, at, 1);
@@ -944,7 +989,7 @@ class Decoder {
         seen_.warmup_requests = true;
         load.warmup_requests = count(value, at, 0);
       } else if (key == "stages") {
-        list(value, at,
+        list(value, at, kMaxStages,
              [&](const YAML::Node& item, const std::string& item_path) { stage(item, item_path); });
       } else if (key == "timeout") {
         if (auto timeout = duration(value, at, false)) load.timeout = *timeout;
@@ -970,7 +1015,7 @@ class Decoder {
             stage.connections = count(value, at, 1);
           } else if (key == "rate") {
             rate_seen = true;
-            stage.rate = positive_number(value, at);
+            stage.rate = rate(value, at);
           } else {
             return false;
           }
@@ -989,7 +1034,7 @@ class Decoder {
     WorkerTemplate& pod = out().worker_template;
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
       if (key == "image") {
-        if (auto image = string(value, at)) pod.image = *image;
+        if (auto image = bounded_string(value, at, kMaxImageBytes)) pod.image = *image;
       } else if (key == "resources" || key == "affinity") {
         if (!value.IsMap()) {
           error(at, "must be a map, got " + node_kind(value));
@@ -1171,6 +1216,33 @@ class Decoder {
       error("spec.load", "warmup and warmupRequests are mutually exclusive");
     }
 
+    // The planned length, summed with a check at every step: each part is at most
+    // kMaxRunLength, so the running total never overflows before it is compared.
+    const std::string too_long = "the run would last longer than " +
+                                 format_duration(kMaxRunLength) + " (warmup, duration and stages)";
+    nanoseconds planned = load.warmup.value_or(nanoseconds(0));
+    const auto add_planned = [&](nanoseconds part, const std::string& path) {
+      if (planned > kMaxRunLength) return;  // already reported
+      planned += part;
+      if (planned > kMaxRunLength) error(path, too_long);
+    };
+    if (load.duration) add_planned(*load.duration, "spec.load.duration");
+    for (size_t i = 0; i < load.stages.size(); ++i) {
+      add_planned(load.stages[i].duration, seen_.stage_paths[i] + ".duration");
+    }
+    if (open && load.rate && load.requests && !load.duration && !staged) {
+      const double seconds = static_cast<double>(*load.requests) / *load.rate;
+      if (seconds > std::chrono::duration<double>(kMaxRunLength).count()) {
+        std::array<char, 32> rate_text{};
+        const auto written =
+            std::to_chars(rate_text.data(), rate_text.data() + rate_text.size(), *load.rate).ptr;
+        error("spec.load.requests", "at spec.load.rate " + std::string(rate_text.data(), written) +
+                                        "/s, " + std::to_string(*load.requests) +
+                                        " requests take longer than " +
+                                        format_duration(kMaxRunLength));
+      }
+    }
+
     const std::string each_worker = ": each worker needs at least one connection";
     for (size_t i = 0; i < load.stages.size(); ++i) {
       const std::string& path = seen_.stage_paths[i];
@@ -1224,6 +1296,10 @@ class Decoder {
 };
 
 }  // namespace
+
+bool header_value_breaks_line(std::string_view value) noexcept {
+  return value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
 
 ParsedLoadTest parse_loadtest(const YAML::Node& manifest) {
   // yaml-cpp reports misuse by throwing; whatever slips past the checks above

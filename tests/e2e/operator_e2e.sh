@@ -22,6 +22,7 @@ NS=kubeload-operator-e2e
 IMAGE=localhost/kubeload/kubeload:dev
 operator_pid=""
 replica_pids=()
+token_key_file=""
 was_up=0
 
 E2E_NAME=operator-e2e
@@ -31,6 +32,7 @@ finish() {
   local pid
   for pid in "${replica_pids[@]}"; do kill "$pid" 2>/dev/null; done
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  [ -n "$token_key_file" ] && rm -f "$token_key_file"
   if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
   report
   exit $?
@@ -70,8 +72,13 @@ check_nginx_agrees() { # label loadtest before
   check "$1: nginx served $((after - $3)), status says $requests" test "$((after - $3))" -eq "${requests:-0}"
 }
 
+# One key for every operator process of this test, so the one started after a
+# kill derives the same worker tokens and can still drive the running workers.
+token_key_file=$(mktemp /tmp/operator-e2e-token-key.XXXXXX)
+head -c 32 /dev/urandom | base64 >"$token_key_file"
 start_operator() {
   "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
+    --worker-token-key-file "$token_key_file" \
     --metrics-addr 127.0.0.1:18481 --health-addr 127.0.0.1:18482 >>/tmp/operator-e2e-operator.log 2>&1 &
   operator_pid=$!
   for _ in $(seq 1 50); do
@@ -251,6 +258,7 @@ done
 stop_operator
 start_replica() { # metrics-port health-port; appends the pid to replica_pids
   "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" --leader-elect \
+    --worker-token-key-file "$token_key_file" \
     --metrics-addr "127.0.0.1:$1" --health-addr "127.0.0.1:$2" >>"/tmp/operator-e2e-replica-$1.log" 2>&1 &
   replica_pids+=("$!")
 }

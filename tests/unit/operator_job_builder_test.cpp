@@ -24,6 +24,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/worker_client.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
 #error "KUBELOAD_SOURCE_DIR must point at the repository"
@@ -305,6 +306,8 @@ std::vector<Row> rows() {
          const std::string label = loadtest_label_value(long_name);
          job["metadata"]["name"] = job_name;
          job["metadata"]["ownerReferences"][0]["name"] = long_name;
+         container(job)["env"][1]["valueFrom"]["secretKeyRef"]["name"] =
+             worker_token_secret_name(long_name);
          set_labels(job, "kubeload.dev/loadtest", label);
          edit_manifest(job, [&](json& m) { m["metadata"]["name"] = long_name; });
        }},
@@ -381,11 +384,65 @@ TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
   EXPECT_FALSE(job["metadata"]["labels"].contains("team"));  // only our labels select pods
   EXPECT_EQ(pod_spec(job)["restartPolicy"], "Never");
   EXPECT_EQ(pod_spec(job)["automountServiceAccountToken"], false);
-  EXPECT_EQ(container(job)["args"],
-            json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1", "--listen",
-                  "0.0.0.0:8080", "--target", "http://checkout.shop.svc:8080/"}));
+  EXPECT_EQ(container(job)["args"], json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1",
+                                          "--listen", "0.0.0.0:8080", "--target",
+                                          "http://checkout.shop.svc:8080/", "--guard-targets"}));
   EXPECT_EQ(container(job)["readinessProbe"]["httpGet"]["path"], "/healthz");
-  EXPECT_EQ(container(job)["terminationMessagePolicy"], "FallbackToLogsOnError");
+  // Only the file the worker writes: never a log tail (FallbackToLogsOnError).
+  EXPECT_EQ(container(job)["terminationMessagePolicy"], "File");
+}
+
+TEST(OperatorJobBuilder, TheRunsTokenTravelsInItsOwnSecret) {
+  const json loadtest = default_loadtest();
+  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  ASSERT_TRUE(parsed.ok());
+  const std::string token = worker_token("operator key of 32 bytes or so..", "uid-1");
+  const json secret = build_worker_token_secret(loadtest, parsed.spec, token);
+  EXPECT_EQ(secret["kind"], "Secret");
+  EXPECT_EQ(secret["metadata"]["name"], "checkout-workers-token");
+  EXPECT_EQ(secret["metadata"]["namespace"], "shop");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"],
+            "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["kind"], "LoadTest");
+  EXPECT_EQ(secret["stringData"]["token"], token);
+  EXPECT_EQ(secret["immutable"], true);
+
+  // The Job refers to it; the value is never in the Job.
+  json job = build(loadtest, default_config());
+  EXPECT_EQ(job.dump().find(token), std::string::npos);
+  const json& env = container(job)["env"];
+  ASSERT_GE(env.size(), 2u);
+  EXPECT_EQ(env[1]["name"], kWorkerTokenEnv);
+  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["name"], "checkout-workers-token");
+  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["key"], "token");
+}
+
+TEST(OperatorJobBuilder, TheAdminsTargetPolicyReachesEveryWorker) {
+  OperatorConfig config = default_config();
+  config.target_deny_cidrs = {"10.96.0.1", "192.0.2.0/24"};
+  config.target_allow_cidrs = {"10.0.0.0/8"};
+  json job = build(default_loadtest(), config);
+  const json& args = container(job)["args"];
+  std::vector<std::string> tail;
+  for (size_t i = args.size() - 7; i < args.size(); ++i) tail.push_back(args[i].get<std::string>());
+  EXPECT_EQ(tail,
+            (std::vector<std::string>{"--guard-targets", "--deny-cidr", "10.96.0.1", "--deny-cidr",
+                                      "192.0.2.0/24", "--allow-cidr", "10.0.0.0/8"}));
+}
+
+TEST(OperatorWorkerToken, DerivedPerLoadTestAndKey) {
+  const std::string key = "0123456789abcdef0123456789abcdef";
+  const std::string token = worker_token(key, "uid-1");
+  EXPECT_EQ(token.size(), 64u);  // hex of HMAC-SHA256
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(worker_token(key, "uid-1"), token);        // a restarted operator derives the same
+  EXPECT_NE(worker_token(key, "uid-2"), token);        // another run gets another
+  EXPECT_NE(worker_token(key + "x", "uid-1"), token);  // another operator key, another
+  // RFC 4231 test case 2: HMAC-SHA256("Jefe", "what do ya want for nothing?").
+  EXPECT_EQ(worker_token("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_THROW(worker_token("", "uid-1"), std::invalid_argument);
+  EXPECT_THROW(worker_token(key, ""), std::invalid_argument);
 }
 
 TEST(OperatorJobBuilder, WorkerCanParseTheManifestItIsGiven) {
@@ -426,7 +483,7 @@ TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   // A header from a Secret is a reference resolved by the kubelet, never a value.
   bool found = false;
   for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
-    if (env["name"] == "KUBELOAD_SPEC") continue;
+    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == kWorkerTokenEnv) continue;
     EXPECT_FALSE(env.contains("value")) << env.dump();
     EXPECT_EQ(env["valueFrom"]["secretKeyRef"]["name"], "api-token");
     found = true;

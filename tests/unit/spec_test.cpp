@@ -613,6 +613,58 @@ INSTANTIATE_TEST_SUITE_P(
                     {"spec.load.stages[0].threads: unknown field"}}),
     PrintRule);
 
+// Durations and rates that would overflow 64-bit nanoseconds somewhere downstream
+// (a clock reading plus the run, stages summed, requests / rate) are refused
+// with the field path instead of wrapping.
+INSTANTIATE_TEST_SUITE_P(
+    Overflow, SpecValidation,
+    ::testing::Values(
+        InvalidSpec{"duration_beyond_int64_nanoseconds",
+                    kTarget + "load: {duration: 2562048h}",
+                    {"spec.load.duration: invalid duration \"2562048h\""}},
+        InvalidSpec{"duration_at_int64_nanoseconds",
+                    kTarget + "load: {duration: 2562047h}",
+                    {"spec.load.duration: must be at most 8760h, got \"2562047h\""}},
+        InvalidSpec{"timeout_too_long",
+                    kTarget + "load: {duration: 10s, timeout: 8761h}",
+                    {"spec.load.timeout: must be at most 8760h, got \"8761h\""}},
+        InvalidSpec{"warmup_plus_duration",
+                    kTarget + "load: {duration: 5000h, warmup: 5000h}",
+                    {"spec.load.duration: the run would last longer than 8760h (warmup, duration "
+                     "and stages)"}},
+        InvalidSpec{"stages_summed",
+                    kTarget +
+                        "load: {stages: [{duration: 8000h, connections: 5}, {duration: 8000h, "
+                        "connections: 5}, {duration: 8000h, connections: 5}]}",
+                    {"spec.load.stages[1].duration: the run would last longer than 8760h "
+                     "(warmup, duration and stages)"}},
+        InvalidSpec{"rate_too_high",
+                    kTarget + "load: {rate: 1e10, duration: 10s}",
+                    {"spec.load.rate: must be between one request per 8760h and 1000000000 "
+                     "requests per second, got 1e10"}},
+        InvalidSpec{"rate_too_low",
+                    kTarget + "load: {rate: 1e-300, duration: 10s}",
+                    {"spec.load.rate: must be between one request per 8760h and 1000000000 "
+                     "requests per second, got 1e-300"}},
+        InvalidSpec{"stage_rate_too_high",
+                    kTarget + "load: {rate: 5, stages: [{duration: 1s, rate: 2e9}]}",
+                    {"spec.load.stages[0].rate: must be between one request per 8760h and "
+                     "1000000000 requests per second, got 2e9"}},
+        InvalidSpec{"requests_at_rate_too_long",
+                    kTarget + "load: {rate: 0.5, requests: 9000000000000000000}",
+                    {"spec.load.requests: at spec.load.rate 0.5/s, 9000000000000000000 requests "
+                     "take longer than 8760h"}}),
+    PrintRule);
+
+TEST(SpecValidation, LongestAllowedRunIsAccepted) {
+  const ParsedLoadTest parsed =
+      parse_loadtest(with_spec(kTarget + "load: {duration: 8759h, warmup: 1h, timeout: 8760h}"));
+  EXPECT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  const ParsedLoadTest at_rate =
+      parse_loadtest(with_spec(kTarget + "load: {rate: 1000000000, requests: 1000000}"));
+  EXPECT_TRUE(at_rate.ok()) << ::testing::PrintToString(messages(at_rate));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Workers, SpecValidation,
     ::testing::Values(

@@ -84,4 +84,8 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
+# Each run's worker-token Secret: created (owned by its LoadTest), never read.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create]
 {{- end }}
