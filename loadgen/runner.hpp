@@ -41,10 +41,4 @@ struct RunOutcome {
 // (the host does not resolve, the TLS context cannot be made).
 RunOutcome run_plan(const RunPlan& plan, const RunOptions& options);
 
-// Resolves the target and decides every address with `policy` (if any): the
-// endpoints the run would connect to, or std::runtime_error naming the host,
-// the address and the rule ("target host \"metadata\" resolves to
-// 169.254.169.254, which is denied by 169.254.0.0/16").
-std::vector<tcp::endpoint> resolve_target(const Target& target, const TargetPolicy* policy);
-
 }  // namespace kubeload::loadgen

@@ -2,6 +2,7 @@
 // What the operator is told at startup (flags) that shapes the objects it
 // creates. One value, passed down explicitly: the builders read nothing else.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,12 @@ struct OperatorConfig {
   // server's addresses among them, and, when not empty, the only ranges allowed.
   std::vector<std::string> target_deny_cidrs;
   std::vector<std::string> target_allow_cidrs;
+  // A started run whose worker has not answered on worker_port for this long
+  // fails with WorkersUnreachable (--worker-unreachable-timeout).
+  std::chrono::seconds worker_unreachable_timeout{60};
+  // ttlSecondsAfterFinished of a worker Job the cleanup policy keeps (a
+  // failed run's, under OnSuccess): kept to look into, not forever.
+  int64_t kept_job_ttl_seconds = 24 * 3600;
 };
 
 }  // namespace kubeload::controller

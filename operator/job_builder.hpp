@@ -24,6 +24,13 @@ inline constexpr std::string_view kManagedBy = "kubeload-operator";
 // The env var holding the LoadTest manifest (JSON) that each worker parses.
 inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
 inline constexpr std::string_view kContainerName = "loadgen";
+// Where spec.target.tls.caFrom is mounted in the worker (read-only).
+inline constexpr std::string_view kCaVolume = "target-ca";
+inline constexpr std::string_view kCaMountPath = "/etc/kubeload/target-ca";
+inline constexpr std::string_view kCaFileName = "ca.crt";
+// The env var holding the LoadTest's metadata.uid, which the worker serves
+// back in /result as loadTestUid.
+inline constexpr std::string_view kLoadTestUidEnv = "KUBELOAD_LOADTEST_UID";
 
 // `<name>-workers` when that is a valid DNS label of at most 59 characters,
 // else a shortened, sanitized prefix, a hash of the full name and
@@ -44,11 +51,13 @@ std::string loadtest_label_value(std::string_view loadtest_name);
 std::string header_env_name(size_t ordinal);
 
 // The Secret that hands the run's worker token to the pods (env
-// KUBELOAD_WORKER_TOKEN from its key "token"): `<job name>-token`, owned by the
-// LoadTest so it goes with it. The operator only creates it; it never reads
+// KUBELOAD_WORKER_TOKEN from its key "token"): `<job name>-token-<uid prefix>`,
+// owned by the LoadTest so it goes with it; the uid keeps a recreated LoadTest
+// of the same name from meeting the old run's Secret (and token) while that is
+// being garbage-collected. The operator only creates it; it never reads
 // Secrets (it derives the token again when it needs it).
 inline constexpr std::string_view kWorkerTokenKey = "token";
-std::string worker_token_secret_name(std::string_view loadtest_name);
+std::string worker_token_secret_name(std::string_view loadtest_name, std::string_view uid);
 nlohmann::json build_worker_token_secret(const nlohmann::json& loadtest, const LoadTestSpec& spec,
                                          const std::string& token);
 

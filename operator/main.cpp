@@ -28,6 +28,7 @@
 #include "kubeload/duration.hpp"
 #include "kubeload/target_policy.hpp"
 #include "operator/controller.hpp"
+#include "operator/event_filter.hpp"
 #include "operator/leader_election.hpp"
 #include "operator/work_queue.hpp"
 
@@ -53,6 +54,8 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --worker-token-key-file PATH  the key each run's worker token is derived from; every replica
                            must read the same one (default: random per process, so a restarted
                            operator cannot drive workers of runs already going)
+  --worker-unreachable-timeout DURATION  fail a started run whose worker has not answered
+                           on its port this long (WorkersUnreachable; default 60s)
 )";
 
 struct Flags {
@@ -69,6 +72,7 @@ struct Flags {
   std::string worker_token_key_file;
   std::vector<std::string> target_deny_cidrs;
   std::vector<std::string> target_allow_cidrs;
+  std::chrono::seconds worker_unreachable_timeout{60};
 };
 
 int usage_error(const std::string& message) {
@@ -134,9 +138,17 @@ Flags parse_flags(int argc, char** argv) {
       }
       (arg == "--target-deny-cidr" ? flags.target_deny_cidrs : flags.target_allow_cidrs)
           .push_back(text);
-    } else if (arg == "--worker-token-key-file")
+    } else if (arg == "--worker-token-key-file") {
       flags.worker_token_key_file = next();
-    else if (arg == "-h" || arg == "--help")
+    } else if (arg == "--worker-unreachable-timeout") {
+      const std::string text = next();
+      const auto timeout = kubeload::parse_duration(text);
+      if (!timeout || *timeout < std::chrono::seconds(1)) {
+        throw std::invalid_argument(arg + ": must be a duration of at least 1s (e.g. 60s), got \"" +
+                                    text + "\"");
+      }
+      flags.worker_unreachable_timeout = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
+    } else if (arg == "-h" || arg == "--help")
       throw std::invalid_argument("");
     else
       throw std::invalid_argument("unknown flag \"" + arg + "\"");
@@ -210,9 +222,12 @@ int main(int argc, char** argv) {
   const std::string selector = "app.kubernetes.io/managed-by=kubeload-operator";
   kube::ListWatchOptions loadtest_options;
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
+  kc::LoadTestEventFilter loadtest_events;
   kube::ListWatch loadtests(client, loadtest_options,
-                            [&](kube::WatchEventType, const nlohmann::json& object) {
-                              queue.add(kube::object_key(object));
+                            [&](kube::WatchEventType type, const nlohmann::json& object) {
+                              if (loadtest_events.should_reconcile(type, object)) {
+                                queue.add(kube::object_key(object));
+                              }
                             });
   kube::ListWatchOptions job_options;
   job_options.resource = kube::resources::jobs(flags.namespace_);
@@ -304,9 +319,12 @@ int main(int argc, char** argv) {
         "no --worker-token-key-file: worker tokens are random to this process; a restarted "
         "or standby operator cannot drive workers of runs already going");
   }
+  config.worker_unreachable_timeout = flags.worker_unreachable_timeout;
   kc::WorkerClient worker_client;
-  kc::Reconciler reconciler(client, jobs, pods, config, worker_client, log, metrics,
-                            [] { return std::chrono::system_clock::now(); });
+  kc::Reconciler reconciler(
+      client, jobs, pods, config, worker_client, log, metrics,
+      [] { return std::chrono::system_clock::now(); },
+      [&elector] { return !elector || elector->leading(); });
 
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < flags.concurrency; ++i) {

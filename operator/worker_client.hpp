@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,13 +19,6 @@ struct WorkerAddress {
   std::string token;  // the run's token (worker_token), sent as a bearer token
   std::string base_url() const;
 };
-
-// The token of one run: HMAC-SHA256 of the LoadTest's UID under the operator's
-// key (--worker-token-key-file), hex. Derived rather than stored, so a restarted
-// or standby operator with the same key drives the same workers without reading
-// any Secret; a new LoadTest (a new UID) gets a new token. Throws
-// std::invalid_argument for an empty key or UID.
-std::string worker_token(std::string_view key, std::string_view loadtest_uid);
 
 // A worker's /result: its size is capped before anything is parsed (the rows and
 // histogram layouts are checked by run_result_from_json). 200 rows of three

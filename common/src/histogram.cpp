@@ -221,36 +221,26 @@ Histogram::Histogram(int64_t lowest_discernible, int64_t highest_trackable, int 
                                 " allowed");
   }
   counts_length_ = static_cast<int32_t>(counts_length);
-  counts_ = std::make_unique<uint64_t[]>(static_cast<size_t>(counts_length_));
   min_non_zero_value_ = std::numeric_limits<int64_t>::max();
 }
 
-Histogram::Histogram(const Histogram& other)
-    : lowest_discernible_(other.lowest_discernible_),
-      highest_trackable_(other.highest_trackable_),
-      significant_digits_(other.significant_digits_),
-      unit_magnitude_(other.unit_magnitude_),
-      sub_bucket_half_count_magnitude_(other.sub_bucket_half_count_magnitude_),
-      sub_bucket_count_(other.sub_bucket_count_),
-      sub_bucket_half_count_(other.sub_bucket_half_count_),
-      sub_bucket_mask_(other.sub_bucket_mask_),
-      bucket_count_(other.bucket_count_),
-      counts_length_(other.counts_length_),
-      leading_zero_count_base_(other.leading_zero_count_base_),
-      total_count_(other.total_count_),
-      min_non_zero_value_(other.min_non_zero_value_),
-      max_value_(other.max_value_),
-      counts_(
-          std::make_unique_for_overwrite<uint64_t[]>(static_cast<size_t>(other.counts_length_))) {
-  std::copy_n(other.counts_.get(), counts_length_, counts_.get());
+uint64_t& Histogram::count_slot(int32_t index) {
+  if (chunk_offsets_.empty()) chunk_offsets_.assign(static_cast<size_t>(chunk_count()), kNoChunk);
+  int32_t& offset = chunk_offsets_[static_cast<size_t>(index >> kChunkMagnitude)];
+  if (offset == kNoChunk) {
+    const size_t at = chunks_.size();
+    chunks_.resize(at + kChunkLength);  // zeroed; geometric growth keeps this rare
+    offset = static_cast<int32_t>(at);
+  }
+  return chunks_[static_cast<size_t>(offset + (index & (kChunkLength - 1)))];
 }
 
-Histogram& Histogram::operator=(const Histogram& other) {
-  if (this != &other) {
-    Histogram copy(other);
-    *this = std::move(copy);
-  }
-  return *this;
+size_t Histogram::allocated_bytes() const noexcept {
+  return chunk_offsets_.capacity() * sizeof(int32_t) + chunks_.capacity() * sizeof(uint64_t);
+}
+
+size_t Histogram::dense_bytes() const noexcept {
+  return static_cast<size_t>(counts_length_) * sizeof(uint64_t);
 }
 
 int32_t Histogram::bucket_index_of(int64_t value) const noexcept {
@@ -313,7 +303,9 @@ int64_t Histogram::median_equivalent_value(int64_t value) const noexcept {
 void Histogram::record(int64_t value, uint64_t count) noexcept {
   if (count == 0) return;
   value = std::clamp<int64_t>(value, 0, highest_trackable_);
-  counts_[counts_index_for(value)] += count;
+  // Allocates only for a chunk touched the first time; std::bad_alloc there
+  // ends the process, like any allocation failure on the hot path.
+  count_slot(counts_index_for(value)) += count;
   total_count_ += count;
   if (value > max_value_) max_value_ = value;
   if (value != 0 && value < min_non_zero_value_) min_non_zero_value_ = value;
@@ -334,21 +326,41 @@ void Histogram::add(const Histogram& other) {
         "/" + std::to_string(other.highest_trackable_) + "/" +
         std::to_string(other.significant_digits_) + ")");
   }
-  for (int32_t i = 0; i < counts_length_; ++i) counts_[i] += other.counts_[i];
+  if (!other.chunk_offsets_.empty()) {
+    // Everything that can throw happens before the first count changes: the
+    // chunk index and room for the chunks this histogram lacks.
+    size_t missing_chunks = 0;
+    for (int32_t chunk = 0; chunk < chunk_count(); ++chunk) {
+      if (other.chunk_counts(chunk) != nullptr && chunk_counts(chunk) == nullptr) ++missing_chunks;
+    }
+    if (chunk_offsets_.empty()) chunk_offsets_.assign(static_cast<size_t>(chunk_count()), kNoChunk);
+    const size_t needed = chunks_.size() + missing_chunks * kChunkLength;
+    // Geometric, as push_back grows: a running merge of many histograms that
+    // each add a chunk or two must not copy the whole store every time.
+    if (needed > chunks_.capacity()) chunks_.reserve(std::max(needed, 2 * chunks_.capacity()));
+    for (int32_t chunk = 0; chunk < chunk_count(); ++chunk) {
+      if (other.chunk_counts(chunk) == nullptr) continue;
+      uint64_t* mine = &count_slot(chunk << kChunkMagnitude);  // within the reserved capacity
+      const uint64_t* theirs = other.chunk_counts(chunk);  // after count_slot: other may be *this
+      for (int32_t i = 0; i < kChunkLength; ++i) mine[i] += theirs[i];
+    }
+  }
   total_count_ += other.total_count_;
   max_value_ = std::max(max_value_, other.max_value_);
   min_non_zero_value_ = std::min(min_non_zero_value_, other.min_non_zero_value_);
 }
 
 void Histogram::reset() noexcept {
-  std::fill_n(counts_.get(), counts_length_, uint64_t{0});
+  // Move-assigned, not cleared: clear() would keep the capacity.
+  chunk_offsets_ = std::vector<int32_t>();
+  chunks_ = std::vector<uint64_t>();
   total_count_ = 0;
   min_non_zero_value_ = std::numeric_limits<int64_t>::max();
   max_value_ = 0;
 }
 
 int64_t Histogram::min() const noexcept {
-  if (total_count_ == 0 || counts_[0] != 0) return 0;
+  if (total_count_ == 0 || count_at(0) != 0) return 0;
   return lowest_equivalent_value(min_non_zero_value_);
 }
 
@@ -359,12 +371,10 @@ int64_t Histogram::max() const noexcept {
 double Histogram::mean() const noexcept {
   if (total_count_ == 0) return 0.0;
   double weighted_sum = 0.0;
-  for (int32_t i = 0; i < counts_length_; ++i) {
-    if (counts_[i] != 0) {
-      weighted_sum += static_cast<double>(median_equivalent_value(value_from_index(i))) *
-                      static_cast<double>(counts_[i]);
-    }
-  }
+  for_each_nonzero_count([&](int32_t index, uint64_t count) {
+    weighted_sum += static_cast<double>(median_equivalent_value(value_from_index(index))) *
+                    static_cast<double>(count);
+  });
   return weighted_sum / static_cast<double>(total_count_);
 }
 
@@ -372,13 +382,11 @@ double Histogram::stddev() const noexcept {
   if (total_count_ == 0) return 0.0;
   const double average = mean();
   double squared_deviation_sum = 0.0;
-  for (int32_t i = 0; i < counts_length_; ++i) {
-    if (counts_[i] != 0) {
-      const double deviation =
-          static_cast<double>(median_equivalent_value(value_from_index(i))) - average;
-      squared_deviation_sum += deviation * deviation * static_cast<double>(counts_[i]);
-    }
-  }
+  for_each_nonzero_count([&](int32_t index, uint64_t count) {
+    const double deviation =
+        static_cast<double>(median_equivalent_value(value_from_index(index))) - average;
+    squared_deviation_sum += deviation * deviation * static_cast<double>(count);
+  });
   return std::sqrt(squared_deviation_sum / static_cast<double>(total_count_));
 }
 
@@ -396,12 +404,17 @@ int64_t Histogram::value_at_percentile(double percentile) const noexcept {
       percentile >= 100.0 ? total_count_
                           : std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(fractional_rank)),
                                                  1, total_count_);
+  // Chunks never allocated hold zeros, which never move the running total.
   uint64_t running_total = 0;
-  for (int32_t i = 0; i < counts_length_; ++i) {
-    running_total += counts_[i];
-    if (running_total >= rank) {
-      const int64_t value = value_from_index(i);
-      return percentile <= 0.0 ? lowest_equivalent_value(value) : highest_equivalent_value(value);
+  for (int32_t chunk = 0; chunk < chunk_count(); ++chunk) {
+    const uint64_t* counts = chunk_counts(chunk);
+    if (counts == nullptr) continue;
+    for (int32_t i = 0; i < kChunkLength; ++i) {
+      running_total += counts[i];
+      if (running_total >= rank) {
+        const int64_t value = value_from_index((chunk << kChunkMagnitude) + i);
+        return percentile <= 0.0 ? lowest_equivalent_value(value) : highest_equivalent_value(value);
+      }
     }
   }
   return 0;
@@ -410,13 +423,26 @@ int64_t Histogram::value_at_percentile(double percentile) const noexcept {
 bool Histogram::operator==(const Histogram& other) const noexcept {
   // min and max follow from the counts (up to HdrHistogram's own rounding
   // after a decode), so the layout and the counts are the whole state.
-  return same_layout(other) && total_count_ == other.total_count_ &&
-         std::equal(counts_.get(), counts_.get() + counts_length_, other.counts_.get());
+  if (!same_layout(other) || total_count_ != other.total_count_) return false;
+  // A chunk that was never allocated holds zeros, as does one allocated and
+  // then merged with zeros: compare the counts, not the storage.
+  static constexpr std::array<uint64_t, kChunkLength> kZeros{};
+  for (int32_t chunk = 0; chunk < chunk_count(); ++chunk) {
+    const uint64_t* mine = chunk_counts(chunk);
+    const uint64_t* theirs = other.chunk_counts(chunk);
+    if (mine == nullptr && theirs == nullptr) continue;
+    if (!std::equal(mine != nullptr ? mine : kZeros.data(),
+                    (mine != nullptr ? mine : kZeros.data()) + kChunkLength,
+                    theirs != nullptr ? theirs : kZeros.data())) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string Histogram::encode_base64() const {
-  int32_t counts_limit = counts_length_;
-  while (counts_limit > 0 && counts_[counts_limit - 1] == 0) --counts_limit;
+  int32_t counts_limit = 0;  // one past the last non-zero count
+  for_each_nonzero_count([&](int32_t index, uint64_t) { counts_limit = index + 1; });
 
   std::vector<uint8_t> payload;
   payload.reserve(kPayloadHeaderBytes + static_cast<size_t>(counts_limit) * 2);
@@ -429,7 +455,7 @@ std::string Histogram::encode_base64() const {
   put_u64(payload, std::bit_cast<uint64_t>(1.0));  // integer-to-double conversion ratio
 
   for (int32_t i = 0; i < counts_limit;) {
-    const uint64_t count = counts_[i++];
+    const uint64_t count = count_at(i++);
     if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       throw std::overflow_error("histogram encoding: a bucket count exceeds int64");
     }
@@ -438,7 +464,7 @@ std::string Histogram::encode_base64() const {
       continue;
     }
     int64_t zeros = 1;
-    while (i < counts_limit && counts_[i] == 0) {
+    while (i < counts_limit && count_at(i) == 0) {
       ++zeros;
       ++i;
     }
@@ -572,8 +598,12 @@ Histogram Histogram::decode(std::string_view text, const std::optional<Layout>& 
       fail("count at index " + std::to_string(index) + " is beyond the counts array (length " +
            std::to_string(length) + ")");
     }
-    histogram.counts_[index++] = static_cast<uint64_t>(value);
+    // Zeros need no storage: a chunk is allocated for the counts it holds.
+    if (value != 0)
+      histogram.count_slot(static_cast<int32_t>(index)) = static_cast<uint64_t>(value);
+    ++index;
   }
+  histogram.chunks_.shrink_to_fit();  // the chunk store grew geometrically; keep what it holds
   histogram.establish_tracking_from_counts();
   return std::move(*decoded);
 }
@@ -582,14 +612,12 @@ void Histogram::establish_tracking_from_counts() {
   uint64_t total = 0;
   int32_t min_non_zero_index = -1;
   int32_t max_index = -1;
-  for (int32_t i = 0; i < counts_length_; ++i) {
-    if (counts_[i] == 0) continue;
-    if (total > std::numeric_limits<uint64_t>::max() - counts_[i])
-      fail("total count overflows 64 bits");
-    total += counts_[i];
-    max_index = i;
-    if (min_non_zero_index < 0 && i != 0) min_non_zero_index = i;
-  }
+  for_each_nonzero_count([&](int32_t index, uint64_t count) {
+    if (total > std::numeric_limits<uint64_t>::max() - count) fail("total count overflows 64 bits");
+    total += count;
+    max_index = index;
+    if (min_non_zero_index < 0 && index != 0) min_non_zero_index = index;
+  });
   total_count_ = total;
   max_value_ = max_index < 0 ? 0 : highest_equivalent_value(value_from_index(max_index));
   min_non_zero_value_ = min_non_zero_index < 0 ? std::numeric_limits<int64_t>::max()

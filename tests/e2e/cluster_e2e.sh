@@ -7,6 +7,9 @@
 # garbage-collects its pods; `scripts/cluster down` leaves no process behind.
 #
 # Each Job pod resolves the Service through cluster DNS (CoreDNS).
+# Then the cluster goes up and down KUBELOAD_E2E_UP_CYCLES times in all (default
+# 3) with every core busy: start-up must never mistake a slow component for a
+# dead one.
 # Default: brings the local cluster up, runs the checks, brings it down.
 # Against any other cluster: KUBELOAD_E2E_KUBECONFIG=/path/to/kubeconfig
 #   (it must have two schedulable nodes and the images below, or set
@@ -225,7 +228,8 @@ elif [ "$external" = 0 ] && [ "${KUBELOAD_E2E_KEEP:-0}" != 1 ]; then
   cache="${KUBELOAD_CACHE:-$HOME/.cache/kubeload}"
   check "scripts/cluster down" "$cluster" down
   sleep 1
-  # "$state_dir/": the lock file /tmp/kubeload-cluster.lock of a `flock`-wrapped run is no cluster process.
+  # "$state_dir/": every component names a file in it; the bare directory
+  # would match the lock file of `flock /tmp/kubeload-cluster.lock ...` too.
   left="$(pgrep -af -- "$state_dir/|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
   [ -n "$left" ] && echo "$left" | sed 's/^/  left behind: /'
   check "down leaves no process behind" test -z "$left"
@@ -233,5 +237,34 @@ elif [ "$external" = 0 ] && [ "${KUBELOAD_E2E_KEEP:-0}" != 1 ]; then
   check "down removes the policy-routing rules and table" bash -c 'KUBELOAD_CLUSTER_LIB=1 . "$0"
     [ -z "$(ip -4 rule show pref "$ROUTE_PREF"; ip -4 rule show pref "$((ROUTE_PREF + 1))"; ip -6 rule show pref "$((ROUTE_PREF + 1))")" ] &&
     [ -z "$(ip -4 route show table "$ROUTE_TABLE" 2>/dev/null; ip -6 route show table "$ROUTE_TABLE" 2>/dev/null)" ]' "$cluster"
+
+  # Up and down again, in a row, while every core is busy: a component's
+  # start-up must be recognised however slowly the machine schedules it.
+  cycles="${KUBELOAD_E2E_UP_CYCLES:-3}"
+  load_pids=()
+  trap 'kill "${load_pids[@]}" 2>/dev/null' EXIT
+  for _ in $(seq "$(nproc)"); do
+    nice -n 5 sha256sum /dev/zero >/dev/null 2>&1 &
+    load_pids+=($!)
+  done
+  for cycle in $(seq 2 "$cycles"); do
+    start=$SECONDS
+    if "$cluster" up >"/tmp/kubeload-e2e-up-$cycle.log" 2>&1; then
+      ok "up #$cycle of $cycles, every core busy ($((SECONDS - start))s)"
+      eval "$("$cluster" env)"
+      nodes="$(k get nodes --no-headers 2>/dev/null | awk '$2 == "Ready" {n++} END {print n+0}')"
+      check "up #$cycle: two Ready nodes (have $nodes)" test "$nodes" -ge 2
+    else
+      tail -n 40 "/tmp/kubeload-e2e-up-$cycle.log"
+      bad "up #$cycle of $cycles, every core busy"
+    fi
+    check "down #$cycle" "$cluster" down
+    sleep 1
+    left="$(pgrep -af -- "$state_dir/|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
+    [ -n "$left" ] && echo "$left" | sed 's/^/  left behind: /'
+    check "down #$cycle leaves no process behind" test -z "$left"
+  done
+  kill "${load_pids[@]}" 2>/dev/null
+  wait "${load_pids[@]}" 2>/dev/null
 fi
 finish

@@ -825,7 +825,7 @@ TEST(HistogramDecoding, CorruptedBytesThrowOrDecodeButNeverCrash) {
 
 // ---- hot path --------------------------------------------------------------------
 
-TEST(HistogramHotPath, RecordDoesNotAllocate) {
+TEST(HistogramHotPath, RecordDoesNotAllocateAfterWarmUp) {
   {
     // The shared counter (allocation_counter.cpp) must see an allocation made
     // here, or a zero below would prove nothing.
@@ -839,11 +839,104 @@ TEST(HistogramHotPath, RecordDoesNotAllocate) {
   std::vector<int64_t> values = mixed_values(51, 100'000);
   values.push_back(-1);
   values.push_back(std::numeric_limits<int64_t>::max());
+  uint64_t warm_up_allocations = 0;
+  {
+    testing::AllocationCounter counter;
+    for (int64_t value : values) histogram.record(value);
+    warm_up_allocations = counter.count();
+  }
+  // The chunk index once, then the chunk store growing geometrically up to
+  // all 448 chunks of the layout (64 * 2^9 >= 28,672 counts): bounded by the
+  // layout, not by the number of values.
+  EXPECT_LE(warm_up_allocations, 1u + 10u);
+  EXPECT_GE(warm_up_allocations, 1u);  // the probe above: the counter does count here
+
+  // Values in the ranges already seen (another 100,000 from the same
+  // distribution, as a run's steady state records) allocate nothing.
+  const std::vector<int64_t> more = mixed_values(52, 100'000);
+  for (int64_t value : more) histogram.record(value);  // warm-up for the tail this seed reaches
   testing::AllocationCounter counter;
   for (int64_t value : values) histogram.record(value);
+  for (int64_t value : more) histogram.record(value);
   histogram.record(42, 1000);
   EXPECT_EQ(counter.count(), 0u);
-  EXPECT_EQ(histogram.total_count(), values.size() + 1000);
+  EXPECT_EQ(histogram.total_count(), 2 * (values.size() + more.size()) + 1000);
+}
+
+// ---- memory ----------------------------------------------------------------------
+// Storage follows what a histogram holds (issue 12): the default layout is
+// 28,672 counts, 224 KiB dense, and kept in chunks of 64 counts (512 bytes)
+// behind an index of 448 offsets (1,792 bytes).
+
+constexpr size_t kDenseDefaultBytes = 28'672 * 8;
+constexpr size_t kChunkIndexBytes = 448 * 4;
+constexpr size_t kChunkBytes = 64 * 8;
+
+TEST(HistogramMemory, EmptyHistogramHoldsNoStorage) {
+  Histogram empty;
+  EXPECT_EQ(empty.dense_bytes(), kDenseDefaultBytes);
+  EXPECT_EQ(empty.allocated_bytes(), 0u);
+  EXPECT_EQ(Histogram(empty).allocated_bytes(), 0u);
+  EXPECT_EQ(Histogram::decode_base64(empty.encode_base64()).allocated_bytes(), 0u);
+  Histogram merged;
+  merged.add(empty);
+  EXPECT_EQ(merged.allocated_bytes(), 0u);
+  EXPECT_EQ(merged, empty);
+}
+
+TEST(HistogramMemory, OneValueTakesOneChunk) {
+  Histogram one;
+  one.record(1500);
+  EXPECT_EQ(one.allocated_bytes(), kChunkIndexBytes + kChunkBytes);
+  EXPECT_EQ(Histogram::decode_base64(one.encode_base64()).allocated_bytes(),
+            kChunkIndexBytes + kChunkBytes);
+  one.reset();
+  EXPECT_EQ(one.allocated_bytes(), 0u);
+  EXPECT_EQ(one, Histogram());
+}
+
+TEST(HistogramMemory, TypicalLatenciesTakeAFractionOfTheDenseLayout) {
+  // One stage of a run: 10,000 latencies around 5 ms, a slow tail, two
+  // timeouts at 10 s.
+  std::mt19937_64 random(12);
+  std::lognormal_distribution<double> latency(std::log(5000.0), 0.6);
+  Histogram typical;
+  for (int i = 0; i < 10'000; ++i) typical.record(std::llround(latency(random)));
+  typical.record(10'000'000, 2);
+  // What the operator holds is decoded from a worker's result: exactly the
+  // chunks with counts in them.
+  const Histogram decoded = Histogram::decode_base64(typical.encode_base64());
+  EXPECT_EQ(decoded, typical);
+  size_t nonempty_counts = 0;
+  decoded.for_each_nonempty([&](int64_t, int64_t, uint64_t) { ++nonempty_counts; });
+  ASSERT_GE(decoded.allocated_bytes(), kChunkIndexBytes);
+  const size_t chunk_bytes = decoded.allocated_bytes() - kChunkIndexBytes;
+  EXPECT_EQ(chunk_bytes % kChunkBytes, 0u);
+  const size_t chunks = chunk_bytes / kChunkBytes;
+  EXPECT_LE(chunks, nonempty_counts);       // no chunk without a count in it
+  EXPECT_GE(chunks * 64, nonempty_counts);  // and none counted twice
+  EXPECT_LT(decoded.allocated_bytes(), kDenseDefaultBytes / 4) << decoded.allocated_bytes();
+  // Recording grows the chunk store geometrically, so at most twice that.
+  EXPECT_LE(typical.allocated_bytes(), kChunkIndexBytes + 2 * chunk_bytes);
+}
+
+TEST(HistogramMemory, MergeOfManyTakesTheUnionOfTheirChunks) {
+  // A running merge of 1,000 workers' histograms holds what the union holds,
+  // not 1,000 times anything.
+  Histogram merged;
+  Histogram all;
+  for (uint64_t worker = 0; worker < 1'000; ++worker) {
+    Histogram one;
+    for (int64_t value : mixed_values(1'000 + worker, 200)) {
+      one.record(value);
+      all.record(value);
+    }
+    merged.add(Histogram::decode_base64(one.encode_base64()));
+  }
+  EXPECT_EQ(merged, all);
+  EXPECT_EQ(merged.encode_base64(), all.encode_base64());
+  EXPECT_LE(merged.allocated_bytes(), kChunkIndexBytes + 2 * (all.allocated_bytes()));
+  EXPECT_LE(merged.allocated_bytes(), kChunkIndexBytes + kDenseDefaultBytes);
 }
 
 }  // namespace

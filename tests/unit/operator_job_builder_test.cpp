@@ -24,7 +24,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/job_builder.hpp"
-#include "operator/worker_client.hpp"
+#include "operator/worker_token.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
 #error "KUBELOAD_SOURCE_DIR must point at the repository"
@@ -237,6 +237,62 @@ std::vector<Row> rows() {
                                     {"scheme", "https"}}}};
          });
        }},
+      {"CA bundle from a Secret, mounted and given as --cacert",
+       [](json& lt) {
+         lt["spec"]["target"] = {
+             {"url", "https://checkout.shop.svc:8443/"},
+             {"tls", {{"caFrom", {{"secretKeyRef", {{"name", "shop-ca"}, {"key", "ca.pem"}}}}}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         container(job)["args"].push_back("--cacert");
+         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         container(job)["volumeMounts"] = json::parse(
+             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
+         job["spec"]["template"]["spec"]["volumes"] = json::parse(
+             R"([{"name": "target-ca", "secret": {"secretName": "shop-ca",
+                  "items": [{"key": "ca.pem", "path": "ca.crt"}]}}])");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {
+               {"url", "https://checkout.shop.svc:8443/"},
+               {"tls", {{"caFrom", {{"secretKeyRef", {{"name", "shop-ca"}, {"key", "ca.pem"}}}}}}}};
+         });
+       }},
+      {"CA bundle from a ConfigMap",
+       [](json& lt) {
+         lt["spec"]["target"] = {
+             {"url", "https://checkout.shop.svc:8443/"},
+             {"tls",
+              {{"caFrom", {{"configMapKeyRef", {{"name", "trust"}, {"key", "bundle.pem"}}}}}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         container(job)["args"].push_back("--cacert");
+         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         container(job)["volumeMounts"] = json::parse(
+             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
+         job["spec"]["template"]["spec"]["volumes"] = json::parse(
+             R"([{"name": "target-ca", "configMap": {"name": "trust",
+                  "items": [{"key": "bundle.pem", "path": "ca.crt"}]}}])");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {
+               {"url", "https://checkout.shop.svc:8443/"},
+               {"tls",
+                {{"caFrom", {{"configMapKeyRef", {{"name", "trust"}, {"key", "bundle.pem"}}}}}}}};
+         });
+       }},
+      {"insecureSkipVerify travels in the spec only",
+       [](json& lt) {
+         lt["spec"]["target"] = {{"url", "https://checkout.shop.svc:8443/"},
+                                 {"tls", {{"insecureSkipVerify", true}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {{"url", "https://checkout.shop.svc:8443/"},
+                                  {"tls", {{"insecureSkipVerify", true}}}};
+         });
+       }},
       {"service target in the LoadTest's namespace, default port",
        [](json& lt) {
          lt["spec"]["target"] = {{"service", {{"name", "checkout"}}}};
@@ -307,7 +363,7 @@ std::vector<Row> rows() {
          job["metadata"]["name"] = job_name;
          job["metadata"]["ownerReferences"][0]["name"] = long_name;
          container(job)["env"][1]["valueFrom"]["secretKeyRef"]["name"] =
-             worker_token_secret_name(long_name);
+             worker_token_secret_name(long_name, "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
          set_labels(job, "kubeload.dev/loadtest", label);
          edit_manifest(job, [&](json& m) { m["metadata"]["name"] = long_name; });
        }},
@@ -371,7 +427,10 @@ TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
   EXPECT_EQ(job["metadata"]["namespace"], "shop");
   EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
   EXPECT_EQ(job["spec"]["backoffLimit"], 0);
-  EXPECT_FALSE(job["spec"].contains("ttlSecondsAfterFinished"));
+  // A Job the cleanup policy keeps (a failed run's) goes after a day; the
+  // operator deletes the others itself (docs/lifecycle.md).
+  EXPECT_EQ(job["spec"]["ttlSecondsAfterFinished"], 24 * 3600);
+  EXPECT_EQ(job["spec"]["activeDeadlineSeconds"], 692);
   const json& owner = job["metadata"]["ownerReferences"][0];
   EXPECT_EQ(owner["uid"], "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
   EXPECT_EQ(owner["controller"], true);
@@ -399,7 +458,10 @@ TEST(OperatorJobBuilder, TheRunsTokenTravelsInItsOwnSecret) {
   const std::string token = worker_token("operator key of 32 bytes or so..", "uid-1");
   const json secret = build_worker_token_secret(loadtest, parsed.spec, token);
   EXPECT_EQ(secret["kind"], "Secret");
-  EXPECT_EQ(secret["metadata"]["name"], "checkout-workers-token");
+  // The uid's prefix: a recreated LoadTest never meets the old run's token.
+  EXPECT_EQ(secret["metadata"]["name"], "checkout-workers-token-6b1f5a52");
+  EXPECT_EQ(secret["metadata"]["labels"]["kubeload.dev/loadtest-uid"],
+            "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
   EXPECT_EQ(secret["metadata"]["namespace"], "shop");
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"],
             "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
@@ -413,7 +475,7 @@ TEST(OperatorJobBuilder, TheRunsTokenTravelsInItsOwnSecret) {
   const json& env = container(job)["env"];
   ASSERT_GE(env.size(), 2u);
   EXPECT_EQ(env[1]["name"], kWorkerTokenEnv);
-  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["name"], "checkout-workers-token");
+  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["name"], "checkout-workers-token-6b1f5a52");
   EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["key"], "token");
 }
 
@@ -483,7 +545,10 @@ TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   // A header from a Secret is a reference resolved by the kubelet, never a value.
   bool found = false;
   for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
-    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == kWorkerTokenEnv) continue;
+    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == "KUBELOAD_LOADTEST_UID" ||
+        env["name"] == kWorkerTokenEnv) {
+      continue;
+    }
     EXPECT_FALSE(env.contains("value")) << env.dump();
     EXPECT_EQ(env["valueFrom"]["secretKeyRef"]["name"], "api-token");
     found = true;

@@ -1,14 +1,23 @@
 #pragma once
 // A latency histogram with the bucket layout of HdrHistogram, so that it
 // serializes to (and from) HdrHistogram's V2 compressed base64 form and merges
-// exactly. Recording is a bucket increment plus the min/max update: no
-// allocation, no loops.
+// exactly. Recording is a bucket increment plus the min/max update: no loops.
+//
+// The counts are stored sparsely, in chunks of kChunkLength consecutive
+// counts allocated when a count in them is first recorded: the default
+// layout has 28,672 counts (224 KiB dense), an empty histogram holds no
+// storage at all, and a typical latency histogram a few dozen chunks.
+// Recording allocates only when it touches a chunk for the first time, so
+// after warm-up (values in ranges seen before) it does not allocate, and over
+// a histogram's life it allocates at most a few dozen times whatever the
+// number of values (the chunk store grows geometrically).
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kubeload {
 
@@ -22,8 +31,8 @@ class Histogram {
   explicit Histogram(int64_t lowest_discernible = kDefaultLowest,
                      int64_t highest_trackable = kDefaultHighest,
                      int significant_digits = kDefaultSignificantDigits);
-  Histogram(const Histogram& other);
-  Histogram& operator=(const Histogram& other);
+  Histogram(const Histogram& other) = default;
+  Histogram& operator=(const Histogram& other) = default;
   Histogram(Histogram&&) noexcept = default;
   Histogram& operator=(Histogram&&) noexcept = default;
   ~Histogram() = default;
@@ -33,9 +42,17 @@ class Histogram {
   void record(int64_t value) noexcept { record(value, 1); }
   void record(int64_t value, uint64_t count) noexcept;
 
-  // Exact merge. Throws std::invalid_argument when the layouts differ.
+  // Exact merge. Throws std::invalid_argument when the layouts differ; on
+  // any exception (std::bad_alloc included) this histogram is unchanged.
   void add(const Histogram& other);
+  // Empties the histogram and releases its storage.
   void reset() noexcept;
+
+  // Heap bytes held for the counts (capacity, not just what is in use):
+  // 0 when nothing was ever recorded.
+  size_t allocated_bytes() const noexcept;
+  // The same layout stored densely, for comparison: counts_length() * 8.
+  size_t dense_bytes() const noexcept;
 
   uint64_t total_count() const noexcept { return total_count_; }
   int64_t min() const noexcept;  // 0 when empty
@@ -76,17 +93,17 @@ class Histogram {
   static Histogram decode_base64(std::string_view text, const Layout& required);
 
   bool operator==(const Histogram& other) const noexcept;
+  // Same lowest, highest and digits: what add() requires.
+  bool same_layout(const Histogram& other) const noexcept;
 
   // Bucket iteration, for reports and tests: calls f(value_equivalent_low,
   // value_equivalent_high, count) for every non-empty bucket in value order.
   template <typename F>
   void for_each_nonempty(F&& f) const {
-    for (int32_t i = 0; i < counts_length_; ++i) {
-      if (counts_[i] != 0) {
-        const int64_t low = value_from_index(i);
-        f(low, highest_equivalent_value(low), counts_[i]);
-      }
-    }
+    for_each_nonzero_count([&](int32_t index, uint64_t count) {
+      const int64_t low = value_from_index(index);
+      f(low, highest_equivalent_value(low), count);
+    });
   }
 
   int64_t lowest_equivalent_value(int64_t value) const noexcept;
@@ -95,6 +112,10 @@ class Histogram {
   int64_t median_equivalent_value(int64_t value) const noexcept;
 
  private:
+  static constexpr int32_t kChunkMagnitude = 6;
+  static constexpr int32_t kChunkLength = int32_t{1} << kChunkMagnitude;
+  static constexpr int32_t kNoChunk = -1;
+
   // Decoding takes the layout from untrusted bytes, so it allocates under a
   // tighter cap than a layout chosen in code.
   Histogram(int64_t lowest_discernible, int64_t highest_trackable, int significant_digits,
@@ -105,9 +126,35 @@ class Histogram {
   int32_t counts_index_for(int64_t value) const noexcept;
   int64_t value_from_index(int32_t index) const noexcept;
   uint64_t equivalent_range_size(int64_t value) const noexcept;
-  bool same_layout(const Histogram& other) const noexcept;
   // Recomputes total, min and max from the counts, as after a decode.
   void establish_tracking_from_counts();
+
+  int32_t chunk_count() const noexcept {
+    return (counts_length_ + kChunkLength - 1) >> kChunkMagnitude;
+  }
+  // The kChunkLength counts of a chunk, or nullptr when none was recorded there.
+  const uint64_t* chunk_counts(int32_t chunk) const noexcept {
+    if (chunk_offsets_.empty() || chunk_offsets_[chunk] == kNoChunk) return nullptr;
+    return chunks_.data() + chunk_offsets_[chunk];
+  }
+  uint64_t count_at(int32_t index) const noexcept {
+    const uint64_t* counts = chunk_counts(index >> kChunkMagnitude);
+    return counts == nullptr ? 0 : counts[index & (kChunkLength - 1)];
+  }
+  // The count at `index`, allocating its chunk (zeroed) when it has none.
+  uint64_t& count_slot(int32_t index);
+  // Calls f(index, count) for every non-zero count in index order.
+  template <typename F>
+  void for_each_nonzero_count(F&& f) const {
+    for (int32_t chunk = 0; chunk < chunk_count(); ++chunk) {
+      const uint64_t* counts = chunk_counts(chunk);
+      if (counts == nullptr) continue;
+      const int32_t base = chunk << kChunkMagnitude;
+      for (int32_t i = 0; i < kChunkLength; ++i) {
+        if (counts[i] != 0) f(base + i, counts[i]);
+      }
+    }
+  }
 
   int64_t lowest_discernible_;
   int64_t highest_trackable_;
@@ -123,7 +170,11 @@ class Histogram {
   uint64_t total_count_ = 0;
   int64_t min_non_zero_value_;
   int64_t max_value_ = 0;
-  std::unique_ptr<uint64_t[]> counts_;
+  // chunk_offsets_[c] is where the counts of indices [c * kChunkLength,
+  // (c + 1) * kChunkLength) start in chunks_, or kNoChunk; empty until the
+  // first count. Chunks sit in chunks_ in the order they were first touched.
+  std::vector<int32_t> chunk_offsets_;
+  std::vector<uint64_t> chunks_;
 };
 
 }  // namespace kubeload
