@@ -138,6 +138,21 @@ void copy_if_set(const json& worker_template, const char* key, json& to) {
   to[key] = value;
 }
 
+// spec.workerTemplate.resources as given, or, when unset or empty, the
+// operator's defaults (never a mix: the spec's resources are the author's).
+json worker_resources(const json& worker_template, const OperatorConfig& config) {
+  if (worker_template.is_object() && worker_template.contains("resources")) {
+    const json& given = worker_template.at("resources");
+    if (given.is_object() && !given.empty()) return given;
+  }
+  json resources = json::object();
+  if (!config.worker_default_requests.empty()) {
+    resources["requests"] = config.worker_default_requests;
+  }
+  if (!config.worker_default_limits.empty()) resources["limits"] = config.worker_default_limits;
+  return resources;
+}
+
 // The LoadTest as the controlling owner, so its deletion takes the object along.
 json owner_reference(const json& loadtest) {
   const json metadata = loadtest.value("metadata", json::object());
@@ -268,7 +283,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
     args.push_back("--cacert");
     args.push_back(std::string(kCaMountPath) + "/" + std::string(kCaFileName));
   }
-  const json resources = worker_template.value("resources", json::object());
+  const json resources = worker_resources(worker_template, config);
   if (const auto threads = worker_threads(resources, config)) {
     args.push_back("-t");
     args.push_back(std::to_string(*threads));
@@ -298,7 +313,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
        {{"allowPrivilegeEscalation", false},
         {"readOnlyRootFilesystem", true},
         {"capabilities", {{"drop", json::array({"ALL"})}}}}}};
-  copy_if_set(worker_template, "resources", container);
+  if (!resources.empty()) container["resources"] = resources;
   if (!ca_volume.is_null()) {
     container["volumeMounts"] = json::array({{{"name", std::string(kCaVolume)},
                                               {"mountPath", std::string(kCaMountPath)},

@@ -10,10 +10,13 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -56,6 +59,18 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
                            operator cannot drive workers of runs already going)
   --worker-unreachable-timeout DURATION  fail a started run whose worker has not answered
                            on its port this long (WorkersUnreachable; default 60s)
+  --worker-default-requests R=Q,...  worker requests when a LoadTest sets no resources
+                           (default cpu=250m,memory=128Mi; "" for none)
+  --worker-default-limits R=Q,...    worker limits when a LoadTest sets no resources
+                           (default cpu=1,memory=512Mi; "" for none)
+  --max-workers N          refuse LoadTests with more workers (PolicyViolation; default: no ceiling)
+  --max-rate R             refuse a rate (requests/s, all workers) above R
+  --max-connections N      refuse connections or maxConnections above N
+  --max-duration DURATION  refuse runs planned longer (warm-up + duration or stages; for a run
+                           bounded by requests, its run timeout)
+  --worker-scheduling-overrides LIST  the workerTemplate fields LoadTests may set, of
+                           nodeSelector,tolerations,affinity (default all three; "" for none)
+  --allow-control-plane-workers  let those fields put workers onto control-plane nodes
 )";
 
 struct Flags {
@@ -73,7 +88,35 @@ struct Flags {
   std::vector<std::string> target_deny_cidrs;
   std::vector<std::string> target_allow_cidrs;
   std::chrono::seconds worker_unreachable_timeout{60};
+  // Worker defaults, ceilings and scheduling rules, straight into the config.
+  kc::OperatorConfig limits;
 };
+
+// "cpu=250m,memory=128Mi" -> {cpu: 250m, memory: 128Mi}; "" -> none.
+std::map<std::string, std::string> resource_list(const std::string& flag, const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size() ||
+        item.find_first_of(" \t\"") != std::string::npos) {
+      throw std::invalid_argument(
+          flag + ": must be NAME=QUANTITY,... (e.g. cpu=1,memory=512Mi), got \"" + text + "\"");
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+uint64_t ceiling(const std::string& flag, const std::string& text) {
+  try {
+    size_t used = 0;
+    const unsigned long long value = std::stoull(text, &used);
+    if (used == text.size() && value > 0 && text.find('-') == std::string::npos) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(flag + ": must be a whole number > 0, got \"" + text + "\"");
+}
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "kubeload-operator: %s\n%s", message.c_str(), kUsage);
@@ -138,6 +181,47 @@ Flags parse_flags(int argc, char** argv) {
       }
       (arg == "--target-deny-cidr" ? flags.target_deny_cidrs : flags.target_allow_cidrs)
           .push_back(text);
+    } else if (arg == "--worker-default-requests") {
+      flags.limits.worker_default_requests = resource_list(arg, next());
+    } else if (arg == "--worker-default-limits") {
+      flags.limits.worker_default_limits = resource_list(arg, next());
+    } else if (arg == "--max-workers") {
+      const uint64_t value = ceiling(arg, next());
+      if (value > 1000) throw std::invalid_argument(arg + ": at most 1000 (the CRD's own bound)");
+      flags.limits.max_workers = static_cast<uint32_t>(value);
+    } else if (arg == "--max-connections") {
+      flags.limits.max_connections = ceiling(arg, next());
+    } else if (arg == "--max-rate") {
+      const std::string text = next();
+      double value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc{} || end != text.data() + text.size() || !(value > 0) ||
+          !std::isfinite(value)) {
+        throw std::invalid_argument(arg + ": must be a number > 0 (requests/s), got \"" + text +
+                                    "\"");
+      }
+      flags.limits.max_rate = value;
+    } else if (arg == "--max-duration") {
+      const std::string text = next();
+      const auto duration = kubeload::parse_duration(text);
+      if (!duration || duration->count() <= 0) {
+        throw std::invalid_argument(arg + ": must be a duration like 2h or 30m, got \"" + text +
+                                    "\"");
+      }
+      flags.limits.max_duration = *duration;
+    } else if (arg == "--worker-scheduling-overrides") {
+      const std::string text = next();
+      flags.limits.worker_scheduling_overrides.clear();
+      std::istringstream items(text);
+      for (std::string item; std::getline(items, item, ',');) {
+        if (item != "nodeSelector" && item != "tolerations" && item != "affinity") {
+          throw std::invalid_argument(
+              arg + ": a list of nodeSelector, tolerations, affinity; got \"" + item + "\"");
+        }
+        flags.limits.worker_scheduling_overrides.insert(item);
+      }
+    } else if (arg == "--allow-control-plane-workers") {
+      flags.limits.allow_control_plane_workers = true;
     } else if (arg == "--worker-token-key-file") {
       flags.worker_token_key_file = next();
     } else if (arg == "--worker-unreachable-timeout") {
@@ -282,7 +366,7 @@ int main(int argc, char** argv) {
   synced.store(true);
   log.info("caches synced", {{"loadtests", loadtests.items().size()}});
 
-  kc::OperatorConfig config;
+  kc::OperatorConfig config = flags.limits;
   config.loadgen_image = flags.loadgen_image;
   config.worker_threads = flags.worker_threads;
   config.target_deny_cidrs = flags.target_deny_cidrs;

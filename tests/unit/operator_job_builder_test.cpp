@@ -245,8 +245,9 @@ std::vector<Row> rows() {
        },
        [](json& job) {
          set_arg(job, "--target", "https://checkout.shop.svc:8443/");
-         container(job)["args"].push_back("--cacert");
-         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         // Before the threads (-t, from the default CPU limit), where the builder puts it.
+         json& args = container(job)["args"];
+         args.insert(args.end() - 2, {"--cacert", "/etc/kubeload/target-ca/ca.crt"});
          container(job)["volumeMounts"] = json::parse(
              R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
          job["spec"]["template"]["spec"]["volumes"] = json::parse(
@@ -267,8 +268,9 @@ std::vector<Row> rows() {
        },
        [](json& job) {
          set_arg(job, "--target", "https://checkout.shop.svc:8443/");
-         container(job)["args"].push_back("--cacert");
-         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         // Before the threads (-t, from the default CPU limit), where the builder puts it.
+         json& args = container(job)["args"];
+         args.insert(args.end() - 2, {"--cacert", "/etc/kubeload/target-ca/ca.crt"});
          container(job)["volumeMounts"] = json::parse(
              R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
          job["spec"]["template"]["spec"]["volumes"] = json::parse(
@@ -320,8 +322,7 @@ std::vector<Row> rows() {
        [worker_template_fields](json& job) {
          container(job)["resources"] = worker_template_fields["resources"];
          // Two CPUs of limit: two event-loop threads.
-         container(job)["args"].push_back("-t");
-         container(job)["args"].push_back("2");
+         set_arg(job, "-t", "2");
          pod_spec(job)["nodeSelector"] = worker_template_fields["nodeSelector"];
          pod_spec(job)["tolerations"] = worker_template_fields["tolerations"];
          pod_spec(job)["affinity"] = worker_template_fields["affinity"];
@@ -378,8 +379,7 @@ std::vector<Row> rows() {
          container(job)["imagePullPolicy"] = "Always";
          container(job)["ports"][0]["containerPort"] = 9090;
          set_arg(job, "--listen", "0.0.0.0:9090");
-         container(job)["args"].push_back("-t");
-         container(job)["args"].push_back("4");
+         set_arg(job, "-t", "4");
        },
        [](OperatorConfig& config) {
          config.service_account = "kubeload-worker";
@@ -443,9 +443,10 @@ TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
   EXPECT_FALSE(job["metadata"]["labels"].contains("team"));  // only our labels select pods
   EXPECT_EQ(pod_spec(job)["restartPolicy"], "Never");
   EXPECT_EQ(pod_spec(job)["automountServiceAccountToken"], false);
-  EXPECT_EQ(container(job)["args"], json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1",
-                                          "--listen", "0.0.0.0:8080", "--target",
-                                          "http://checkout.shop.svc:8080/", "--guard-targets"}));
+  EXPECT_EQ(
+      container(job)["args"],
+      json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1", "--listen", "0.0.0.0:8080",
+            "--target", "http://checkout.shop.svc:8080/", "--guard-targets", "-t", "1"}));
   EXPECT_EQ(container(job)["readinessProbe"]["httpGet"]["path"], "/healthz");
   // Only the file the worker writes: never a log tail (FallbackToLogsOnError).
   EXPECT_EQ(container(job)["terminationMessagePolicy"], "File");
@@ -486,7 +487,10 @@ TEST(OperatorJobBuilder, TheAdminsTargetPolicyReachesEveryWorker) {
   json job = build(default_loadtest(), config);
   const json& args = container(job)["args"];
   std::vector<std::string> tail;
-  for (size_t i = args.size() - 7; i < args.size(); ++i) tail.push_back(args[i].get<std::string>());
+  // Before the threads (-t 1, from the default CPU limit).
+  for (size_t i = args.size() - 9; i < args.size() - 2; ++i) {
+    tail.push_back(args[i].get<std::string>());
+  }
   EXPECT_EQ(tail,
             (std::vector<std::string>{"--guard-targets", "--deny-cidr", "10.96.0.1", "--deny-cidr",
                                       "192.0.2.0/24", "--allow-cidr", "10.0.0.0/8"}));
@@ -562,6 +566,44 @@ TEST(OperatorJobBuilder, RefusesALoadTestWithoutUid) {
   const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
   ASSERT_TRUE(parsed.ok());
   EXPECT_THROW(build_worker_job(loadtest, parsed.spec, default_config()), std::invalid_argument);
+}
+
+TEST(OperatorJobBuilder, WithoutResourcesTheOperatorsDefaultsApply) {
+  // A worker without requests is scheduled anywhere and evicted first; one
+  // without limits can take a node's every core and all its memory.
+  const json defaults = {{"requests", {{"cpu", "250m"}, {"memory", "128Mi"}}},
+                         {"limits", {{"cpu", "1"}, {"memory", "512Mi"}}}};
+  json job = build(default_loadtest(), default_config());
+  EXPECT_EQ(container(job)["resources"], defaults);
+  const json& args = container(job)["args"];
+  const auto t = std::find(args.begin(), args.end(), "-t");
+  ASSERT_NE(t, args.end());  // the threads follow the default CPU limit
+  EXPECT_EQ(*(t + 1), "1");
+
+  // The admin's defaults (--worker-default-requests/--worker-default-limits).
+  OperatorConfig config = default_config();
+  config.worker_default_requests = {{"cpu", "2"}};
+  config.worker_default_limits = {{"cpu", "2"}, {"memory", "2Gi"}};
+  job = build(default_loadtest(), config);
+  EXPECT_EQ(container(job)["resources"],
+            json({{"requests", {{"cpu", "2"}}}, {"limits", {{"cpu", "2"}, {"memory", "2Gi"}}}}));
+
+  // An empty resources map means none: the defaults apply.
+  json loadtest = default_loadtest();
+  loadtest["spec"]["workerTemplate"] = {{"resources", json::object()}};
+  job = build(loadtest, default_config());
+  EXPECT_EQ(container(job)["resources"], defaults);
+
+  // The spec's own resources are used as they are, not mixed with the defaults.
+  loadtest["spec"]["workerTemplate"] = {{"resources", {{"requests", {{"memory", "1Gi"}}}}}};
+  job = build(loadtest, default_config());
+  EXPECT_EQ(container(job)["resources"], json({{"requests", {{"memory", "1Gi"}}}}));
+
+  // No defaults configured: no resources at all.
+  config.worker_default_requests.clear();
+  config.worker_default_limits.clear();
+  job = build(default_loadtest(), config);
+  EXPECT_FALSE(container(job).contains("resources"));
 }
 
 TEST(OperatorJobBuilder, CpuQuantitiesSizeTheThreads) {

@@ -135,6 +135,7 @@ OperatorConfig test_config() {
   OperatorConfig config;
   config.loadgen_image = "kubeload:test";
   config.worker_token_key = "a test key of thirty-two bytes..";
+  config.max_rate = 100000;
   return config;
 }
 
@@ -226,6 +227,15 @@ std::vector<Row> rows() {
        "WaitingForWorkers",
        {"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret", "CreateJob"},
        seconds(5)},
+      {"a LoadTest above the operator's ceilings fails before anything is created",
+       [=] {
+         return observe(loadtest_json(R"({"load": {"rate": 200000, "duration": "30s"}})"), early);
+       },
+       "Failed",
+       "PolicyViolation",
+       {"WriteStatus", "Event PolicyViolation"},
+       std::nullopt,
+       "spec.load.rate: 200000 requests/s is above the operator's ceiling of 100000 (--max-rate)"},
       {"a Job the API server refuses is Failed with its message, not retried",
        [=] {
          Observation o = observe(loadtest_json(), early);
