@@ -598,6 +598,8 @@ class Decoder {
       } else if (key == "tls") {
         seen_.tls = true;
         tls(value, at);
+      } else if (key == "allowInsecureSecretHeaders") {
+        if (auto allow = boolean(value, at)) out().allow_insecure_secret_headers = *allow;
       } else {
         return false;
       }
@@ -1085,6 +1087,22 @@ class Decoder {
                               (spec.service && spec.service->scheme == "https");
     if (seen_.tls && (spec.url || spec.service) && !https_target) {
       error("spec.target.tls", "only for https targets (an https:// url or service scheme https)");
+    }
+    // A Secret's value is a credential: it goes only where nobody on the way
+    // can read it and only to the server the certificate names, unless the
+    // author says otherwise in so many words.
+    if ((spec.url || spec.service) && !spec.allow_insecure_secret_headers) {
+      const char* problem =
+          !https_target ? "a Secret's value would be sent over plain http: use an https target"
+          : spec.tls.insecure_skip_verify
+              ? "a Secret's value would be sent to a server whose certificate is not verified "
+                "(spec.target.tls.insecureSkipVerify): verify it (spec.target.tls.caFrom)"
+              : nullptr;
+      for (size_t i = 0; problem != nullptr && i < spec.requests.size(); ++i) {
+        if (spec.requests[i].headers_from.empty()) continue;
+        error(request_paths_[i] + ".headersFrom",
+              std::string(problem) + ", or set spec.target.allowInsecureSecretHeaders: true");
+      }
     }
 
     // An explicit empty list means the same as no list, as in Kubernetes.

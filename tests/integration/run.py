@@ -1128,7 +1128,8 @@ def check_worker_refuses_secret_header_with_line_break_without_echo(env):
     secret = "s3cr3t-" + os.urandom(8).hex()
     spec = {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
             "metadata": {"name": "worker-crlf"},
-            "spec": {"target": {"url": env.nginx.url("/small.bin", "crlf")},
+            "spec": {"target": {"url": env.nginx.url("/small.bin", "crlf"),
+                                "allowInsecureSecretHeaders": True},
                      "requests": [{"name": "a", "headersFrom": [
                          {"name": "Authorization",
                           "secretKeyRef": {"name": "api-token", "key": "header"}}]}],

@@ -138,7 +138,7 @@ apiVersion: kubeload.dev/v1alpha1
 kind: LoadTest
 metadata: {name: checkout, labels: {kubeload.dev/test: checkout}}
 spec:
-  target: {url: "http://checkout.shop.svc:8080/"}
+  target: {url: "http://checkout.shop.svc:8080/", allowInsecureSecretHeaders: true}
   requests:
   - name: cart
     method: GET

@@ -346,7 +346,11 @@ std::vector<Row> rows() {
          });
        }},
       {"headersFrom become secretKeyRef env vars",
-       [header_requests](json& lt) { lt["spec"]["requests"] = header_requests; },
+       [header_requests](json& lt) {
+         lt["spec"]["requests"] = header_requests;
+         // To a plain-http target only with the author's explicit opt-in.
+         lt["spec"]["target"]["allowInsecureSecretHeaders"] = true;
+       },
        [header_requests](json& job) {
          json& env = container(job)["env"];
          env.push_back(json::parse(
@@ -355,7 +359,10 @@ std::vector<Row> rows() {
              R"({"name": "KUBELOAD_HEADER_1", "valueFrom": {"secretKeyRef": {"name": "tenant", "key": "id"}}})"));
          env.push_back(json::parse(
              R"({"name": "KUBELOAD_HEADER_2", "valueFrom": {"secretKeyRef": {"name": "order-key", "key": "key.txt"}}})"));
-         edit_manifest(job, [&](json& m) { m["spec"]["requests"] = header_requests; });
+         edit_manifest(job, [&](json& m) {
+           m["spec"]["requests"] = header_requests;
+           m["spec"]["target"]["allowInsecureSecretHeaders"] = true;
+         });
        }},
       {"long name with a dot", [long_name](json& lt) { lt["metadata"]["name"] = long_name; },
        [long_name](json& job) {
@@ -514,6 +521,7 @@ TEST(OperatorWorkerToken, DerivedPerLoadTestAndKey) {
 TEST(OperatorJobBuilder, WorkerCanParseTheManifestItIsGiven) {
   json loadtest = default_loadtest();
   loadtest["spec"]["workers"] = 3;
+  loadtest["spec"]["target"]["url"] = "https://checkout.shop.svc:8443/";
   loadtest["spec"]["requests"] = json::parse(R"([{"name": "cart", "path": "/api/cart",
       "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}])");
   loadtest["spec"]["thresholds"] = {"p99 < 200ms", "cart.errorRate < 1%"};
@@ -537,6 +545,7 @@ TEST(OperatorJobBuilder, WorkerCanParseTheManifestItIsGiven) {
 
 TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   json loadtest = default_loadtest();
+  loadtest["spec"]["target"]["url"] = "https://checkout.shop.svc:8443/";
   loadtest["spec"]["requests"] = json::parse(R"([{"name": "cart",
       "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}])");
   loadtest["metadata"]["annotations"]["example.com/debug-authorization"] = kSecretValue;

@@ -41,6 +41,7 @@ std::string with_spec(const std::string& spec_body,
 }
 
 const std::string kTarget = "target: {url: 'http://127.0.0.1:8080/'}\n";
+const std::string kHttpsTarget = "target: {url: 'https://127.0.0.1:8443/'}\n";
 
 // ---- valid manifests -----------------------------------------------------------
 
@@ -57,6 +58,7 @@ metadata:
 spec:
   target:
     url: http://checkout.shop.svc:8080/
+    allowInsecureSecretHeaders: true
   requests:
   - name: cart
     method: GET
@@ -114,6 +116,7 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
   EXPECT_EQ(spec.labels, (std::map<std::string, std::string>{{"kubeload.dev/test", "checkout"},
                                                              {"team", "payments"}}));
   EXPECT_EQ(spec.url, "http://checkout.shop.svc:8080/");
+  EXPECT_TRUE(spec.allow_insecure_secret_headers);
   EXPECT_FALSE(spec.service.has_value());
 
   ASSERT_EQ(spec.requests.size(), 2u);
@@ -495,26 +498,42 @@ INSTANTIATE_TEST_SUITE_P(
                     {"spec.requests[0]: must be a map, got \"GET\"",
                      "spec.requests[2].name: duplicate name \"cart\""}},
         InvalidSpec{"headers_from_required",
-                    kTarget + kLoad + "requests: [{name: a, headersFrom: [{}]}]",
+                    kHttpsTarget + kLoad + "requests: [{name: a, headersFrom: [{}]}]",
                     {"spec.requests[0].headersFrom[0].name: required",
                      "spec.requests[0].headersFrom[0].secretKeyRef: required"}},
         InvalidSpec{"headers_from_ref_required",
-                    kTarget + kLoad +
+                    kHttpsTarget + kLoad +
                         "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {}}]}]",
                     {"spec.requests[0].headersFrom[0].secretKeyRef.name: required",
                      "spec.requests[0].headersFrom[0].secretKeyRef.key: required"}},
         InvalidSpec{"headers_from_twice",
-                    kTarget + kLoad +
+                    kHttpsTarget + kLoad +
                         "requests: [{name: a, headers: {authorization: x}, headersFrom: [{name: "
                         "Authorization, secretKeyRef: {name: s, key: k}}]}]",
                     {"spec.requests[0].headersFrom[0].name: header \"Authorization\" is set "
                      "twice"}},
         InvalidSpec{"headers_from_twice_from_secrets",
-                    kTarget + kLoad +
+                    kHttpsTarget + kLoad +
                         "requests: [{name: a, headersFrom: [x, {name: X-Key, secretKeyRef: {name: "
                         "s, key: k}}, {name: x-key, secretKeyRef: {name: t, key: k}}]}]",
                     {"spec.requests[0].headersFrom[0]: must be a map, got \"x\"",
                      "spec.requests[0].headersFrom[2].name: header \"x-key\" is set twice"}},
+        InvalidSpec{"headers_from_over_plain_http",
+                    kTarget + kLoad +
+                        "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {name: "
+                        "s, key: k}}]}]",
+                    {"spec.requests[0].headersFrom: a Secret's value would be sent over plain "
+                     "http: use an https target, or set spec.target.allowInsecureSecretHeaders: "
+                     "true"}},
+        InvalidSpec{"headers_from_over_unverified_https",
+                    "target: {url: 'https://127.0.0.1:8443/', tls: {insecureSkipVerify: true}}\n" +
+                        kLoad +
+                        "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {name: "
+                        "s, key: k}}]}]",
+                    {"spec.requests[0].headersFrom: a Secret's value would be sent to a server "
+                     "whose certificate is not verified (spec.target.tls.insecureSkipVerify): "
+                     "verify it (spec.target.tls.caFrom), or set "
+                     "spec.target.allowInsecureSecretHeaders: true"}},
         InvalidSpec{"expect_status_range",
                     kTarget + kLoad + "requests: [{name: a, expect: {status: [200, 600, 99]}}]",
                     {"spec.requests[0].expect.status[1]: must be between 100 and 599, got 600",
@@ -1251,6 +1270,27 @@ TEST(SpecTls, ReportsEachProblemWithItsPath) {
         parse_loadtest(with_spec("target: " + row.target + "\nload: {duration: 10s}\n"));
     EXPECT_EQ(messages(parsed), std::vector<std::string>{row.error}) << row.target;
   }
+}
+
+TEST(Spec, SecretHeadersGoOverVerifiedHttpsOrWithAnExplicitOptIn) {
+  const std::string requests =
+      "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {name: s, key: k}}]}]\n";
+  for (const std::string target : {
+           "target: {url: 'https://127.0.0.1:8443/'}\n",
+           "target: {service: {name: api, port: 443, scheme: https}}\n",
+           "target: {url: 'http://127.0.0.1:8080/', allowInsecureSecretHeaders: true}\n",
+           "target: {url: 'https://127.0.0.1:8443/', tls: {insecureSkipVerify: true}, "
+           "allowInsecureSecretHeaders: true}\n",
+       }) {
+    SCOPED_TRACE(target);
+    const ParsedLoadTest parsed = parse_loadtest(with_spec(target + kLoad + requests));
+    EXPECT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
+  }
+  // A Service target is plain http unless its scheme says https.
+  const ParsedLoadTest service =
+      parse_loadtest(with_spec("target: {service: {name: api}}\n" + kLoad + requests));
+  ASSERT_FALSE(service.ok());
+  EXPECT_EQ(service.errors.front().path, "spec.requests[0].headersFrom");
 }
 
 }  // namespace

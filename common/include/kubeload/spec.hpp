@@ -120,7 +120,10 @@ struct LoadTestSpec {
   std::map<std::string, std::string> labels;
   std::optional<std::string> url;  // exactly one of url / service
   std::optional<ServiceRef> service;
-  TlsSpec tls;                        // spec.target.tls
+  TlsSpec tls;  // spec.target.tls
+  // spec.target.allowInsecureSecretHeaders: headersFrom values may go over
+  // plain http or to an unverified https server (refused otherwise).
+  bool allow_insecure_secret_headers = false;
   std::vector<RequestSpec> requests;  // never empty after parsing
   LoadSpec load;
   uint32_t workers = 1;
