@@ -131,7 +131,7 @@ admitted "a pod-range address admitted" "" "$(loadtest target "\"target\":{\"url
 
 # ---- ceilings
 t='"target":{"service":{"name":"nginx"}}'
-refused_with "workers over the ceiling refused" "" "$(loadtest c "$t,\"workers\":4,$load")" "ceilings.maxWorkers"
+refused_with "workers over the ceiling refused" "" "$(loadtest c "$t,\"workers\":4,\"load\":{\"connections\":4,\"duration\":\"5s\"}")" "ceilings.maxWorkers"
 refused_with "rate over the ceiling refused" "" "$(loadtest c "$t,\"load\":{\"rate\":5000,\"duration\":\"5s\"}")" "ceilings.maxRate"
 refused_with "connections over the ceiling refused" "" "$(loadtest c "$t,\"load\":{\"connections\":51,\"duration\":\"5s\"}")" "ceilings.maxConnections"
 refused_with "maxConnections over the ceiling refused" "" "$(loadtest c "$t,\"load\":{\"rate\":5,\"maxConnections\":51,\"duration\":\"5s\"}")" "ceilings.maxConnections"
