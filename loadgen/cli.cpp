@@ -41,7 +41,7 @@ uint64_t positive_integer(const std::string& option, const std::string& text) {
 double positive_number(const std::string& option, const std::string& text) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || !(value > 0) || value > 1e9) {
+  if (ec != std::errc{} || end != text.data() + text.size() || !(value > 0) || value > kMaxRate) {
     throw UsageError(option + ": must be a number > 0, got \"" + text + "\"");
   }
   return value;
@@ -51,6 +51,10 @@ std::chrono::nanoseconds positive_duration(const std::string& option, const std:
   const auto d = parse_duration(text);
   if (!d || d->count() <= 0) {
     throw UsageError(option + ": must be a duration like 30s, 2m or 500ms, got \"" + text + "\"");
+  }
+  if (*d > kMaxRunLength) {
+    throw UsageError(option + ": must be at most " + format_duration(kMaxRunLength) + ", got \"" +
+                     text + "\"");
   }
   return *d;
 }
@@ -191,6 +195,15 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
       options.ca_file = value();
     } else if (name == "--termination-log") {
       options.termination_log = value();
+    } else if (name == "--guard-targets") {
+      if (!options.target_policy) options.target_policy.emplace();
+    } else if (name == "--deny-cidr" || name == "--allow-cidr") {
+      const std::string text = value();
+      const auto cidr = Cidr::parse(text);
+      if (!cidr) throw UsageError(name + ": not an address or CIDR: \"" + text + "\"");
+      if (!options.target_policy) options.target_policy.emplace();
+      (name == "--deny-cidr" ? options.target_policy->deny : options.target_policy->allow)
+          .push_back(*cidr);
     } else if (name == "--linger") {
       options.linger =
           std::chrono::duration_cast<std::chrono::seconds>(positive_duration(name, value()));
@@ -217,6 +230,9 @@ const char* usage_text() {
   loadgen worker --spec FILE --index I --workers N [--listen ADDR] [--target URL]
                  [--cacert FILE]
                                  the pod mode: share I of N, driven over HTTP by the operator
+          [--guard-targets] [--deny-cidr C]... [--allow-cidr C]...
+                                 refuse targets resolving into denied ranges (link-local,
+                                 loopback and unspecified by default) or outside the allowed ones
 
 options:
   -c, --connections N     closed model: concurrent connections (default 10)

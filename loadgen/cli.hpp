@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kubeload/spec.hpp"
+#include "kubeload/target_policy.hpp"
 #include "loadgen/report.hpp"
 
 namespace kubeload::loadgen {
@@ -40,6 +41,9 @@ struct CliOptions {
   uint32_t worker_count = 1;
   std::string termination_log = "/dev/termination-log";
   std::chrono::seconds linger{300};
+  // --guard-targets / --deny-cidr / --allow-cidr: the admin's target policy
+  // (the operator always passes it); unset without any of them.
+  std::optional<TargetPolicy> target_policy;
 };
 
 // Throws UsageError.

@@ -151,6 +151,13 @@ int run_worker_mode(const kl::CliOptions& options) {
         return usage_error("loadgen worker: " + variable + " (header " + from.name +
                            " from secret " + from.secret_key_ref.name + ") is not set");
       }
+      // The value itself is never echoed: it is a secret.
+      if (kubeload::header_value_breaks_line(value)) {
+        return usage_error("loadgen worker: " + variable + " (header " + from.name +
+                           " from secret " + from.secret_key_ref.name + ", key " +
+                           from.secret_key_ref.key +
+                           "): the value contains CR, LF or NUL, which would split the request");
+      }
       request.headers.emplace_back(from.name, value);
     }
   }
@@ -158,7 +165,10 @@ int run_worker_mode(const kl::CliOptions& options) {
       options.target_override.empty() ? config.spec.url.value_or("") : options.target_override;
   if (config.target_url.empty())
     return usage_error("loadgen worker: --target URL is required for a Service target");
+  if (const char* token = std::getenv(kubeload::kWorkerTokenEnv); token != nullptr)
+    config.token = token;
   config.listen = options.listen;
+  config.target_policy = options.target_policy;
   config.index = options.worker_index;
   config.count = options.worker_count;
   config.threads = options.threads.value_or(kl::default_thread_count());

@@ -118,7 +118,7 @@ std::string check_tls(const RunPlan& plan, const tcp::endpoint& endpoint,
 
 }  // namespace
 
-std::vector<tcp::endpoint> resolve_target(const Target& target) {
+std::vector<tcp::endpoint> resolve_target(const Target& target, const TargetPolicy* policy) {
   asio::io_context io;
   tcp::resolver resolver(io);
   boost::system::error_code ec;
@@ -128,7 +128,21 @@ std::vector<tcp::endpoint> resolve_target(const Target& target) {
                              "\": " + (ec ? ec.message() : "no addresses"));
   }
   std::vector<tcp::endpoint> endpoints;
-  for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+  for (const auto& entry : results) {
+    // The address the socket will use, not the name: numeric forms, DNS answers
+    // and IPv4-mapped IPv6 all end up here as what they really are.
+    if (policy != nullptr) {
+      const auto address = IpAddress::parse(entry.endpoint().address().to_string());
+      const TargetDecision decision =
+          address ? decide_target(*policy, *address) : TargetDecision{false, "unparsable address"};
+      if (!decision.allowed) {
+        throw std::runtime_error("target host \"" + target.host + "\" resolves to " +
+                                 entry.endpoint().address().to_string() +
+                                 ", refused: " + decision.reason);
+      }
+    }
+    endpoints.push_back(entry.endpoint());
+  }
   return endpoints;
 }
 
@@ -197,11 +211,12 @@ void configure_tls_connection(SSL* ssl, const Target& target, bool host_is_ip,
   }
 }
 
-TargetAccess prepare_target(const RunPlan& plan) {
+TargetAccess prepare_target(const RunPlan& plan, const TargetPolicy* policy) {
   TargetAccess access;
-  access.endpoints = connectable_in_order(
-      resolve_target(plan.target), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::min<Clock::duration>(kProbeTimeout, plan.timeout)));
+  access.endpoints =
+      connectable_in_order(resolve_target(plan.target, policy),
+                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::min<Clock::duration>(kProbeTimeout, plan.timeout)));
   access.protocol = plan.protocol;
   if (plan.target.tls()) {
     access.tls = make_tls_context(plan.tls);

@@ -13,6 +13,7 @@
 
 #include <openssl/ssl.h>
 
+#include "kubeload/target_policy.hpp"
 #include "loadgen/asio.hpp"
 #include "loadgen/plan.hpp"
 
@@ -28,13 +29,17 @@ struct TargetAccess {
 };
 
 // Resolves, probes and (for https) verifies the target and, for http2, the
-// protocol it negotiates (ALPN). Throws
+// protocol it negotiates (ALPN), every address decided by `policy` first (if
+// any) so that nothing is probed that the policy refuses. Throws
 // std::runtime_error with a one-line message when the run cannot start.
-TargetAccess prepare_target(const RunPlan& plan);
+TargetAccess prepare_target(const RunPlan& plan, const TargetPolicy* policy);
 
-// The host's addresses in the resolver's order. Throws std::runtime_error
-// naming the host when it does not resolve.
-std::vector<tcp::endpoint> resolve_target(const Target& target);
+// The host's addresses in the resolver's order, each decided with `policy`
+// (null: no policy, loadgen on a developer's machine). Throws
+// std::runtime_error naming the host when it does not resolve, or naming the
+// host, the address and the rule when the policy refuses an address ("target
+// host \"metadata\" resolves to 169.254.169.254, refused: ...").
+std::vector<tcp::endpoint> resolve_target(const Target& target, const TargetPolicy* policy);
 
 // The endpoints that accept a TCP connection within `timeout`, tried one by
 // one in order; all of them when none does (the run then counts connect

@@ -65,7 +65,7 @@ class Progress {
 }  // namespace
 
 RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
-  const TargetAccess access = prepare_target(planned);
+  const TargetAccess access = prepare_target(planned, options.target_policy);
   // An http2 target that negotiated http/1.1 is loaded over HTTP/1.1 (--allow-http1).
   RunPlan plan = planned;
   plan.protocol = access.protocol;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kubeload/result.hpp"
+#include "kubeload/target_policy.hpp"
 #include "loadgen/plan.hpp"
 #include "loadgen/report.hpp"
 #include "loadgen/worker.hpp"
@@ -24,6 +25,10 @@ struct RunOptions {
   // Called about once a second from the controller thread with the sum of
   // the workers' live numbers (and once more at the end).
   std::function<void(const LiveSnapshot&)> on_progress;
+  // The admin's target policy (workers the operator starts): every address the
+  // target resolves to is decided before any connection; one refused address
+  // refuses the run. Null: no policy (loadgen on a developer's machine).
+  const TargetPolicy* target_policy = nullptr;
 };
 
 struct RunOutcome {

@@ -1,5 +1,6 @@
 #include "loadgen/worker_server.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -7,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include <openssl/crypto.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 #include <boost/beast/core.hpp>
@@ -15,6 +17,7 @@
 
 #include "loadgen/asio.hpp"
 #include "loadgen/metrics.hpp"
+#include "loadgen/network.hpp"
 #include "loadgen/runner.hpp"
 
 namespace kubeload::loadgen {
@@ -137,6 +140,22 @@ class WorkerService {
       prometheus::TextSerializer().Serialize(text, metrics_->registry()->Collect());
       return reply(http::status::ok, text.str(), "text/plain; version=0.0.4");
     }
+    if (path == "/start" || path == "/result" || path == "/finish") {
+      const auto authorization = request[http::field::authorization];
+      switch (check_control_token(std::string_view(authorization.data(), authorization.size()),
+                                  config_.token)) {
+        case ControlAuth::ok:
+          break;
+        case ControlAuth::missing: {
+          auto denied =
+              reply(http::status::unauthorized, "the run's token is required\n", "text/plain");
+          denied.set(http::field::www_authenticate, "Bearer");
+          return denied;
+        }
+        case ControlAuth::wrong:
+          return reply(http::status::forbidden, "not this run's token\n", "text/plain");
+      }
+    }
     if (path == "/start") {
       if (request.method() != http::verb::post) {
         return reply(http::status::method_not_allowed, "use POST /start\n", "text/plain");
@@ -191,6 +210,9 @@ class WorkerService {
         return reply(http::status::bad_request, "invalid start time in \"" + target + "\"\n",
                      "text/plain");
       }
+      if (const auto problem = start_time_problem(at_ms, unix_ms_now())) {
+        return reply(http::status::bad_request, *problem + "\n", "text/plain");
+      }
     }
     std::lock_guard lock(mutex_);
     if (!started_) {
@@ -215,6 +237,7 @@ class WorkerService {
     options.progress = false;
     options.stop = &stop;
     options.metrics = metrics_.get();
+    if (config_.target_policy) options.target_policy = &*config_.target_policy;
     options.on_progress = [this](const LiveSnapshot& s) {
       std::lock_guard lock(mutex_);
       latest_ = s;
@@ -278,14 +301,35 @@ class WorkerService {
   std::thread run_thread_;
 };
 
-// One HTTP/1.1 session; the server is tiny and single-threaded.
+// Connections being served; the io_context runs on one thread.
+struct ControlConnections {
+  std::size_t open = 0;
+};
+
+// One HTTP/1.1 session; the server is tiny and single-threaded. Each request
+// must arrive whole within kControlRequestTimeout and within
+// kMaxControlRequestBytes, else the connection is closed.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, WorkerService& service, const std::atomic<bool>& stop)
-      : socket_(std::move(socket)), service_(service), stop_(stop) {}
+  Session(tcp::socket socket, WorkerService& service, const std::atomic<bool>& stop,
+          ControlConnections& connections)
+      : stream_(std::move(socket)),
+        service_(service),
+        stop_(stop),
+        connections_(connections),
+        buffer_(kMaxControlRequestBytes) {
+    ++connections_.open;
+  }
+  ~Session() { --connections_.open; }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
   void read() {
-    request_ = {};
-    http::async_read(socket_, buffer_, request_,
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(kMaxControlRequestBytes));
+    parser_->body_limit(kMaxControlRequestBytes);
+    stream_.expires_after(kControlRequestTimeout);
+    http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec) return;
                        self->respond();
@@ -294,38 +338,81 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void respond() {
-    response_ = service_.handle(request_, stop_);
-    response_.keep_alive(request_.keep_alive());
-    http::async_write(socket_, response_,
+    const http::request<http::string_body> request = parser_->release();
+    response_ = service_.handle(request, stop_);
+    response_.keep_alive(request.keep_alive());
+    stream_.expires_after(kControlRequestTimeout);
+    http::async_write(stream_, response_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec || !self->response_.keep_alive()) {
                           beast::error_code ignored;
-                          self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
                           return;
                         }
                         self->read();
                       });
   }
 
-  tcp::socket socket_;
+  beast::tcp_stream stream_;
   WorkerService& service_;
   const std::atomic<bool>& stop_;
+  ControlConnections& connections_;
   beast::flat_buffer buffer_;
-  http::request<http::string_body> request_;
+  std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
 };
 
-void accept(tcp::acceptor& acceptor, WorkerService& service, const std::atomic<bool>& stop) {
-  acceptor.async_accept([&acceptor, &service, &stop](beast::error_code ec, tcp::socket socket) {
-    if (ec) return;
-    std::make_shared<Session>(std::move(socket), service, stop)->read();
-    accept(acceptor, service, stop);
-  });
+void accept(tcp::acceptor& acceptor, WorkerService& service, const std::atomic<bool>& stop,
+            ControlConnections& connections) {
+  acceptor.async_accept(
+      [&acceptor, &service, &stop, &connections](beast::error_code ec, tcp::socket socket) {
+        if (ec) return;
+        // Over the limit the connection is closed at once (the socket goes out of scope).
+        if (connections.open < kMaxControlConnections) {
+          std::make_shared<Session>(std::move(socket), service, stop, connections)->read();
+        }
+        accept(acceptor, service, stop, connections);
+      });
 }
 
 }  // namespace
 
+ControlAuth check_control_token(std::string_view authorization, std::string_view token) {
+  constexpr std::string_view scheme = "bearer ";
+  if (authorization.size() <= scheme.size()) return ControlAuth::missing;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) {
+      return ControlAuth::missing;
+    }
+  }
+  const std::string_view presented = authorization.substr(scheme.size());
+  if (token.empty() || presented.size() != token.size() ||
+      CRYPTO_memcmp(presented.data(), token.data(), token.size()) != 0) {
+    return ControlAuth::wrong;
+  }
+  return ControlAuth::ok;
+}
+
+std::optional<std::string> start_time_problem(int64_t at_ms, int64_t now_ms) {
+  const auto max_skew_ms = static_cast<uint64_t>(std::chrono::milliseconds(kMaxStartSkew).count());
+  // The distance in unsigned arithmetic: exact for any two int64 values, so at
+  // values near the ends of the range cannot overflow.
+  const uint64_t distance = at_ms > now_ms
+                                ? static_cast<uint64_t>(at_ms) - static_cast<uint64_t>(now_ms)
+                                : static_cast<uint64_t>(now_ms) - static_cast<uint64_t>(at_ms);
+  if (distance > max_skew_ms) {
+    return "start time " + std::to_string(at_ms) + " is more than " +
+           std::to_string(kMaxStartSkew.count()) + " minutes from this worker's clock (" +
+           std::to_string(now_ms) + ")";
+  }
+  return std::nullopt;
+}
+
 int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
+  if (config.token.empty()) {
+    throw std::runtime_error(std::string(kubeload::kWorkerTokenEnv) +
+                             " is not set: the worker protocol needs the run's token");
+  }
   std::string error;
   const auto target = parse_target(config.target_url, error);
   if (!target) throw std::runtime_error(error);
@@ -333,12 +420,34 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
     throw std::runtime_error("worker index " + std::to_string(config.index) + " is not below the " +
                              "worker count " + std::to_string(config.count));
   }
+  if (config.target_policy) {
+    // A target that does not resolve yet is the run's to report, as without a
+    // policy; one that resolves to a refused address ends the worker here.
+    bool resolves = true;
+    try {
+      resolve_target(*target, nullptr);
+    } catch (const std::runtime_error&) {
+      resolves = false;
+    }
+    if (resolves) {
+      try {
+        resolve_target(*target, &*config.target_policy);
+      } catch (const std::runtime_error& refused) {
+        // The reason goes to the pod's status (terminationMessagePolicy: File).
+        std::ofstream(config.termination_log) << refused.what();
+        throw;
+      }
+    }
+  }
   const RunPlan whole = plan_from_spec(config.spec, *target, config.threads);
   RunPlan share = split_plan(whole, config.index, config.count);
   share.threads = whole.threads;
   share.tls.ca_file = config.ca_file;
 
   WorkerService service(config, std::move(share));
+  // Declared before the io_context: sessions still queued in it when it is
+  // destroyed count themselves out of it.
+  ControlConnections connections;
   asio::io_context io{1};
   tcp::acceptor acceptor(io);
   const tcp::endpoint endpoint = parse_listen(config.listen);
@@ -348,7 +457,7 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error("cannot listen on \"" + config.listen + "\": " + ec.message());
-  accept(acceptor, service, stop);
+  accept(acceptor, service, stop, connections);
   std::thread server([&io] { io.run(); });
 
   // Stay up until the final result was fetched (plus a moment for the

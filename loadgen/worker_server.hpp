@@ -7,21 +7,49 @@
 //   GET  /result             the result document: partial while running, final after
 //   POST /finish             the final result is safely stored: the worker may exit
 //   GET  /metrics            live Prometheus metrics
+// /start, /result and /finish need the run's token (`Authorization: Bearer
+// TOKEN`; 401 without it, 403 with another): the operator derives one per
+// LoadTest and hands it to the pods through a Secret, so no other pod in the
+// cluster can drive or read a worker. The control server bounds what a client
+// may cost it: request size, concurrent connections, and time per request.
 // After the run it writes a compact summary to the termination log and stays
 // up until the operator acknowledged the final result (or a bounded wait ends),
 // so an operator restarted mid-collection can still fetch it.
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "kubeload/spec.hpp"
+#include "kubeload/target_policy.hpp"
 
 namespace kubeload::loadgen {
 
+// A start time further than this from the worker's clock (either way) is refused:
+// the operator sends "now + a few seconds", so anything else is not from it.
+inline constexpr std::chrono::minutes kMaxStartSkew{10};
+// Limits of the control server.
+inline constexpr std::size_t kMaxControlRequestBytes = 16 * 1024;  // headers and body
+inline constexpr std::size_t kMaxControlConnections = 64;
+inline constexpr std::chrono::seconds kControlRequestTimeout{10};
+
+enum class ControlAuth { ok, missing, wrong };
+// Checks an Authorization header value against the token, in constant time.
+ControlAuth check_control_token(std::string_view authorization, std::string_view token);
+// Why POST /start?at=AT_MS is refused at NOW_MS, or nullopt when it is fine.
+std::optional<std::string> start_time_problem(int64_t at_ms, int64_t now_ms);
+
 struct WorkerConfig {
   std::string listen = "0.0.0.0:8080";
+  std::string token;  // required on /start, /result and /finish; never empty
+  // The admin's target policy, when the operator passes one: checked when the
+  // worker starts (a refused target makes it exit with the reason in its
+  // termination message) and again on the addresses the run connects to.
+  std::optional<TargetPolicy> target_policy;
   LoadTestSpec spec;
   std::string target_url;  // the resolved target (url, or the Service's URL)
   uint32_t index = 0;      // this worker's index

@@ -4,8 +4,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace kubeload::controller {
 
@@ -24,6 +27,36 @@ struct OperatorConfig {
   // worker's CPU limit (or request) when there is one, else loadgen's own
   // default, the node's core count, which oversubscribes a CPU-limited pod.
   std::optional<uint32_t> worker_threads;
+  // The worker container's resources when spec.workerTemplate.resources is
+  // unset or empty (--worker-default-requests, --worker-default-limits): a
+  // worker without requests lands anywhere and is evicted first, one without
+  // limits may take a whole node. Resource name -> quantity, as Kubernetes
+  // writes them.
+  std::map<std::string, std::string> worker_default_requests{{"cpu", "250m"}, {"memory", "128Mi"}};
+  std::map<std::string, std::string> worker_default_limits{{"cpu", "1"}, {"memory", "512Mi"}};
+  // The admin's ceilings per LoadTest (--max-workers, --max-rate,
+  // --max-connections, --max-duration); unset: none. A LoadTest above one
+  // fails before anything is created (PolicyViolation, naming the value).
+  std::optional<uint32_t> max_workers;
+  std::optional<double> max_rate;  // requests/s, all workers together
+  std::optional<uint64_t> max_connections;
+  std::optional<std::chrono::nanoseconds> max_duration;
+  // The scheduling fields of spec.workerTemplate a LoadTest may set
+  // (--worker-scheduling-overrides): nodeSelector, tolerations, affinity.
+  std::set<std::string> worker_scheduling_overrides{"affinity", "nodeSelector", "tolerations"};
+  // Whether they may put workers onto control-plane nodes (tolerate their
+  // taint, select their label); never by default (--allow-control-plane-workers).
+  bool allow_control_plane_workers = false;
+  // The key every run's worker token is derived from (worker_token). The same
+  // for every replica and across restarts when read from
+  // --worker-token-key-file; else random per process.
+  std::string worker_token_key;
+  // The admin's target policy, passed to every worker (loadgen worker
+  // --guard-targets --deny-cidr ... --allow-cidr ...): ranges denied on top of
+  // the defaults (link-local and cloud metadata, loopback, unspecified), the API
+  // server's addresses among them, and, when not empty, the only ranges allowed.
+  std::vector<std::string> target_deny_cidrs;
+  std::vector<std::string> target_allow_cidrs;
   // A started run whose worker has not answered on worker_port for this long
   // fails with WorkersUnreachable (--worker-unreachable-timeout).
   std::chrono::seconds worker_unreachable_timeout{60};

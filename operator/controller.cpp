@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "operator/job_builder.hpp"
+#include "operator/worker_token.hpp"
 
 namespace kubeload::controller {
 namespace {
@@ -132,7 +133,7 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   const std::map<uint32_t, std::string> ask = workers_to_ask(observed);
   for (const auto& [index, ip] : ask) {
     WorkerAnswer answer;
-    answer.document = workers_.result(WorkerAddress{ip, config_.worker_port}, answer.error);
+    answer.document = workers_.result(worker_address(ip, uid), answer.error);
     observed.answers[index] = std::move(answer);
   }
   std::lock_guard lock(unreachable_mutex_);
@@ -149,6 +150,10 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
     }
   }
   observed.unreachable_since = since;
+}
+
+WorkerAddress Reconciler::worker_address(const std::string& ip, const std::string& uid) const {
+  return WorkerAddress{ip, config_.worker_port, worker_token(config_.worker_token_key, uid)};
 }
 
 void Reconciler::look_up_baseline(Observation& observed) {
@@ -218,6 +223,7 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
   const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
   const std::string name = string_at(loadtest, {"metadata", "name"});
   const std::string where = namespace_ + "/" + name;
+  const std::string uid = string_at(loadtest, {"metadata", "uid"});
   for (const std::string& warning : plan.warnings) {
     log_.warn("ignoring a result", {{"loadtest", where}, {"detail", warning}});
   }
@@ -229,7 +235,13 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
     std::visit(
         [&](const auto& a) {
           using A = std::decay_t<decltype(a)>;
-          if constexpr (std::is_same_v<A, CreateJob>) {
+          if constexpr (std::is_same_v<A, CreateTokenSecret>) {
+            kube::Response created = client_.create(kube::resources::secrets(namespace_), a.secret);
+            if (!created.ok() && !created.is_already_exists()) {
+              throw std::runtime_error("creating the worker token Secret of " + where + ": " +
+                                       created.describe());
+            }
+          } else if constexpr (std::is_same_v<A, CreateJob>) {
             kube::Response created = client_.create(kube::resources::jobs(namespace_), a.job);
             if (created.ok()) {
               log_.info("created worker job",
@@ -254,7 +266,7 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
             log_.info("starting workers", {{"loadtest", where}, {"startAtMs", unix_ms(a.at)}});
           } else if constexpr (std::is_same_v<A, StartWorker>) {
             std::string error;
-            if (!workers_.start(WorkerAddress{a.ip, config_.worker_port}, unix_ms(a.at), error)) {
+            if (!workers_.start(worker_address(a.ip, uid), unix_ms(a.at), error)) {
               log_.warn("worker did not take the start",
                         {{"loadtest", where}, {"worker", a.index}, {"error", error}});
             }
@@ -276,7 +288,7 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
             }
           } else if constexpr (std::is_same_v<A, FinishWorker>) {
             std::string error;
-            workers_.finish(WorkerAddress{a.ip, config_.worker_port}, error);
+            workers_.finish(worker_address(a.ip, uid), error);
           } else if constexpr (std::is_same_v<A, WriteStatus>) {
             kube::Response patched = client_.patch_status(
                 kube::resources::loadtests(namespace_), name,

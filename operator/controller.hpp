@@ -61,6 +61,8 @@ class Reconciler {
   bool act(const ReconcilePlan& plan, Observation& observed);
   void look_up_baseline(Observation& observed);
   void look_up_newest_pass(Observation& observed);
+  // A worker of the LoadTest with this uid, with the run's token.
+  WorkerAddress worker_address(const std::string& ip, const std::string& uid) const;
 
   kube::Client& client_;
   const kube::ListWatch& jobs_;

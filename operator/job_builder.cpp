@@ -138,6 +138,32 @@ void copy_if_set(const json& worker_template, const char* key, json& to) {
   to[key] = value;
 }
 
+// spec.workerTemplate.resources as given, or, when unset or empty, the
+// operator's defaults (never a mix: the spec's resources are the author's).
+json worker_resources(const json& worker_template, const OperatorConfig& config) {
+  if (worker_template.is_object() && worker_template.contains("resources")) {
+    const json& given = worker_template.at("resources");
+    if (given.is_object() && !given.empty()) return given;
+  }
+  json resources = json::object();
+  if (!config.worker_default_requests.empty()) {
+    resources["requests"] = config.worker_default_requests;
+  }
+  if (!config.worker_default_limits.empty()) resources["limits"] = config.worker_default_limits;
+  return resources;
+}
+
+// The LoadTest as the controlling owner, so its deletion takes the object along.
+json owner_reference(const json& loadtest) {
+  const json metadata = loadtest.value("metadata", json::object());
+  return {{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
+          {"kind", "LoadTest"},
+          {"name", required_string(metadata, "name", "metadata.name")},
+          {"uid", required_string(metadata, "uid", "metadata.uid")},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
 }  // namespace
 
 std::string worker_job_name(std::string_view loadtest_name) {
@@ -164,6 +190,28 @@ std::string header_env_name(size_t ordinal) {
   return "KUBELOAD_HEADER_" + std::to_string(ordinal);
 }
 
+std::string worker_token_secret_name(std::string_view loadtest_name, std::string_view uid) {
+  return worker_job_name(loadtest_name) + "-token-" + std::string(uid.substr(0, 8));
+}
+
+json build_worker_token_secret(const json& loadtest, const LoadTestSpec& spec,
+                               const std::string& token) {
+  const json metadata = loadtest.value("metadata", json::object());
+  const std::string name = required_string(metadata, "name", "metadata.name");
+  const std::string ns = required_string(metadata, "namespace", "metadata.namespace");
+  const std::string uid = required_string(metadata, "uid", "metadata.uid");
+  return json{{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"metadata",
+               {{"name", worker_token_secret_name(name, uid)},
+                {"namespace", ns},
+                {"labels", labels_for(spec, name, uid)},
+                {"ownerReferences", json::array({owner_reference(loadtest)})}}},
+              {"type", "Opaque"},
+              {"immutable", true},
+              {"stringData", {{std::string(kWorkerTokenKey), token}}}};
+}
+
 json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                       const OperatorConfig& config) {
   const json metadata = loadtest.value("metadata", json::object());
@@ -176,6 +224,13 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
   json env = json::array();
   env.push_back(
       {{"name", std::string(kSpecEnv)}, {"value", worker_manifest(loadtest, name, ns).dump()}});
+  // The run's token, by reference like the headers below: never in the Job itself.
+  env.push_back({{"name", kWorkerTokenEnv},
+                 {"valueFrom",
+                  {{"secretKeyRef",
+                    {{"name", worker_token_secret_name(name, uid)},
+                     {"key", std::string(kWorkerTokenKey)}}}}}});
+
   // The worker names its run in every /result, so a document from another
   // run's worker (a reused pod IP) is never merged into this one.
   env.push_back({{"name", std::string(kLoadTestUidEnv)}, {"value", uid}});
@@ -202,6 +257,16 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                "0.0.0.0:" + std::to_string(config.worker_port),
                "--target",
                target_url(spec, ns)};
+  // The worker decides every resolved target address against the admin's policy.
+  args.push_back("--guard-targets");
+  for (const std::string& cidr : config.target_deny_cidrs) {
+    args.push_back("--deny-cidr");
+    args.push_back(cidr);
+  }
+  for (const std::string& cidr : config.target_allow_cidrs) {
+    args.push_back("--allow-cidr");
+    args.push_back(cidr);
+  }
   // spec.target.tls.caFrom: the bundle is mounted from its Secret or
   // ConfigMap by the kubelet (the operator never reads it) and given to
   // loadgen as --cacert.
@@ -218,7 +283,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
     args.push_back("--cacert");
     args.push_back(std::string(kCaMountPath) + "/" + std::string(kCaFileName));
   }
-  const json resources = worker_template.value("resources", json::object());
+  const json resources = worker_resources(worker_template, config);
   if (const auto threads = worker_threads(resources, config)) {
     args.push_back("-t");
     args.push_back(std::to_string(*threads));
@@ -238,16 +303,17 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
       // so every second of probe period is a second of waiting.
       {"readinessProbe",
        {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}, {"periodSeconds", 1}}},
-      // The worker writes its headline numbers there; when it crashes
-      // before writing them, the log tail says why.
-      {"terminationMessagePolicy", "FallbackToLogsOnError"},
+      // The worker writes its headline numbers there, and nothing else may
+      // reach the status: a log tail (FallbackToLogsOnError) could carry a
+      // request's headers or a target's answers into the LoadTest and Events.
+      {"terminationMessagePolicy", "File"},
       // Pod Security Standards "restricted": a load generator needs no
       // privilege and writes nothing but its termination message.
       {"securityContext",
        {{"allowPrivilegeEscalation", false},
         {"readOnlyRootFilesystem", true},
         {"capabilities", {{"drop", json::array({"ALL"})}}}}}};
-  copy_if_set(worker_template, "resources", container);
+  if (!resources.empty()) container["resources"] = resources;
   if (!ca_volume.is_null()) {
     container["volumeMounts"] = json::array({{{"name", std::string(kCaVolume)},
                                               {"mountPath", std::string(kCaMountPath)},
@@ -271,12 +337,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
   copy_if_set(worker_template, "tolerations", pod_spec);
   copy_if_set(worker_template, "affinity", pod_spec);
 
-  json owner = {{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
-                {"kind", "LoadTest"},
-                {"name", name},
-                {"uid", uid},
-                {"controller", true},
-                {"blockOwnerDeletion", true}};
+  json owner = owner_reference(loadtest);
 
   json job{{"apiVersion", "batch/v1"},
            {"kind", "Job"},

@@ -50,6 +50,17 @@ std::string loadtest_label_value(std::string_view loadtest_name);
 // then request 1's, ...), so worker and operator agree from the spec alone.
 std::string header_env_name(size_t ordinal);
 
+// The Secret that hands the run's worker token to the pods (env
+// KUBELOAD_WORKER_TOKEN from its key "token"): `<job name>-token-<uid prefix>`,
+// owned by the LoadTest so it goes with it; the uid keeps a recreated LoadTest
+// of the same name from meeting the old run's Secret (and token) while that is
+// being garbage-collected. The operator only creates it; it never reads
+// Secrets (it derives the token again when it needs it).
+inline constexpr std::string_view kWorkerTokenKey = "token";
+std::string worker_token_secret_name(std::string_view loadtest_name, std::string_view uid);
+nlohmann::json build_worker_token_secret(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+                                         const std::string& token);
+
 // The Job (batch/v1) for `loadtest`, the LoadTest as the API server returns
 // it (apiVersion, kind, metadata with uid; spec), whose parse is `spec`
 // (which must be valid). Throws std::invalid_argument when metadata.name,

@@ -5,10 +5,20 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <openssl/rand.h>
+
+#include <array>
 #include <atomic>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +29,7 @@
 #include <prometheus/registry.h>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/target_policy.hpp"
 #include "operator/controller.hpp"
 #include "operator/event_filter.hpp"
 #include "operator/leader_election.hpp"
@@ -40,8 +51,26 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --concurrency N          reconciles in parallel (default 2)
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
   --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
+  --target-deny-cidr CIDR  refuse load to this range too (repeatable); always denied: link-local
+                           (cloud metadata), loopback, unspecified, and the API server's addresses
+  --target-allow-cidr CIDR load only to these ranges (repeatable; default: anywhere not denied)
+  --worker-token-key-file PATH  the key each run's worker token is derived from; every replica
+                           must read the same one (default: random per process, so a restarted
+                           operator cannot drive workers of runs already going)
   --worker-unreachable-timeout DURATION  fail a started run whose worker has not answered
                            on its port this long (WorkersUnreachable; default 60s)
+  --worker-default-requests R=Q,...  worker requests when a LoadTest sets no resources
+                           (default cpu=250m,memory=128Mi; "" for none)
+  --worker-default-limits R=Q,...    worker limits when a LoadTest sets no resources
+                           (default cpu=1,memory=512Mi; "" for none)
+  --max-workers N          refuse LoadTests with more workers (PolicyViolation; default: no ceiling)
+  --max-rate R             refuse a rate (requests/s, all workers) above R
+  --max-connections N      refuse connections or maxConnections above N
+  --max-duration DURATION  refuse runs planned longer (warm-up + duration or stages; for a run
+                           bounded by requests, its run timeout)
+  --worker-scheduling-overrides LIST  the workerTemplate fields LoadTests may set, of
+                           nodeSelector,tolerations,affinity (default all three; "" for none)
+  --allow-control-plane-workers  let those fields put workers onto control-plane nodes
 )";
 
 struct Flags {
@@ -55,8 +84,39 @@ struct Flags {
   unsigned concurrency = 2;
   std::optional<uint32_t> worker_threads;
   std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
+  std::string worker_token_key_file;
+  std::vector<std::string> target_deny_cidrs;
+  std::vector<std::string> target_allow_cidrs;
   std::chrono::seconds worker_unreachable_timeout{60};
+  // Worker defaults, ceilings and scheduling rules, straight into the config.
+  kc::OperatorConfig limits;
 };
+
+// "cpu=250m,memory=128Mi" -> {cpu: 250m, memory: 128Mi}; "" -> none.
+std::map<std::string, std::string> resource_list(const std::string& flag, const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size() ||
+        item.find_first_of(" \t\"") != std::string::npos) {
+      throw std::invalid_argument(
+          flag + ": must be NAME=QUANTITY,... (e.g. cpu=1,memory=512Mi), got \"" + text + "\"");
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+uint64_t ceiling(const std::string& flag, const std::string& text) {
+  try {
+    size_t used = 0;
+    const unsigned long long value = std::stoull(text, &used);
+    if (used == text.size() && value > 0 && text.find('-') == std::string::npos) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(flag + ": must be a whole number > 0, got \"" + text + "\"");
+}
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "kubeload-operator: %s\n%s", message.c_str(), kUsage);
@@ -114,6 +174,56 @@ Flags parse_flags(int argc, char** argv) {
                                     text + "\"");
       }
       flags.resync_period = *period;
+    } else if (arg == "--target-deny-cidr" || arg == "--target-allow-cidr") {
+      const std::string text = next();
+      if (!kubeload::Cidr::parse(text)) {
+        throw std::invalid_argument(arg + ": not an address or CIDR: \"" + text + "\"");
+      }
+      (arg == "--target-deny-cidr" ? flags.target_deny_cidrs : flags.target_allow_cidrs)
+          .push_back(text);
+    } else if (arg == "--worker-default-requests") {
+      flags.limits.worker_default_requests = resource_list(arg, next());
+    } else if (arg == "--worker-default-limits") {
+      flags.limits.worker_default_limits = resource_list(arg, next());
+    } else if (arg == "--max-workers") {
+      const uint64_t value = ceiling(arg, next());
+      if (value > 1000) throw std::invalid_argument(arg + ": at most 1000 (the CRD's own bound)");
+      flags.limits.max_workers = static_cast<uint32_t>(value);
+    } else if (arg == "--max-connections") {
+      flags.limits.max_connections = ceiling(arg, next());
+    } else if (arg == "--max-rate") {
+      const std::string text = next();
+      double value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc{} || end != text.data() + text.size() || !(value > 0) ||
+          !std::isfinite(value)) {
+        throw std::invalid_argument(arg + ": must be a number > 0 (requests/s), got \"" + text +
+                                    "\"");
+      }
+      flags.limits.max_rate = value;
+    } else if (arg == "--max-duration") {
+      const std::string text = next();
+      const auto duration = kubeload::parse_duration(text);
+      if (!duration || duration->count() <= 0) {
+        throw std::invalid_argument(arg + ": must be a duration like 2h or 30m, got \"" + text +
+                                    "\"");
+      }
+      flags.limits.max_duration = *duration;
+    } else if (arg == "--worker-scheduling-overrides") {
+      const std::string text = next();
+      flags.limits.worker_scheduling_overrides.clear();
+      std::istringstream items(text);
+      for (std::string item; std::getline(items, item, ',');) {
+        if (item != "nodeSelector" && item != "tolerations" && item != "affinity") {
+          throw std::invalid_argument(
+              arg + ": a list of nodeSelector, tolerations, affinity; got \"" + item + "\"");
+        }
+        flags.limits.worker_scheduling_overrides.insert(item);
+      }
+    } else if (arg == "--allow-control-plane-workers") {
+      flags.limits.allow_control_plane_workers = true;
+    } else if (arg == "--worker-token-key-file") {
+      flags.worker_token_key_file = next();
     } else if (arg == "--worker-unreachable-timeout") {
       const std::string text = next();
       const auto timeout = kubeload::parse_duration(text);
@@ -132,6 +242,15 @@ Flags parse_flags(int argc, char** argv) {
     flags.lease_namespace = flags.namespace_.empty() ? "default" : flags.namespace_;
   }
   return flags;
+}
+
+// The host of https://HOST:PORT/..., brackets of an IPv6 literal removed.
+std::string api_server_host(const std::string& server) {
+  std::string rest =
+      server.substr(server.find("://") == std::string::npos ? 0 : server.find("://") + 3);
+  rest = rest.substr(0, rest.find('/'));
+  if (!rest.empty() && rest.front() == '[') return rest.substr(1, rest.find(']') - 1);
+  return rest.substr(0, rest.rfind(':') == std::string::npos ? rest.size() : rest.rfind(':'));
 }
 
 std::pair<std::string, std::string> split_key(const std::string& key) {
@@ -247,9 +366,43 @@ int main(int argc, char** argv) {
   synced.store(true);
   log.info("caches synced", {{"loadtests", loadtests.items().size()}});
 
-  kc::OperatorConfig config;
+  kc::OperatorConfig config = flags.limits;
   config.loadgen_image = flags.loadgen_image;
   config.worker_threads = flags.worker_threads;
+  config.target_deny_cidrs = flags.target_deny_cidrs;
+  config.target_allow_cidrs = flags.target_allow_cidrs;
+  // The API server is never a target: its address as this operator reaches it,
+  // and the `kubernetes` Service's address that pods use.
+  for (std::string host : {api_server_host(cluster.server),
+                           std::string(std::getenv("KUBERNETES_SERVICE_HOST") != nullptr
+                                           ? std::getenv("KUBERNETES_SERVICE_HOST")
+                                           : "")}) {
+    if (kubeload::Cidr::parse(host)) config.target_deny_cidrs.push_back(host);
+  }
+  if (!flags.worker_token_key_file.empty()) {
+    std::ifstream key_file(flags.worker_token_key_file, std::ios::binary);
+    std::ostringstream key;
+    key << key_file.rdbuf();
+    config.worker_token_key = key.str();
+    while (!config.worker_token_key.empty() &&
+           std::isspace(static_cast<unsigned char>(config.worker_token_key.back()))) {
+      config.worker_token_key.pop_back();
+    }
+    if (!key_file || config.worker_token_key.size() < 16) {
+      return usage_error("--worker-token-key-file \"" + flags.worker_token_key_file +
+                         "\": cannot read at least 16 bytes of key");
+    }
+  } else {
+    std::array<unsigned char, 32> random_key{};
+    if (RAND_bytes(random_key.data(), static_cast<int>(random_key.size())) != 1) {
+      log.error("cannot generate a worker token key");
+      return 1;
+    }
+    config.worker_token_key.assign(random_key.begin(), random_key.end());
+    log.warn(
+        "no --worker-token-key-file: worker tokens are random to this process; a restarted "
+        "or standby operator cannot drive workers of runs already going");
+  }
   config.worker_unreachable_timeout = flags.worker_unreachable_timeout;
   kc::WorkerClient worker_client;
   kc::Reconciler reconciler(

@@ -7,6 +7,8 @@
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/run_policy.hpp"
+#include "operator/worker_token.hpp"
 
 namespace kubeload::controller {
 namespace {
@@ -229,7 +231,13 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       if (o.job_rejected) {
         failure =
             RunFailure{"JobRejected", "the API server refused the worker Job: " + *o.job_rejected};
+      } else if (auto refused = policy_refusal(o.loadtest, spec, config)) {
+        // The admin's ceilings and scheduling rules, checked before anything
+        // is created (a run already going is never stopped by a new rule).
+        failure = RunFailure{"PolicyViolation", *refused};
       } else {
+        out.actions.push_back(CreateTokenSecret{build_worker_token_secret(
+            o.loadtest, spec, worker_token(config.worker_token_key, uid))});
         out.actions.push_back(CreateJob{build_worker_job(o.loadtest, spec, config)});
       }
     }

@@ -57,6 +57,12 @@ struct Observation {
 
 // ---- actions, taken in order; the executor stops at the first that fails --------
 
+// The Secret that hands the run's worker token to its pods: created before
+// the Job so the pods never wait for it (409: it exists, with the same token,
+// since the token is derived from the LoadTest's uid).
+struct CreateTokenSecret {
+  nlohmann::json secret;
+};
 struct CreateJob {
   nlohmann::json job;
 };
@@ -117,9 +123,9 @@ struct DeleteLoadTest {
   std::string uid;
 };
 
-using Action =
-    std::variant<CreateJob, RecordStartAt, StartWorker, KeepResult, FinishWorker, WriteStatus,
-                 RecordEvent, DeleteJob, EndJob, LookUpBaseline, LookUpNewestPass, DeleteLoadTest>;
+using Action = std::variant<CreateTokenSecret, CreateJob, RecordStartAt, StartWorker, KeepResult,
+                            FinishWorker, WriteStatus, RecordEvent, DeleteJob, EndJob,
+                            LookUpBaseline, LookUpNewestPass, DeleteLoadTest>;
 
 struct ReconcilePlan {
   nlohmann::json status;  // what the status is now (written by a WriteStatus when it changed)

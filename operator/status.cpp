@@ -86,8 +86,8 @@ std::string termination_detail(const json& pod) {
         if (!detail.empty()) detail += ", ";
         detail += "exit code " + std::to_string(member(terminated, "exitCode").get<int64_t>());
       }
-      // With FallbackToLogsOnError this is the log tail of a crash: the
-      // first line usually says why.
+      // What the worker wrote to its termination log (policy File: never a
+      // log tail), e.g. why it refused its target; the first line says it.
       std::string message = text(member(terminated, "message"));
       message = message.substr(0, message.find('\n'));
       if (message.size() > kMaxDetail) message = message.substr(0, kMaxDetail) + "...";

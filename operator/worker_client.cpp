@@ -1,8 +1,25 @@
 #include "operator/worker_client.hpp"
 
+#include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 
+#include <cctype>
+
 namespace kubeload::controller {
+namespace {
+
+// A worker's error answer, shortened and with anything unprintable replaced:
+// it ends up in the operator's log, never verbatim.
+std::string quoted(const std::string& body) {
+  std::string out;
+  for (const char c : body.substr(0, kMaxQuotedWorkerBytes)) {
+    out += std::isprint(static_cast<unsigned char>(c)) != 0 ? c : '?';
+  }
+  if (body.size() > kMaxQuotedWorkerBytes) out += "...";
+  return out;
+}
+
+}  // namespace
 
 std::string WorkerAddress::base_url() const {
   const bool ipv6 = ip.find(':') != std::string::npos;
@@ -18,9 +35,30 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
     web::http::client::http_client client(worker.base_url(), config);
     web::http::http_request request(method);
     request.set_request_uri(path);
+    request.headers().add("Authorization", "Bearer " + worker.token);
     const web::http::http_response response = client.request(request).get();
     status = response.status_code();
-    return response.extract_utf8string(true).get();
+    if (response.headers().content_length() > kMaxWorkerResponseBytes) {
+      error = worker.base_url() + path + ": answer of " +
+              std::to_string(response.headers().content_length()) + " bytes, more than " +
+              std::to_string(kMaxWorkerResponseBytes);
+      return std::nullopt;
+    }
+    // Read at most one byte past the cap, whatever the framing (chunked has no length).
+    concurrency::streams::container_buffer<std::string> body;
+    auto stream = response.body();
+    std::size_t total = 0;
+    while (total <= kMaxWorkerResponseBytes) {
+      const std::size_t got = stream.read(body, 64 * 1024).get();
+      if (got == 0) break;
+      total += got;
+    }
+    if (total > kMaxWorkerResponseBytes) {
+      error = worker.base_url() + path + ": answer longer than " +
+              std::to_string(kMaxWorkerResponseBytes) + " bytes";
+      return std::nullopt;
+    }
+    return std::move(body.collection());
   } catch (const std::exception& e) {
     error = worker.base_url() + path + ": " + e.what();
     return std::nullopt;
@@ -34,7 +72,7 @@ bool WorkerClient::start(const WorkerAddress& worker, int64_t start_at_unix_ms,
       call(worker, "POST", "/start?at=" + std::to_string(start_at_unix_ms), status, error);
   if (!body) return false;
   if (status / 100 != 2) {
-    error = worker.base_url() + "/start: HTTP " + std::to_string(status) + ": " + *body;
+    error = worker.base_url() + "/start: HTTP " + std::to_string(status) + ": " + quoted(*body);
     return false;
   }
   return true;
@@ -62,7 +100,7 @@ bool WorkerClient::finish(const WorkerAddress& worker, std::string& error) const
   const auto body = call(worker, "POST", "/finish", status, error);
   if (!body) return false;
   if (status != 200) {
-    error = worker.base_url() + "/finish: HTTP " + std::to_string(status) + ": " + *body;
+    error = worker.base_url() + "/finish: HTTP " + std::to_string(status) + ": " + quoted(*body);
     return false;
   }
   return true;

@@ -4,6 +4,7 @@
 // the worker pods' IPs; every call is bounded by a timeout.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,8 +16,16 @@ namespace kubeload::controller {
 struct WorkerAddress {
   std::string ip;
   uint16_t port = 8080;
+  std::string token;  // the run's token (worker_token), sent as a bearer token
   std::string base_url() const;
 };
+
+// A worker's /result: its size is capped before anything is parsed (the rows and
+// histogram layouts are checked by run_result_from_json). 200 rows of three
+// dense default-layout histograms stay well under it.
+inline constexpr std::size_t kMaxWorkerResponseBytes = 64 * 1024 * 1024;
+// What of a worker's error answer is quoted in the operator's messages.
+inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 
 class WorkerClient {
  public:

@@ -483,6 +483,14 @@ std::string Histogram::encode_base64() const {
 }
 
 Histogram Histogram::decode_base64(std::string_view text) {
+  return decode(text, std::nullopt);
+}
+
+Histogram Histogram::decode_base64(std::string_view text, const Layout& required) {
+  return decode(text, required);
+}
+
+Histogram Histogram::decode(std::string_view text, const std::optional<Layout>& required) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
@@ -555,6 +563,13 @@ Histogram Histogram::decode_base64(std::string_view text) {
     fail("integer-to-double conversion ratio is not 1.0 (a DoubleHistogram?), not supported");
   }
 
+  if (required && (lowest != required->lowest || highest != required->highest ||
+                   significant_digits != required->significant_digits)) {
+    fail("layout (lowest " + std::to_string(lowest) + ", highest " + std::to_string(highest) +
+         ", " + std::to_string(significant_digits) + " significant digits) is not the expected (" +
+         std::to_string(required->lowest) + ", " + std::to_string(required->highest) + ", " +
+         std::to_string(required->significant_digits) + ")");
+  }
   std::optional<Histogram> decoded;
   try {
     decoded.emplace(Histogram(lowest, highest, significant_digits, kMaxDecodedCountsLength));

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/spec.hpp"
+
 namespace kubeload {
 namespace {
 
@@ -54,7 +56,9 @@ Histogram get_histogram(const json& in, const char* key, const std::string& path
   const json& v = in.at(key);
   if (!v.is_string()) bad_field(path + "." + key, "must be a string");
   try {
-    return Histogram::decode_base64(v.get<std::string>());
+    // Workers record only the default layout; any other is refused before its
+    // counts are allocated.
+    return Histogram::decode_base64(v.get<std::string>(), Histogram::Layout{});
   } catch (const std::invalid_argument& e) {
     bad_field(path + "." + key, e.what());
   }
@@ -365,6 +369,10 @@ RunResult run_result_from_json(const json& in) {
   if (in.contains("stages")) {
     const json& stages = in.at("stages");
     if (!stages.is_array()) bad_field("stages", "must be an array");
+    if (stages.size() > kMaxStages) {
+      bad_field("stages", "at most " + std::to_string(kMaxStages) + " rows (one per stage of a " +
+                              "spec), got " + std::to_string(stages.size()));
+    }
     for (size_t i = 0; i < stages.size(); ++i) {
       const std::string path = "stages[" + std::to_string(i) + "]";
       const json& row = stages[i];
@@ -380,6 +388,11 @@ RunResult run_result_from_json(const json& in) {
   if (in.contains("requestResults")) {
     const json& rows = in.at("requestResults");
     if (!rows.is_array()) bad_field("requestResults", "must be an array");
+    if (rows.size() > kMaxRequests) {
+      bad_field("requestResults", "at most " + std::to_string(kMaxRequests) +
+                                      " rows (one per request of a spec), got " +
+                                      std::to_string(rows.size()));
+    }
     for (size_t i = 0; i < rows.size(); ++i) {
       const std::string path = "requestResults[" + std::to_string(i) + "]";
       if (!rows[i].is_object() || !rows[i].contains("name") || !rows[i].at("name").is_string()) {

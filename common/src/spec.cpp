@@ -326,9 +326,14 @@ class Decoder {
   }
 
   template <typename Each>
-  void list(const YAML::Node& node, const std::string& path, Each each) {
+  void list(const YAML::Node& node, const std::string& path, size_t max_items, Each each) {
     if (!node.IsSequence()) {
       error(path, "must be a list, got " + node_kind(node));
+      return;
+    }
+    if (node.size() > max_items) {
+      error(path,
+            "at most " + std::to_string(max_items) + " items, got " + std::to_string(node.size()));
       return;
     }
     size_t i = 0;
@@ -344,6 +349,18 @@ class Decoder {
       return std::nullopt;
     }
     return node.Scalar();
+  }
+
+  // A string of at most max_bytes bytes.
+  std::optional<std::string> bounded_string(const YAML::Node& node, const std::string& path,
+                                            size_t max_bytes) {
+    auto text = string(node, path);
+    if (text && text->size() > max_bytes) {
+      error(path,
+            "at most " + std::to_string(max_bytes) + " bytes, got " + std::to_string(text->size()));
+      return std::nullopt;
+    }
+    return text;
   }
 
   // A plain (unquoted) decimal integer.
@@ -436,6 +453,25 @@ class Decoder {
       error(path, "must be > 0, got " + quote(text));
       return std::nullopt;
     }
+    if (*value > kMaxRunLength) {
+      error(path, "must be at most " + format_duration(kMaxRunLength) + ", got " + quote(text));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // Requests per second, bounded so that intervals (1 / rate) and request counts
+  // (rate * duration) stay inside 64-bit arithmetic.
+  std::optional<double> rate(const YAML::Node& node, const std::string& path) {
+    const std::optional<double> value = positive_number(node, path);
+    if (!value) return std::nullopt;
+    const double min_rate = 1.0 / std::chrono::duration<double>(kMaxRunLength).count();
+    if (*value > kMaxRate || *value < min_rate) {
+      error(path, "must be between one request per " + format_duration(kMaxRunLength) + " and " +
+                      std::to_string(static_cast<uint64_t>(kMaxRate)) +
+                      " requests per second, got " + node.Scalar());
+      return std::nullopt;
+    }
     return value;
   }
 
@@ -502,9 +538,10 @@ class Decoder {
             target(value, at);
           } else if (key == "requests") {
             seen_.requests = true;
-            list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-              request(item, item_path);
-            });
+            list(value, at, kMaxRequests,
+                 [&](const YAML::Node& item, const std::string& item_path) {
+                   request(item, item_path);
+                 });
           } else if (key == "load") {
             seen_.load_malformed = !value.IsMap();
             load(value, at);
@@ -519,9 +556,10 @@ class Decoder {
           } else if (key == "workerTemplate") {
             worker_template(value, at);
           } else if (key == "thresholds") {
-            list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-              threshold(item, item_path);
-            });
+            list(value, at, kMaxThresholds,
+                 [&](const YAML::Node& item, const std::string& item_path) {
+                   threshold(item, item_path);
+                 });
           } else if (key == "baseline") {
             baseline(value, at);
           } else if (key == "cleanup") {
@@ -569,6 +607,8 @@ class Decoder {
             error(at, "must be one of http1, http2, h2c, got " + quote(*name));
           }
         }
+      } else if (key == "allowInsecureSecretHeaders") {
+        if (auto allow = boolean(value, at)) out().allow_insecure_secret_headers = *allow;
       } else {
         return false;
       }
@@ -727,11 +767,12 @@ class Decoder {
           } else if (key == "headers") {
             headers(value, at, spec);
           } else if (key == "headersFrom") {
-            list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-              if (header_from(item, item_path, spec)) header_from_paths.push_back(item_path);
-            });
+            list(value, at, kMaxHeadersFrom,
+                 [&](const YAML::Node& item, const std::string& item_path) {
+                   if (header_from(item, item_path, spec)) header_from_paths.push_back(item_path);
+                 });
           } else if (key == "body") {
-            if (auto body = string(value, at)) spec.body = *body;
+            if (auto body = bounded_string(value, at, kMaxBodyBytes)) spec.body = *body;
           } else if (key == "weight") {
             if (auto weight = count(value, at, 1, kMaxWeight)) {
               spec.weight = static_cast<uint32_t>(*weight);
@@ -760,9 +801,14 @@ class Decoder {
   }
 
   void headers(const YAML::Node& node, const std::string& path, RequestSpec& spec) {
+    if (node.IsMap() && node.size() > kMaxHeaders) {
+      error(path, "at most " + std::to_string(kMaxHeaders) + " headers, got " +
+                      std::to_string(node.size()));
+      return;
+    }
     std::set<std::string> names;
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
-      const auto text = string(value, at);
+      const auto text = bounded_string(value, at, kMaxHeaderValueBytes);
       if (!is_http_token(key)) {
         error(path, "invalid header name " + quote(key));
       } else if (!names.insert(lowercase(key)).second) {
@@ -772,7 +818,7 @@ class Decoder {
         // loadgen frames the body itself; a second framing header would
         // make every request malformed.
         error(path, "header " + quote(key) + " is set by loadgen from the body");
-      } else if (text && text->find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+      } else if (text && header_value_breaks_line(*text)) {
         error(at, "must not contain CR, LF or NUL");
       } else if (text) {
         spec.headers.emplace_back(std::string(key), *text);
@@ -841,11 +887,12 @@ class Decoder {
   void expect(const YAML::Node& node, const std::string& path, Expectation& expectation) {
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
       if (key == "status") {
-        list(value, at, [&](const YAML::Node& item, const std::string& item_path) {
-          if (auto code = count(item, item_path, 100, 599)) {
-            expectation.status.push_back(static_cast<int>(*code));
-          }
-        });
+        list(value, at, kMaxExpectedStatuses,
+             [&](const YAML::Node& item, const std::string& item_path) {
+               if (auto code = count(item, item_path, 100, 599)) {
+                 expectation.status.push_back(static_cast<int>(*code));
+               }
+             });
       } else if (key == "bodyLength") {
         if (auto length = count(value, at, 0)) expectation.body_length = *length;
       } else {
@@ -863,7 +910,7 @@ class Decoder {
         load.connections = count(value, at, 1);
       } else if (key == "rate") {
         seen_.rate = true;
-        load.rate = positive_number(value, at);
+        load.rate = rate(value, at);
       } else if (key == "maxConnections") {
         seen_.max_connections = true;
         load.max_connections = count(value, at, 1);
@@ -880,7 +927,7 @@ class Decoder {
         seen_.warmup_requests = true;
         load.warmup_requests = count(value, at, 0);
       } else if (key == "stages") {
-        list(value, at,
+        list(value, at, kMaxStages,
              [&](const YAML::Node& item, const std::string& item_path) { stage(item, item_path); });
       } else if (key == "timeout") {
         if (auto timeout = duration(value, at, false)) load.timeout = *timeout;
@@ -910,7 +957,7 @@ class Decoder {
             stage.connections = count(value, at, 1);
           } else if (key == "rate") {
             rate_seen = true;
-            stage.rate = positive_number(value, at);
+            stage.rate = rate(value, at);
           } else {
             return false;
           }
@@ -929,7 +976,7 @@ class Decoder {
     WorkerTemplate& pod = out().worker_template;
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
       if (key == "image") {
-        if (auto image = string(value, at)) pod.image = *image;
+        if (auto image = bounded_string(value, at, kMaxImageBytes)) pod.image = *image;
       } else if (key == "resources" || key == "affinity") {
         if (!value.IsMap()) error(at, "must be a map, got " + node_kind(value));
       } else if (key == "nodeSelector") {
@@ -1065,6 +1112,22 @@ class Decoder {
     if (seen_.tls && (spec.url || spec.service) && !https_target) {
       error("spec.target.tls", "only for https targets (an https:// url or service scheme https)");
     }
+    // A Secret's value is a credential: it goes only where nobody on the way
+    // can read it and only to the server the certificate names, unless the
+    // author says otherwise in so many words.
+    if ((spec.url || spec.service) && !spec.allow_insecure_secret_headers) {
+      const char* problem =
+          !https_target ? "a Secret's value would be sent over plain http: use an https target"
+          : spec.tls.insecure_skip_verify
+              ? "a Secret's value would be sent to a server whose certificate is not verified "
+                "(spec.target.tls.insecureSkipVerify): verify it (spec.target.tls.caFrom)"
+              : nullptr;
+      for (size_t i = 0; problem != nullptr && i < spec.requests.size(); ++i) {
+        if (spec.requests[i].headers_from.empty()) continue;
+        error(request_paths_[i] + ".headersFrom",
+              std::string(problem) + ", or set spec.target.allowInsecureSecretHeaders: true");
+      }
+    }
 
     // An explicit empty list means the same as no list, as in Kubernetes.
     if (spec.requests.empty()) {
@@ -1120,6 +1183,33 @@ class Decoder {
       error("spec.load", "warmup and warmupRequests are mutually exclusive");
     }
 
+    // The planned length, summed with a check at every step: each part is at most
+    // kMaxRunLength, so the running total never overflows before it is compared.
+    const std::string too_long = "the run would last longer than " +
+                                 format_duration(kMaxRunLength) + " (warmup, duration and stages)";
+    nanoseconds planned = load.warmup.value_or(nanoseconds(0));
+    const auto add_planned = [&](nanoseconds part, const std::string& path) {
+      if (planned > kMaxRunLength) return;  // already reported
+      planned += part;
+      if (planned > kMaxRunLength) error(path, too_long);
+    };
+    if (load.duration) add_planned(*load.duration, "spec.load.duration");
+    for (size_t i = 0; i < load.stages.size(); ++i) {
+      add_planned(load.stages[i].duration, seen_.stage_paths[i] + ".duration");
+    }
+    if (open && load.rate && load.requests && !load.duration && !staged) {
+      const double seconds = static_cast<double>(*load.requests) / *load.rate;
+      if (seconds > std::chrono::duration<double>(kMaxRunLength).count()) {
+        std::array<char, 32> rate_text{};
+        const auto written =
+            std::to_chars(rate_text.data(), rate_text.data() + rate_text.size(), *load.rate).ptr;
+        error("spec.load.requests", "at spec.load.rate " + std::string(rate_text.data(), written) +
+                                        "/s, " + std::to_string(*load.requests) +
+                                        " requests take longer than " +
+                                        format_duration(kMaxRunLength));
+      }
+    }
+
     const std::string each_worker = ": each worker needs at least one connection";
     for (size_t i = 0; i < load.stages.size(); ++i) {
       const std::string& path = seen_.stage_paths[i];
@@ -1173,6 +1263,10 @@ class Decoder {
 };
 
 }  // namespace
+
+bool header_value_breaks_line(std::string_view value) noexcept {
+  return value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
 
 ParsedLoadTest parse_loadtest(const YAML::Node& manifest) {
   // yaml-cpp reports misuse by throwing; whatever slips past the checks above

@@ -30,6 +30,9 @@ ResourceRef pods(std::string ns) {
 ResourceRef configmaps(std::string ns) {
   return make("", "v1", "configmaps", "ConfigMap", std::move(ns));
 }
+ResourceRef secrets(std::string ns) {
+  return make("", "v1", "secrets", "Secret", std::move(ns));
+}
 ResourceRef events(std::string ns) {
   return make("", "v1", "events", "Event", std::move(ns));
 }

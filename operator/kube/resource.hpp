@@ -32,6 +32,7 @@ ResourceRef events(std::string ns = {});
 ResourceRef jobs(std::string ns = {});
 ResourceRef leases(std::string ns = {});
 ResourceRef loadtests(std::string ns = {});
+ResourceRef secrets(std::string ns = {});
 }  // namespace resources
 
 struct ListOptions {

@@ -81,12 +81,13 @@ render() { helm template "$RELEASE" "$chart" -n "$NS" "$@" 2>/dev/null; }
 kinds() { grep '^kind: ' | cut -d' ' -f2 | sort | paste -sd' '; }
 rendered=$(render)
 check "helm template renders (default: $(kinds <<<"$rendered"))" \
-  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRoleBinding Deployment Service ServiceAccount"
+  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding Deployment Secret Service ServiceAccount"
 check "default: one replica, no leader election, Recreate (no two operators at once)" \
   bash -c "grep -q 'replicas: 1' <<<\"\$1\" && ! grep -q -- --leader-elect <<<\"\$1\" && grep -q 'type: Recreate' <<<\"\$1\"" _ "$rendered"
 check "default: command kubeload-operator, --loadgen-image the same image" \
   bash -c "grep -q 'command: \[/usr/local/bin/kubeload-operator\]' <<<\"\$1\" && grep -q -- '--loadgen-image=$DEFAULT_IMAGE' <<<\"\$1\"" _ "$rendered"
-rendered=$(render --set watchNamespace=team-a)
+# (roles.create=false: the author and viewer ClusterRoles for people are not the operator's)
+rendered=$(render --set watchNamespace=team-a --set roles.create=false)
 check "watchNamespace: a Role and RoleBinding in it, --namespace, no ClusterRole" \
   bash -c "grep -q -- '--namespace=team-a' <<<\"\$1\" && grep -q 'namespace: team-a' <<<\"\$1\" && ! grep -q '^kind: ClusterRole' <<<\"\$1\" && test \"\$(grep -c '^kind: Role' <<<\"\$1\")\" = 2" _ "$rendered"
 rendered=$(render --set replicaCount=2)
@@ -204,7 +205,9 @@ expect yes watch pods -n "$TARGET_NS"
 expect yes patch loadtests.kubeload.dev --subresource=status -n "$TARGET_NS"
 expect yes create events -n "$TARGET_NS"
 expect yes update leases.coordination.k8s.io/kubeload-operator -n "$NS"
+expect yes create secrets -n "$TARGET_NS"
 expect no list secrets -n "$TARGET_NS"
+expect no get secrets -n "$TARGET_NS"
 expect no get secrets -n "$NS"
 expect no create pods -n "$TARGET_NS"
 expect no update loadtests.kubeload.dev -n "$TARGET_NS"

@@ -24,6 +24,7 @@ NS=kubeload-operator-e2e
 IMAGE=localhost/kubeload/kubeload:dev
 operator_pid=""
 replica_pids=()
+token_key_file=""
 was_up=0
 
 E2E_NAME=operator-e2e
@@ -34,6 +35,7 @@ finish() {
   local pid
   for pid in "${replica_pids[@]}"; do kill "$pid" 2>/dev/null; done
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  [ -n "$token_key_file" ] && rm -f "$token_key_file"
   if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
   report
   exit $?
@@ -73,8 +75,13 @@ check_nginx_agrees() { # label loadtest before
   check "$1: nginx served $((after - $3)), status says $requests" test "$((after - $3))" -eq "${requests:-0}"
 }
 
+# One key for every operator process of this test, so the one started after a
+# kill derives the same worker tokens and can still drive the running workers.
+token_key_file=$(mktemp /tmp/operator-e2e-token-key.XXXXXX)
+head -c 32 /dev/urandom | base64 >"$token_key_file"
 start_operator() {
   "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
+    --worker-token-key-file "$token_key_file" --max-duration 2h \
     --metrics-addr 127.0.0.1:18481 --health-addr 127.0.0.1:18482 >>/tmp/operator-e2e-operator.log 2>&1 &
   operator_pid=$!
   for _ in $(seq 1 50); do
@@ -155,7 +162,8 @@ check "open model: about 600 requests at 100 then 200/s ($requests)" test "${req
 # 3b. A header from a Secret reaches the workers, never the Job or the CR.
 kubectl -n "$NS" create secret generic api-token --from-literal=header='Bearer s3cr3t-e2e' \
   >/dev/null 2>&1
-apply_loadtest secret "  target: {service: {name: nginx, port: 80}}
+# nginx here speaks plain http: the author opts in to sending a Secret over it.
+apply_loadtest secret "  target: {service: {name: nginx, port: 80}, allowInsecureSecretHeaders: true}
   requests:
   - name: authed
     path: /
@@ -165,6 +173,8 @@ apply_loadtest secret "  target: {service: {name: nginx, port: 80}}
 check "secret header: Completed" wait_completed secret
 check "secret header: all 100 requests succeeded" \
   test "$(jp secret '{.status.result.requests}/{.status.result.failures}')" = "100/0"
+check "default worker resources on a LoadTest without any ($(kubectl -n "$NS" get job/secret-workers -o jsonpath='{.spec.template.spec.containers[0].resources}' 2>&1))" \
+  test "$(kubectl -n "$NS" get job/secret-workers -o jsonpath='{.spec.template.spec.containers[0].resources.requests.cpu}/{.spec.template.spec.containers[0].resources.limits.memory}')" = "250m/512Mi"
 objects=$(kubectl -n "$NS" get job/secret-workers lt/secret -o yaml 2>&1)
 check "secret header: the Job takes it by reference (KUBELOAD_HEADER_0 from api-token)" \
   contains "$objects" "KUBELOAD_HEADER_0"
@@ -187,6 +197,22 @@ check "invalid spec: phase Failed, reason InvalidSpec" wait_phase invalid Failed
 check "invalid spec: the message names the field ($(jp invalid '{.status.message}'))" \
   bash -c "kubectl -n '$NS' get lt invalid -o jsonpath='{.status.reason} {.status.message}' | grep -q 'InvalidSpec.*thresholds'"
 check "invalid spec: no worker Job" bash -c "! kubectl -n '$NS' get job invalid-workers >/dev/null 2>&1"
+
+# 5b. Above the operator's ceiling (--max-duration 2h), or onto control-plane
+# nodes: Failed with PolicyViolation naming the value, before anything is created.
+apply_loadtest toolong "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, duration: 3h}" >/dev/null
+check "ceiling: phase Failed" wait_phase toolong Failed 30
+check "ceiling: reason PolicyViolation, the message names the value and the flag ($(jp toolong '{.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt toolong -o jsonpath='{.status.reason} {.status.message}' | grep -q 'PolicyViolation.*3h.*ceiling of 2h (--max-duration)'"
+check "ceiling: no worker Job" bash -c "! kubectl -n '$NS' get job toolong-workers >/dev/null 2>&1"
+apply_loadtest controlplane "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  workerTemplate:
+    tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]" >/dev/null
+check "control plane: phase Failed" wait_phase controlplane Failed 30
+check "control plane: reason PolicyViolation ($(jp controlplane '{.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt controlplane -o jsonpath='{.status.reason} {.status.message}' | grep -q 'PolicyViolation.*control-plane'"
 
 # 6. A Service without endpoints: the run completes, with connect errors.
 apply_loadtest nobody "  target: {service: {name: nobody, port: 80}}
@@ -351,6 +377,7 @@ done
 stop_operator
 start_replica() { # metrics-port health-port; appends the pid to replica_pids
   "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" --leader-elect \
+    --worker-token-key-file "$token_key_file" \
     --metrics-addr "127.0.0.1:$1" --health-addr "127.0.0.1:$2" >>"/tmp/operator-e2e-replica-$1.log" 2>&1 &
   replica_pids+=("$!")
 }

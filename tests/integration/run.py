@@ -1180,6 +1180,150 @@ def check_fixture_nginx_serves_and_logs(env):
     expect(distinct_connections(entries) == 1, "http.client's keep-alive connection was not reused")
 
 
+def start_worker(env, name, token, extra_env=None, spec=None, extra_args=()):
+    """`loadgen worker` on 127.0.0.1 with the run's token; returns (process, port, log path)."""
+    spec_path = os.path.join(env.workdir, f"{name}.json")
+    with open(spec_path, "w") as out:
+        json.dump(spec or {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+                           "metadata": {"name": name},
+                           "spec": {"target": {"url": env.nginx.url("/small.bin", name)},
+                                    "load": {"connections": 1, "requests": 5}}}, out)
+    port = free_port()
+    log_path = os.path.join(env.workdir, f"{name}.log")
+    child_env = dict(os.environ)
+    child_env.pop("KUBELOAD_WORKER_TOKEN", None)
+    if token is not None:
+        child_env["KUBELOAD_WORKER_TOKEN"] = token
+    child_env.update(extra_env or {})
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [env.loadgen, "worker", "--spec", spec_path, "--listen", f"{LOOPBACK}:{port}",
+             "-t", "1", "--termination-log", os.path.join(env.workdir, f"{name}.termination"),
+             "--linger", "30s", *extra_args],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=child_env)
+    return process, port, log_path
+
+
+def control_request(port, method, path, token=None, timeout_s=5):
+    connection = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout_s)
+    try:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        connection.request(method, path, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read().decode(errors="replace")
+    finally:
+        connection.close()
+
+
+def wait_listening(port, process, timeout_s=15):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return False
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def check_worker_control_needs_the_runs_token(env):
+    token = "integration-" + os.urandom(16).hex()
+    process, port, log_path = start_worker(env, "worker-auth", token)
+    try:
+        expect(wait_listening(port, process), f"worker did not listen: {read_tail(log_path)}")
+        status, _ = control_request(port, "GET", "/healthz")
+        expect(status == 200, f"/healthz (open for probes): {status}")
+        for method, path in (("POST", "/start"), ("GET", "/result"), ("POST", "/finish")):
+            status, _ = control_request(port, method, path)
+            expect(status == 401, f"{method} {path} without a token: {status}, want 401")
+            status, _ = control_request(port, method, path, token=token[:-1] + "x")
+            expect(status == 403, f"{method} {path} with a wrong token: {status}, want 403")
+        # Far from now is refused even with the token.
+        far = int(time.time() * 1000) + 3600 * 1000
+        status, body = control_request(port, "POST", f"/start?at={far}", token=token)
+        expect(status == 400 and "more than 10 minutes" in body, f"start an hour ahead: {status} {body!r}")
+        status, body = control_request(port, "GET", "/result", token=token)
+        expect(status == 200 and json.loads(body)["startedAtMs"] == 0,
+               f"not started by the refused requests: {status} {body[:200]!r}")
+        status, body = control_request(port, "POST", "/start", token=token)
+        expect(status == 202, f"POST /start with the token: {status} {body!r}")
+        deadline = time.monotonic() + 30
+        document = {}
+        while time.monotonic() < deadline:
+            status, body = control_request(port, "GET", "/result", token=token)
+            document = json.loads(body) if status == 200 else {}
+            if document.get("finished"):
+                break
+            time.sleep(0.2)
+        expect(document.get("finished") and document["result"]["requests"] == 5,
+               f"the run with the token: {document!r}"[:300])
+        status, _ = control_request(port, "POST", "/finish", token=token)
+        expect(status == 200, f"POST /finish with the token: {status}")
+        expect(process.wait(timeout=15) == 0, f"worker exit {process.returncode}")
+    finally:
+        stop_process(process, "loadgen worker")
+
+
+def check_worker_guard_refuses_denied_targets_by_resolved_address(env):
+    # The guard decides on what the target resolves to: a name, the decimal
+    # form of 127.0.0.1 and the IPv4-mapped IPv6 form all reach loopback, which
+    # --guard-targets denies. nginx listens there and must see none of them.
+    for index, host in enumerate(("127.0.0.1", "localhost", "2130706433", "[::ffff:127.0.0.1]")):
+        tag = f"guarded-{index}"
+        url = env.nginx.url("/small.bin", tag).replace(LOOPBACK, host, 1)
+        spec = {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+                "metadata": {"name": tag},
+                "spec": {"target": {"url": url}, "load": {"connections": 1, "requests": 5}}}
+        process, port, log_path = start_worker(env, tag, "t-" + os.urandom(8).hex(), spec=spec,
+                                               extra_args=("--guard-targets",))
+        try:
+            code = process.wait(timeout=15)
+            output = read_tail(log_path)
+            termination = read_tail(os.path.join(env.workdir, f"{tag}.termination"))
+            expect(code == 2, f"{host}: exit {code}, want 2: {output}")
+            expect("refused" in termination and ("denied by 127.0.0.0/8" in termination or
+                                                 "denied by ::1/128" in termination),
+                   f"{host}: termination message {termination!r}")
+        finally:
+            stop_process(process, "loadgen worker")
+        expect(not env.nginx.logged_requests(tag, 0), f"{host}: nginx logged requests")
+
+
+def check_worker_refuses_to_run_without_a_token(env):
+    process, port, log_path = start_worker(env, "worker-no-token", None)
+    try:
+        code = process.wait(timeout=15)
+        expect(code == 2, f"exit {code}, want 2")
+        expect("KUBELOAD_WORKER_TOKEN" in read_tail(log_path), read_tail(log_path))
+    finally:
+        stop_process(process, "loadgen worker")
+
+
+def check_worker_refuses_secret_header_with_line_break_without_echo(env):
+    secret = "s3cr3t-" + os.urandom(8).hex()
+    spec = {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+            "metadata": {"name": "worker-crlf"},
+            "spec": {"target": {"url": env.nginx.url("/small.bin", "crlf"),
+                                "allowInsecureSecretHeaders": True},
+                     "requests": [{"name": "a", "headersFrom": [
+                         {"name": "Authorization",
+                          "secretKeyRef": {"name": "api-token", "key": "header"}}]}],
+                     "load": {"connections": 1, "requests": 5}}}
+    process, port, log_path = start_worker(
+        env, "worker-crlf", "t-" + os.urandom(8).hex(),
+        extra_env={"KUBELOAD_HEADER_0": f"Bearer {secret}\r\nX-Injected: 1"}, spec=spec)
+    try:
+        code = process.wait(timeout=15)
+        output = read_tail(log_path)
+        expect(code == 2, f"exit {code}, want 2: {output}")
+        expect("CR, LF or NUL" in output and "api-token" in output, output)
+        expect(secret not in output, "the secret value was echoed")
+    finally:
+        stop_process(process, "loadgen worker")
+
+
 CHECKS = (
     check_fixture_nginx_serves_and_logs,
     check_fixture_fault_server_wire,
@@ -1260,6 +1404,10 @@ CHECKS = (
     check_usage_bad_scheme,
     check_usage_duration_with_stages,
     check_usage_max_connections_below_threads,
+    check_worker_control_needs_the_runs_token,
+    check_worker_refuses_to_run_without_a_token,
+    check_worker_guard_refuses_denied_targets_by_resolved_address,
+    check_worker_refuses_secret_header_with_line_break_without_echo,
 )
 
 

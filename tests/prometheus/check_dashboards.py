@@ -408,8 +408,9 @@ def spawn(processes, name, argv, log_path, **kwargs):
     return process
 
 
-def http_get(url, timeout=5, data=None):
-    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+def http_get(url, timeout=5, data=None, headers=None):
+    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET",
+                                     headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read()
@@ -1232,20 +1233,24 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
     with open(spec_path, "w") as out:
         json.dump(closed_spec(fault.url("/")), out)
     workers = []
+    # The run's token, as the operator would hand it to its worker pods.
+    worker_token = os.urandom(16).hex()
     for index in range(2):
         port = free_port()
         process = spawn(processes, f"loadgen worker {index}", [
             args.loadgen, "worker", "--spec", spec_path, "--index", str(index), "--workers", "2",
             "--listen", f"{LOOPBACK}:{port}", "-t", "1",
             "--termination-log", os.path.join(workdir, f"termination-{index}"),
-            "--linger", "5m"], os.path.join(workdir, f"worker-{index}.log"))
+            "--linger", "5m"], os.path.join(workdir, f"worker-{index}.log"),
+            env=dict(os.environ, KUBELOAD_WORKER_TOKEN=worker_token))
         if not wait_http(f"http://{LOOPBACK}:{port}/healthz", process, 15):
             raise RuntimeError(f"loadgen worker {index} did not come up: "
                                f"{read_tail(os.path.join(workdir, f'worker-{index}.log'))}")
         workers.append(port)
         scrape["kubeload-loadgen"].append(f"{LOOPBACK}:{port}")
     for port in workers:
-        status, body = http_get(f"http://{LOOPBACK}:{port}/start", data=b"")
+        status, body = http_get(f"http://{LOOPBACK}:{port}/start", data=b"",
+                                headers={"Authorization": f"Bearer {worker_token}"})
         if status != 202:
             raise RuntimeError(f"POST /start on worker :{port}: {status} {body[:200]!r}")
 

@@ -138,7 +138,7 @@ apiVersion: kubeload.dev/v1alpha1
 kind: LoadTest
 metadata: {name: checkout, labels: {kubeload.dev/test: checkout}}
 spec:
-  target: {url: "http://checkout.shop.svc:8080/"}
+  target: {url: "http://checkout.shop.svc:8080/", allowInsecureSecretHeaders: true}
   requests:
   - name: cart
     method: GET
@@ -285,6 +285,85 @@ TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
     EXPECT_TRUE(declared.contains(std::string("spec.") + field)) << field;
   }
   EXPECT_EQ(strings(spec_schema()["required"]), (std::vector<std::string>{"target", "load"}));
+}
+
+// Unbounded fields: every string, list and map of the spec carries a bound, so
+// the API server refuses an oversized LoadTest (and CEL's cost estimate stays
+// finite). Subtrees passed through to the pod as Kubernetes types (resources,
+// affinity: x-kubernetes-preserve-unknown-fields) are bounded only by the
+// object size limit, as in Pods.
+void unbounded_fields(const YAML::Node& schema, const std::string& path,
+                      std::vector<std::string>& out) {
+  if (schema["x-kubernetes-preserve-unknown-fields"]) return;
+  const std::string type = schema["type"] ? schema["type"].as<std::string>() : "";
+  if (type == "string" && !schema["maxLength"] && !schema["enum"]) out.push_back(path);
+  if (type == "array" && !schema["maxItems"]) out.push_back(path);
+  if (type == "object" && schema["additionalProperties"] && !schema["maxProperties"]) {
+    out.push_back(path);
+  }
+  if (schema["properties"]) {
+    for (const auto& entry : schema["properties"]) {
+      unbounded_fields(entry.second, path + "." + entry.first.as<std::string>(), out);
+    }
+  }
+  if (schema["items"]) unbounded_fields(schema["items"], path + "[]", out);
+  if (schema["additionalProperties"] && schema["additionalProperties"].IsMap()) {
+    unbounded_fields(schema["additionalProperties"], path + ".*", out);
+  }
+}
+
+TEST(Crd, EveryStringListAndMapOfTheSpecIsBounded) {
+  std::vector<std::string> unbounded;
+  unbounded_fields(spec_schema(), "spec", unbounded);
+  EXPECT_EQ(unbounded, std::vector<std::string>{});
+}
+
+TEST(Crd, BoundsAgreeWithTheParser) {
+  const YAML::Node spec = spec_schema();
+  const auto max_items = [&](const char* path) { return at(spec, path)["maxItems"].as<size_t>(); };
+  EXPECT_EQ(max_items("requests"), kubeload::kMaxRequests);
+  EXPECT_EQ(max_items("load.stages"), kubeload::kMaxStages);
+  EXPECT_EQ(max_items("thresholds"), kubeload::kMaxThresholds);
+  EXPECT_EQ(max_items("requests.[].headersFrom"), kubeload::kMaxHeadersFrom);
+  EXPECT_EQ(max_items("requests.[].expect.status"), kubeload::kMaxExpectedStatuses);
+  EXPECT_EQ(at(spec, "requests.[].headers")["maxProperties"].as<size_t>(), kubeload::kMaxHeaders);
+  EXPECT_EQ(at(spec, "requests.[].headers")["additionalProperties"]["maxLength"].as<size_t>(),
+            kubeload::kMaxHeaderValueBytes);
+  EXPECT_EQ(at(spec, "requests.[].body")["maxLength"].as<size_t>(), kubeload::kMaxBodyBytes);
+  EXPECT_EQ(at(spec, "workerTemplate.image")["maxLength"].as<size_t>(), kubeload::kMaxImageBytes);
+
+  // One past each bound is refused by the parser too, naming the field.
+  const auto refused = [](const std::string& spec_body, const std::string& expected) {
+    const auto parsed = parse_loadtest(
+        "apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\nmetadata: {name: t}\nspec:\n" +
+        spec_body);
+    for (const auto& error : parsed.errors) {
+      if (error.to_string() == expected) return true;
+    }
+    ADD_FAILURE() << "no error \"" << expected << "\"";
+    return false;
+  };
+  std::string stages;
+  for (size_t i = 0; i <= kubeload::kMaxStages; ++i) stages += "{duration: 1s, connections: 1},";
+  refused("  target: {url: 'http://127.0.0.1/'}\n  load: {stages: [" + stages + "]}\n",
+          "spec.load.stages: at most 100 items, got 101");
+  refused(
+      "  target: {url: 'http://127.0.0.1/'}\n  load: {duration: 1s}\n  requests: [{name: a, "
+      "body: '" +
+          std::string(kubeload::kMaxBodyBytes + 1, 'x') + "'}]\n",
+      "spec.requests[0].body: at most 262144 bytes, got 262145");
+  refused(
+      "  target: {url: 'http://127.0.0.1/'}\n  load: {duration: 1s}\n  requests: [{name: a, "
+      "headers: {X-A: '" +
+          std::string(kubeload::kMaxHeaderValueBytes + 1, 'v') + "'}}]\n",
+      "spec.requests[0].headers.X-A: at most 8192 bytes, got 8193");
+  std::string headers;
+  for (size_t i = 0; i <= kubeload::kMaxHeaders; ++i) headers += "X-" + std::to_string(i) + ": v,";
+  refused(
+      "  target: {url: 'http://127.0.0.1/'}\n  load: {duration: 1s}\n  requests: [{name: a, "
+      "headers: {" +
+          headers + "}}]\n",
+      "spec.requests[0].headers: at most 100 headers, got 101");
 }
 
 TEST(Crd, RangesEnumsAndDefaults) {

@@ -731,6 +731,25 @@ TEST(HistogramDecoding, RefusesLayoutsTooLargeToAllocate) {
   EXPECT_EQ(decode_error(compressed_encoding(fields)), "(decoded without error)");
 }
 
+TEST(HistogramDecoding, RequiredLayoutIsCheckedBeforeAllocating) {
+  // The largest layout the general decoder admits (2^48 at 5 digits, 32 MiB of
+  // counts) is refused when the default layout is required, by its header alone.
+  PayloadFields fields;
+  fields.significant_digits = 5;
+  fields.highest = (uint64_t{1} << 48) - 1;
+  try {
+    Histogram::decode_base64(compressed_encoding(fields), Histogram::Layout{});
+    ADD_FAILURE() << "a non-default layout was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("is not the expected (1, 86400000000, 3)"),
+              std::string::npos)
+        << error.what();
+  }
+  Histogram recorded;
+  recorded.record(1234, 5);
+  EXPECT_EQ(Histogram::decode_base64(recorded.encode_base64(), Histogram::Layout{}), recorded);
+}
+
 TEST(HistogramDecoding, RejectsCountsOutsideTheArray) {
   PayloadFields fields;  // 32 counts
   fields.counts = {-32, 1};

@@ -24,6 +24,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/worker_token.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
 #error "KUBELOAD_SOURCE_DIR must point at the repository"
@@ -244,8 +245,9 @@ std::vector<Row> rows() {
        },
        [](json& job) {
          set_arg(job, "--target", "https://checkout.shop.svc:8443/");
-         container(job)["args"].push_back("--cacert");
-         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         // Before the threads (-t, from the default CPU limit), where the builder puts it.
+         json& args = container(job)["args"];
+         args.insert(args.end() - 2, {"--cacert", "/etc/kubeload/target-ca/ca.crt"});
          container(job)["volumeMounts"] = json::parse(
              R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
          job["spec"]["template"]["spec"]["volumes"] = json::parse(
@@ -266,8 +268,9 @@ std::vector<Row> rows() {
        },
        [](json& job) {
          set_arg(job, "--target", "https://checkout.shop.svc:8443/");
-         container(job)["args"].push_back("--cacert");
-         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         // Before the threads (-t, from the default CPU limit), where the builder puts it.
+         json& args = container(job)["args"];
+         args.insert(args.end() - 2, {"--cacert", "/etc/kubeload/target-ca/ca.crt"});
          container(job)["volumeMounts"] = json::parse(
              R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
          job["spec"]["template"]["spec"]["volumes"] = json::parse(
@@ -319,8 +322,7 @@ std::vector<Row> rows() {
        [worker_template_fields](json& job) {
          container(job)["resources"] = worker_template_fields["resources"];
          // Two CPUs of limit: two event-loop threads.
-         container(job)["args"].push_back("-t");
-         container(job)["args"].push_back("2");
+         set_arg(job, "-t", "2");
          pod_spec(job)["nodeSelector"] = worker_template_fields["nodeSelector"];
          pod_spec(job)["tolerations"] = worker_template_fields["tolerations"];
          pod_spec(job)["affinity"] = worker_template_fields["affinity"];
@@ -344,7 +346,11 @@ std::vector<Row> rows() {
          });
        }},
       {"headersFrom become secretKeyRef env vars",
-       [header_requests](json& lt) { lt["spec"]["requests"] = header_requests; },
+       [header_requests](json& lt) {
+         lt["spec"]["requests"] = header_requests;
+         // To a plain-http target only with the author's explicit opt-in.
+         lt["spec"]["target"]["allowInsecureSecretHeaders"] = true;
+       },
        [header_requests](json& job) {
          json& env = container(job)["env"];
          env.push_back(json::parse(
@@ -353,7 +359,10 @@ std::vector<Row> rows() {
              R"({"name": "KUBELOAD_HEADER_1", "valueFrom": {"secretKeyRef": {"name": "tenant", "key": "id"}}})"));
          env.push_back(json::parse(
              R"({"name": "KUBELOAD_HEADER_2", "valueFrom": {"secretKeyRef": {"name": "order-key", "key": "key.txt"}}})"));
-         edit_manifest(job, [&](json& m) { m["spec"]["requests"] = header_requests; });
+         edit_manifest(job, [&](json& m) {
+           m["spec"]["requests"] = header_requests;
+           m["spec"]["target"]["allowInsecureSecretHeaders"] = true;
+         });
        }},
       {"long name with a dot", [long_name](json& lt) { lt["metadata"]["name"] = long_name; },
        [long_name](json& job) {
@@ -361,6 +370,8 @@ std::vector<Row> rows() {
          const std::string label = loadtest_label_value(long_name);
          job["metadata"]["name"] = job_name;
          job["metadata"]["ownerReferences"][0]["name"] = long_name;
+         container(job)["env"][1]["valueFrom"]["secretKeyRef"]["name"] =
+             worker_token_secret_name(long_name, "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
          set_labels(job, "kubeload.dev/loadtest", label);
          edit_manifest(job, [&](json& m) { m["metadata"]["name"] = long_name; });
        }},
@@ -375,8 +386,7 @@ std::vector<Row> rows() {
          container(job)["imagePullPolicy"] = "Always";
          container(job)["ports"][0]["containerPort"] = 9090;
          set_arg(job, "--listen", "0.0.0.0:9090");
-         container(job)["args"].push_back("-t");
-         container(job)["args"].push_back("4");
+         set_arg(job, "-t", "4");
        },
        [](OperatorConfig& config) {
          config.service_account = "kubeload-worker";
@@ -440,16 +450,78 @@ TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
   EXPECT_FALSE(job["metadata"]["labels"].contains("team"));  // only our labels select pods
   EXPECT_EQ(pod_spec(job)["restartPolicy"], "Never");
   EXPECT_EQ(pod_spec(job)["automountServiceAccountToken"], false);
-  EXPECT_EQ(container(job)["args"],
-            json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1", "--listen",
-                  "0.0.0.0:8080", "--target", "http://checkout.shop.svc:8080/"}));
+  EXPECT_EQ(
+      container(job)["args"],
+      json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1", "--listen", "0.0.0.0:8080",
+            "--target", "http://checkout.shop.svc:8080/", "--guard-targets", "-t", "1"}));
   EXPECT_EQ(container(job)["readinessProbe"]["httpGet"]["path"], "/healthz");
-  EXPECT_EQ(container(job)["terminationMessagePolicy"], "FallbackToLogsOnError");
+  // Only the file the worker writes: never a log tail (FallbackToLogsOnError).
+  EXPECT_EQ(container(job)["terminationMessagePolicy"], "File");
+}
+
+TEST(OperatorJobBuilder, TheRunsTokenTravelsInItsOwnSecret) {
+  const json loadtest = default_loadtest();
+  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  ASSERT_TRUE(parsed.ok());
+  const std::string token = worker_token("operator key of 32 bytes or so..", "uid-1");
+  const json secret = build_worker_token_secret(loadtest, parsed.spec, token);
+  EXPECT_EQ(secret["kind"], "Secret");
+  // The uid's prefix: a recreated LoadTest never meets the old run's token.
+  EXPECT_EQ(secret["metadata"]["name"], "checkout-workers-token-6b1f5a52");
+  EXPECT_EQ(secret["metadata"]["labels"]["kubeload.dev/loadtest-uid"],
+            "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
+  EXPECT_EQ(secret["metadata"]["namespace"], "shop");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"],
+            "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["kind"], "LoadTest");
+  EXPECT_EQ(secret["stringData"]["token"], token);
+  EXPECT_EQ(secret["immutable"], true);
+
+  // The Job refers to it; the value is never in the Job.
+  json job = build(loadtest, default_config());
+  EXPECT_EQ(job.dump().find(token), std::string::npos);
+  const json& env = container(job)["env"];
+  ASSERT_GE(env.size(), 2u);
+  EXPECT_EQ(env[1]["name"], kWorkerTokenEnv);
+  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["name"], "checkout-workers-token-6b1f5a52");
+  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["key"], "token");
+}
+
+TEST(OperatorJobBuilder, TheAdminsTargetPolicyReachesEveryWorker) {
+  OperatorConfig config = default_config();
+  config.target_deny_cidrs = {"10.96.0.1", "192.0.2.0/24"};
+  config.target_allow_cidrs = {"10.0.0.0/8"};
+  json job = build(default_loadtest(), config);
+  const json& args = container(job)["args"];
+  std::vector<std::string> tail;
+  // Before the threads (-t 1, from the default CPU limit).
+  for (size_t i = args.size() - 9; i < args.size() - 2; ++i) {
+    tail.push_back(args[i].get<std::string>());
+  }
+  EXPECT_EQ(tail,
+            (std::vector<std::string>{"--guard-targets", "--deny-cidr", "10.96.0.1", "--deny-cidr",
+                                      "192.0.2.0/24", "--allow-cidr", "10.0.0.0/8"}));
+}
+
+TEST(OperatorWorkerToken, DerivedPerLoadTestAndKey) {
+  const std::string key = "0123456789abcdef0123456789abcdef";
+  const std::string token = worker_token(key, "uid-1");
+  EXPECT_EQ(token.size(), 64u);  // hex of HMAC-SHA256
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(worker_token(key, "uid-1"), token);        // a restarted operator derives the same
+  EXPECT_NE(worker_token(key, "uid-2"), token);        // another run gets another
+  EXPECT_NE(worker_token(key + "x", "uid-1"), token);  // another operator key, another
+  // RFC 4231 test case 2: HMAC-SHA256("Jefe", "what do ya want for nothing?").
+  EXPECT_EQ(worker_token("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_THROW(worker_token("", "uid-1"), std::invalid_argument);
+  EXPECT_THROW(worker_token(key, ""), std::invalid_argument);
 }
 
 TEST(OperatorJobBuilder, WorkerCanParseTheManifestItIsGiven) {
   json loadtest = default_loadtest();
   loadtest["spec"]["workers"] = 3;
+  loadtest["spec"]["target"]["url"] = "https://checkout.shop.svc:8443/";
   loadtest["spec"]["requests"] = json::parse(R"([{"name": "cart", "path": "/api/cart",
       "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}])");
   loadtest["spec"]["thresholds"] = {"p99 < 200ms", "cart.errorRate < 1%"};
@@ -473,6 +545,7 @@ TEST(OperatorJobBuilder, WorkerCanParseTheManifestItIsGiven) {
 
 TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   json loadtest = default_loadtest();
+  loadtest["spec"]["target"]["url"] = "https://checkout.shop.svc:8443/";
   loadtest["spec"]["requests"] = json::parse(R"([{"name": "cart",
       "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}])");
   loadtest["metadata"]["annotations"]["example.com/debug-authorization"] = kSecretValue;
@@ -485,7 +558,10 @@ TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   // A header from a Secret is a reference resolved by the kubelet, never a value.
   bool found = false;
   for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
-    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == "KUBELOAD_LOADTEST_UID") continue;
+    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == "KUBELOAD_LOADTEST_UID" ||
+        env["name"] == kWorkerTokenEnv) {
+      continue;
+    }
     EXPECT_FALSE(env.contains("value")) << env.dump();
     EXPECT_EQ(env["valueFrom"]["secretKeyRef"]["name"], "api-token");
     found = true;
@@ -499,6 +575,44 @@ TEST(OperatorJobBuilder, RefusesALoadTestWithoutUid) {
   const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
   ASSERT_TRUE(parsed.ok());
   EXPECT_THROW(build_worker_job(loadtest, parsed.spec, default_config()), std::invalid_argument);
+}
+
+TEST(OperatorJobBuilder, WithoutResourcesTheOperatorsDefaultsApply) {
+  // A worker without requests is scheduled anywhere and evicted first; one
+  // without limits can take a node's every core and all its memory.
+  const json defaults = {{"requests", {{"cpu", "250m"}, {"memory", "128Mi"}}},
+                         {"limits", {{"cpu", "1"}, {"memory", "512Mi"}}}};
+  json job = build(default_loadtest(), default_config());
+  EXPECT_EQ(container(job)["resources"], defaults);
+  const json& args = container(job)["args"];
+  const auto t = std::find(args.begin(), args.end(), "-t");
+  ASSERT_NE(t, args.end());  // the threads follow the default CPU limit
+  EXPECT_EQ(*(t + 1), "1");
+
+  // The admin's defaults (--worker-default-requests/--worker-default-limits).
+  OperatorConfig config = default_config();
+  config.worker_default_requests = {{"cpu", "2"}};
+  config.worker_default_limits = {{"cpu", "2"}, {"memory", "2Gi"}};
+  job = build(default_loadtest(), config);
+  EXPECT_EQ(container(job)["resources"],
+            json({{"requests", {{"cpu", "2"}}}, {"limits", {{"cpu", "2"}, {"memory", "2Gi"}}}}));
+
+  // An empty resources map means none: the defaults apply.
+  json loadtest = default_loadtest();
+  loadtest["spec"]["workerTemplate"] = {{"resources", json::object()}};
+  job = build(loadtest, default_config());
+  EXPECT_EQ(container(job)["resources"], defaults);
+
+  // The spec's own resources are used as they are, not mixed with the defaults.
+  loadtest["spec"]["workerTemplate"] = {{"resources", {{"requests", {{"memory", "1Gi"}}}}}};
+  job = build(loadtest, default_config());
+  EXPECT_EQ(container(job)["resources"], json({{"requests", {{"memory", "1Gi"}}}}));
+
+  // No defaults configured: no resources at all.
+  config.worker_default_requests.clear();
+  config.worker_default_limits.clear();
+  job = build(default_loadtest(), config);
+  EXPECT_FALSE(container(job).contains("resources"));
 }
 
 TEST(OperatorJobBuilder, CpuQuantitiesSizeTheThreads) {

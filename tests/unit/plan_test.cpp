@@ -255,6 +255,10 @@ TEST(Cli, BadValuesAreNamed) {
       {{"-c", "0", "http://h/"}, "\"0\""},
       {{"-d", "10x", "http://h/"}, "\"10x\""},
       {{"-r", "-5", "http://h/"}, "\"-5\""},
+      // beyond what 64-bit nanosecond arithmetic on the run's clock can hold
+      {{"-d", "2562047h", "http://h/"}, "-d: must be at most 8760h, got \"2562047h\""},
+      {{"--warmup", "9000h", "-d", "1s", "http://h/"}, "--warmup: must be at most 8760h"},
+      {{"-r", "2e9", "http://h/"}, "\"2e9\""},
       {{"--format", "xml", "http://h/"}, "\"xml\""},
       {{"--stages", "10s", "http://h/"}, "\"10s\""},
       {{"--expect-status", "700", "http://h/"}, "\"700\""},

@@ -17,6 +17,7 @@
 #include "kubeload/result.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/reconcile_plan.hpp"
+#include "operator/worker_token.hpp"
 
 namespace {
 
@@ -128,6 +129,16 @@ json kept_config_map(const std::map<uint32_t, json>& documents) {
   return {{"metadata", {{"name", results_config_map_name("checkout", kUid)}}}, {"data", data}};
 }
 
+// The operator's configuration in these rows: every operator has a worker
+// token key (random per process when no --worker-token-key-file is given).
+OperatorConfig test_config() {
+  OperatorConfig config;
+  config.loadgen_image = "kubeload:test";
+  config.worker_token_key = "a test key of thirty-two bytes..";
+  config.max_rate = 100000;
+  return config;
+}
+
 Observation observe(const json& loadtest, Timestamp now) {
   Observation o;
   o.loadtest = loadtest;
@@ -143,6 +154,7 @@ std::vector<std::string> names(const ReconcilePlan& p) {
     std::visit(
         [&](const auto& a) {
           using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, CreateTokenSecret>) out.push_back("CreateTokenSecret");
           if constexpr (std::is_same_v<A, CreateJob>) out.push_back("CreateJob");
           if constexpr (std::is_same_v<A, RecordStartAt>) out.push_back("RecordStartAt");
           if constexpr (std::is_same_v<A, StartWorker>) {
@@ -189,7 +201,7 @@ Observation running(Timestamp now, const std::string& extra_spec = "") {
 // The stored final status completed as this operator writes it (every
 // condition), so a row starts from what an earlier pass of it stored.
 Observation settled(Observation o) {
-  o.loadtest["status"] = plan(o, OperatorConfig{}).status;
+  o.loadtest["status"] = plan(o, test_config()).status;
   return o;
 }
 
@@ -213,8 +225,17 @@ std::vector<Row> rows() {
        [=] { return observe(loadtest_json(), early); },
        "Pending",
        "WaitingForWorkers",
-       {"WriteStatus", "Event WaitingForWorkers", "CreateJob"},
+       {"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret", "CreateJob"},
        seconds(5)},
+      {"a LoadTest above the operator's ceilings fails before anything is created",
+       [=] {
+         return observe(loadtest_json(R"({"load": {"rate": 200000, "duration": "30s"}})"), early);
+       },
+       "Failed",
+       "PolicyViolation",
+       {"WriteStatus", "Event PolicyViolation"},
+       std::nullopt,
+       "spec.load.rate: 200000 requests/s is above the operator's ceiling of 100000 (--max-rate)"},
       {"a Job the API server refuses is Failed with its message, not retried",
        [=] {
          Observation o = observe(loadtest_json(), early);
@@ -525,8 +546,7 @@ std::vector<Row> rows() {
 }
 
 TEST(ReconcilePlan, Table) {
-  OperatorConfig config;
-  config.loadgen_image = "kubeload:test";
+  const OperatorConfig config = test_config();
   for (const Row& row : rows()) {
     SCOPED_TRACE(row.name);
     const Observation observed = row.observed();
@@ -548,7 +568,7 @@ TEST(ReconcilePlan, Table) {
 
 TEST(ReconcilePlan, StatusWritesCarryTheResourceVersionTheyWereComputedFrom) {
   const ReconcilePlan planned =
-      plan(observe(loadtest_json(), kCreated + seconds(5)), OperatorConfig{});
+      plan(observe(loadtest_json(), kCreated + seconds(5)), test_config());
   for (const Action& action : planned.actions) {
     if (const auto* write = std::get_if<WriteStatus>(&action)) {
       EXPECT_EQ(write->resource_version, "1001");
@@ -560,7 +580,7 @@ TEST(ReconcilePlan, StatusWritesCarryTheResourceVersionTheyWereComputedFrom) {
 
 TEST(ReconcilePlan, TheJobCarriesTheUidLabelTheBackstopDeadlineAndATtl) {
   const ReconcilePlan planned =
-      plan(observe(loadtest_json(), kCreated + seconds(5)), OperatorConfig{});
+      plan(observe(loadtest_json(), kCreated + seconds(5)), test_config());
   const CreateJob* create = nullptr;
   for (const Action& action : planned.actions) {
     if (create == nullptr) create = std::get_if<CreateJob>(&action);
@@ -572,6 +592,42 @@ TEST(ReconcilePlan, TheJobCarriesTheUidLabelTheBackstopDeadlineAndATtl) {
   // 5m start + 1.5s lead + (30s + 30s request timeout + 30s grace) + 300s linger.
   EXPECT_EQ(create->job["spec"]["activeDeadlineSeconds"], 692);
   EXPECT_EQ(create->job["spec"]["ttlSecondsAfterFinished"], 24 * 3600);
+}
+
+TEST(ReconcilePlan, TheRunsTokenSecretIsCreatedBeforeTheJobThatRefersToIt) {
+  const OperatorConfig config = test_config();
+  const ReconcilePlan planned = plan(observe(loadtest_json(), kCreated + seconds(5)), config);
+  const CreateTokenSecret* secret = nullptr;
+  const CreateJob* create = nullptr;
+  for (const Action& action : planned.actions) {
+    if (const auto* s = std::get_if<CreateTokenSecret>(&action)) secret = s;
+    if (const auto* j = std::get_if<CreateJob>(&action)) {
+      ASSERT_NE(secret, nullptr) << "the Job is created before its token Secret";
+      create = j;
+    }
+  }
+  ASSERT_NE(secret, nullptr);
+  ASSERT_NE(create, nullptr);
+  // The token is the one the executor presents to the workers: derived from
+  // this LoadTest's uid under the operator's key.
+  EXPECT_EQ(secret->secret["stringData"]["token"], worker_token(config.worker_token_key, kUid));
+  EXPECT_EQ(secret->secret["metadata"]["ownerReferences"][0]["uid"], kUid);
+  const std::string name = secret->secret["metadata"]["name"];
+  bool referenced = false;
+  for (const json& env : create->job["spec"]["template"]["spec"]["containers"][0]["env"]) {
+    if (env.contains("valueFrom") && env["valueFrom"]["secretKeyRef"]["name"] == name) {
+      referenced = true;
+    }
+  }
+  EXPECT_TRUE(referenced) << create->job.dump();
+  // Once the Job exists nothing is created again.
+  Observation started = observe(loadtest_json(), kCreated + seconds(6));
+  started.loadtest["status"] = planned.status;
+  started.job = job_view(job_json());
+  for (const Action& action : plan(started, config).actions) {
+    EXPECT_FALSE(std::holds_alternative<CreateTokenSecret>(action));
+    EXPECT_FALSE(std::holds_alternative<CreateJob>(action));
+  }
 }
 
 TEST(ReconcilePlan, OnlyTheLoadTestsOwnPodsAreSeen) {

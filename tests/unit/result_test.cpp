@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/result.hpp"
+#include "kubeload/spec.hpp"
 
 namespace kubeload {
 namespace {
@@ -154,6 +155,50 @@ TEST(Result, FromJsonNamesTheBadField) {
   expect_error(R"({"version":"v1","result":{"statusCodes":{"abc":1}}})", "abc");
   expect_error(R"({"version":"v1","result":{"failures":3,"errors":{"read":1}}})", "failures");
   expect_error(R"({"version":"v1","result":{},"stages":[{"requests":"x"}]})", "stages[0].requests");
+}
+
+// What a worker sends is bounded before anything is built from it: rows by the
+// spec's own limits, histograms by the one layout workers record.
+TEST(Result, FromJsonRefusesMoreRowsThanASpecCanHave) {
+  auto with_rows = [](const char* key, size_t rows) {
+    nlohmann::json document = {{"version", "v1"}, {"result", nlohmann::json::object()}};
+    for (size_t i = 0; i < rows; ++i) {
+      nlohmann::json row = {{"name", "r" + std::to_string(i)}, {"index", i}};
+      document[key].push_back(row);
+    }
+    return document;
+  };
+  EXPECT_NO_THROW(run_result_from_json(with_rows("stages", kMaxStages)));
+  EXPECT_NO_THROW(run_result_from_json(with_rows("requestResults", kMaxRequests)));
+  try {
+    run_result_from_json(with_rows("stages", kMaxStages + 1));
+    ADD_FAILURE() << "101 stage rows accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("stages: at most 100 rows"), std::string::npos)
+        << e.what();
+  }
+  try {
+    run_result_from_json(with_rows("requestResults", kMaxRequests + 1));
+    ADD_FAILURE() << "101 request rows accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("requestResults: at most 100 rows"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Result, FromJsonRefusesAHistogramOfAnotherLayout) {
+  Histogram other(1, 1000, 2);
+  other.record(10);
+  const nlohmann::json document = {{"version", "v1"},
+                                   {"result", {{"histogram", other.encode_base64()}}}};
+  try {
+    run_result_from_json(document);
+    ADD_FAILURE() << "a histogram of another layout was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("result.histogram: histogram encoding: layout"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Result, EmptyResultHasNoNanOrInf) {

@@ -41,6 +41,7 @@ std::string with_spec(const std::string& spec_body,
 }
 
 const std::string kTarget = "target: {url: 'http://127.0.0.1:8080/'}\n";
+const std::string kHttpsTarget = "target: {url: 'https://127.0.0.1:8443/'}\n";
 
 // ---- valid manifests -----------------------------------------------------------
 
@@ -57,6 +58,7 @@ metadata:
 spec:
   target:
     url: http://checkout.shop.svc:8080/
+    allowInsecureSecretHeaders: true
   requests:
   - name: cart
     method: GET
@@ -114,6 +116,7 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
   EXPECT_EQ(spec.labels, (std::map<std::string, std::string>{{"kubeload.dev/test", "checkout"},
                                                              {"team", "payments"}}));
   EXPECT_EQ(spec.url, "http://checkout.shop.svc:8080/");
+  EXPECT_TRUE(spec.allow_insecure_secret_headers);
   EXPECT_FALSE(spec.service.has_value());
 
   ASSERT_EQ(spec.requests.size(), 2u);
@@ -495,26 +498,42 @@ INSTANTIATE_TEST_SUITE_P(
                     {"spec.requests[0]: must be a map, got \"GET\"",
                      "spec.requests[2].name: duplicate name \"cart\""}},
         InvalidSpec{"headers_from_required",
-                    kTarget + kLoad + "requests: [{name: a, headersFrom: [{}]}]",
+                    kHttpsTarget + kLoad + "requests: [{name: a, headersFrom: [{}]}]",
                     {"spec.requests[0].headersFrom[0].name: required",
                      "spec.requests[0].headersFrom[0].secretKeyRef: required"}},
         InvalidSpec{"headers_from_ref_required",
-                    kTarget + kLoad +
+                    kHttpsTarget + kLoad +
                         "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {}}]}]",
                     {"spec.requests[0].headersFrom[0].secretKeyRef.name: required",
                      "spec.requests[0].headersFrom[0].secretKeyRef.key: required"}},
         InvalidSpec{"headers_from_twice",
-                    kTarget + kLoad +
+                    kHttpsTarget + kLoad +
                         "requests: [{name: a, headers: {authorization: x}, headersFrom: [{name: "
                         "Authorization, secretKeyRef: {name: s, key: k}}]}]",
                     {"spec.requests[0].headersFrom[0].name: header \"Authorization\" is set "
                      "twice"}},
         InvalidSpec{"headers_from_twice_from_secrets",
-                    kTarget + kLoad +
+                    kHttpsTarget + kLoad +
                         "requests: [{name: a, headersFrom: [x, {name: X-Key, secretKeyRef: {name: "
                         "s, key: k}}, {name: x-key, secretKeyRef: {name: t, key: k}}]}]",
                     {"spec.requests[0].headersFrom[0]: must be a map, got \"x\"",
                      "spec.requests[0].headersFrom[2].name: header \"x-key\" is set twice"}},
+        InvalidSpec{"headers_from_over_plain_http",
+                    kTarget + kLoad +
+                        "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {name: "
+                        "s, key: k}}]}]",
+                    {"spec.requests[0].headersFrom: a Secret's value would be sent over plain "
+                     "http: use an https target, or set spec.target.allowInsecureSecretHeaders: "
+                     "true"}},
+        InvalidSpec{"headers_from_over_unverified_https",
+                    "target: {url: 'https://127.0.0.1:8443/', tls: {insecureSkipVerify: true}}\n" +
+                        kLoad +
+                        "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {name: "
+                        "s, key: k}}]}]",
+                    {"spec.requests[0].headersFrom: a Secret's value would be sent to a server "
+                     "whose certificate is not verified (spec.target.tls.insecureSkipVerify): "
+                     "verify it (spec.target.tls.caFrom), or set "
+                     "spec.target.allowInsecureSecretHeaders: true"}},
         InvalidSpec{"expect_status_range",
                     kTarget + kLoad + "requests: [{name: a, expect: {status: [200, 600, 99]}}]",
                     {"spec.requests[0].expect.status[1]: must be between 100 and 599, got 600",
@@ -609,6 +628,58 @@ INSTANTIATE_TEST_SUITE_P(
                     kTarget + "load: {stages: [{duration: 1s, connections: 5, threads: 2}]}",
                     {"spec.load.stages[0].threads: unknown field"}}),
     PrintRule);
+
+// Durations and rates that would overflow 64-bit nanoseconds somewhere downstream
+// (a clock reading plus the run, stages summed, requests / rate) are refused
+// with the field path instead of wrapping.
+INSTANTIATE_TEST_SUITE_P(
+    Overflow, SpecValidation,
+    ::testing::Values(
+        InvalidSpec{"duration_beyond_int64_nanoseconds",
+                    kTarget + "load: {duration: 2562048h}",
+                    {"spec.load.duration: invalid duration \"2562048h\""}},
+        InvalidSpec{"duration_at_int64_nanoseconds",
+                    kTarget + "load: {duration: 2562047h}",
+                    {"spec.load.duration: must be at most 8760h, got \"2562047h\""}},
+        InvalidSpec{"timeout_too_long",
+                    kTarget + "load: {duration: 10s, timeout: 8761h}",
+                    {"spec.load.timeout: must be at most 8760h, got \"8761h\""}},
+        InvalidSpec{"warmup_plus_duration",
+                    kTarget + "load: {duration: 5000h, warmup: 5000h}",
+                    {"spec.load.duration: the run would last longer than 8760h (warmup, duration "
+                     "and stages)"}},
+        InvalidSpec{"stages_summed",
+                    kTarget +
+                        "load: {stages: [{duration: 8000h, connections: 5}, {duration: 8000h, "
+                        "connections: 5}, {duration: 8000h, connections: 5}]}",
+                    {"spec.load.stages[1].duration: the run would last longer than 8760h "
+                     "(warmup, duration and stages)"}},
+        InvalidSpec{"rate_too_high",
+                    kTarget + "load: {rate: 1e10, duration: 10s}",
+                    {"spec.load.rate: must be between one request per 8760h and 1000000000 "
+                     "requests per second, got 1e10"}},
+        InvalidSpec{"rate_too_low",
+                    kTarget + "load: {rate: 1e-300, duration: 10s}",
+                    {"spec.load.rate: must be between one request per 8760h and 1000000000 "
+                     "requests per second, got 1e-300"}},
+        InvalidSpec{"stage_rate_too_high",
+                    kTarget + "load: {rate: 5, stages: [{duration: 1s, rate: 2e9}]}",
+                    {"spec.load.stages[0].rate: must be between one request per 8760h and "
+                     "1000000000 requests per second, got 2e9"}},
+        InvalidSpec{"requests_at_rate_too_long",
+                    kTarget + "load: {rate: 0.5, requests: 9000000000000000000}",
+                    {"spec.load.requests: at spec.load.rate 0.5/s, 9000000000000000000 requests "
+                     "take longer than 8760h"}}),
+    PrintRule);
+
+TEST(SpecValidation, LongestAllowedRunIsAccepted) {
+  const ParsedLoadTest parsed =
+      parse_loadtest(with_spec(kTarget + "load: {duration: 8759h, warmup: 1h, timeout: 8760h}"));
+  EXPECT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  const ParsedLoadTest at_rate =
+      parse_loadtest(with_spec(kTarget + "load: {rate: 1000000000, requests: 1000000}"));
+  EXPECT_TRUE(at_rate.ok()) << ::testing::PrintToString(messages(at_rate));
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Workers, SpecValidation,
@@ -1199,6 +1270,27 @@ TEST(SpecTls, ReportsEachProblemWithItsPath) {
         parse_loadtest(with_spec("target: " + row.target + "\nload: {duration: 10s}\n"));
     EXPECT_EQ(messages(parsed), std::vector<std::string>{row.error}) << row.target;
   }
+}
+
+TEST(Spec, SecretHeadersGoOverVerifiedHttpsOrWithAnExplicitOptIn) {
+  const std::string requests =
+      "requests: [{name: a, headersFrom: [{name: X-Key, secretKeyRef: {name: s, key: k}}]}]\n";
+  for (const std::string target : {
+           "target: {url: 'https://127.0.0.1:8443/'}\n",
+           "target: {service: {name: api, port: 443, scheme: https}}\n",
+           "target: {url: 'http://127.0.0.1:8080/', allowInsecureSecretHeaders: true}\n",
+           "target: {url: 'https://127.0.0.1:8443/', tls: {insecureSkipVerify: true}, "
+           "allowInsecureSecretHeaders: true}\n",
+       }) {
+    SCOPED_TRACE(target);
+    const ParsedLoadTest parsed = parse_loadtest(with_spec(target + kLoad + requests));
+    EXPECT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
+  }
+  // A Service target is plain http unless its scheme says https.
+  const ParsedLoadTest service =
+      parse_loadtest(with_spec("target: {service: {name: api}}\n" + kLoad + requests));
+  ASSERT_FALSE(service.ok());
+  EXPECT_EQ(service.errors.front().path, "spec.requests[0].headersFrom");
 }
 
 }  // namespace

@@ -87,4 +87,8 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, create, patch]
+# Each run's worker-token Secret: created (owned by its LoadTest), never read.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create]
 {{- end }}

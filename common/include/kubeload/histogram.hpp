@@ -13,6 +13,8 @@
 // number of values (the chunk store grows geometrically).
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +82,15 @@ class Histogram {
   // std::invalid_argument saying what is wrong on malformed input, and
   // refuses layouts over 2^22 counts rather than allocate for them.
   static Histogram decode_base64(std::string_view text);
+  // As above, and refuses, before allocating anything for the counts, an
+  // encoding whose layout is not `lowest`/`highest`/`significant_digits`: what
+  // the operator reads from a worker can only be what a worker records.
+  struct Layout {
+    int64_t lowest = kDefaultLowest;
+    int64_t highest = kDefaultHighest;
+    int significant_digits = kDefaultSignificantDigits;
+  };
+  static Histogram decode_base64(std::string_view text, const Layout& required);
 
   bool operator==(const Histogram& other) const noexcept;
   // Same lowest, highest and digits: what add() requires.
@@ -109,6 +120,7 @@ class Histogram {
   // tighter cap than a layout chosen in code.
   Histogram(int64_t lowest_discernible, int64_t highest_trackable, int significant_digits,
             int64_t max_counts_length);
+  static Histogram decode(std::string_view text, const std::optional<Layout>& required);
   int32_t bucket_index_of(int64_t value) const noexcept;
   int32_t sub_bucket_index_of(int64_t value, int32_t bucket_index) const noexcept;
   int32_t counts_index_for(int64_t value) const noexcept;

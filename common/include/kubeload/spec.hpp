@@ -133,7 +133,10 @@ struct LoadTestSpec {
   std::optional<ServiceRef> service;
   TlsSpec tls;                          // spec.target.tls
   Protocol protocol = Protocol::http1;  // spec.target.protocol
-  std::vector<RequestSpec> requests;    // never empty after parsing
+  // spec.target.allowInsecureSecretHeaders: headersFrom values may go over
+  // plain http or to an unverified https server (refused otherwise).
+  bool allow_insecure_secret_headers = false;
+  std::vector<RequestSpec> requests;  // never empty after parsing
   LoadSpec load;
   uint32_t workers = 1;
   WorkerTemplate worker_template;
@@ -164,6 +167,36 @@ struct ParsedLoadTest {
 // Real LoadTests, status included, have a few thousand nodes at most.
 inline constexpr size_t kMaxManifestBytes = 3 * 1024 * 1024;
 inline constexpr size_t kMaxManifestNodes = 50000;
+
+// Time limits. Every duration of a spec, and a run's planned length (warmup plus
+// duration or all stages, or requests / rate in the open model), is at most a
+// year: far beyond any load test, and small enough that adding it to any clock
+// reading, summing stages or dividing by a rate stays inside 64-bit nanoseconds.
+// A rate lies in [1 per kMaxRunLength, kMaxRate] for the same reason.
+inline constexpr std::chrono::nanoseconds kMaxRunLength = std::chrono::hours(24 * 365);
+inline constexpr double kMaxRate = 1e9;  // requests per second
+
+// Size limits of a spec: the CRD's maxItems / maxLength / maxProperties carry the
+// same numbers (tests/unit/crd_test.cpp checks that they agree), so what the API
+// server admits, the parser admits, and a worker or the operator never holds more.
+inline constexpr size_t kMaxRequests = 100;          // spec.requests
+inline constexpr size_t kMaxStages = 100;            // spec.load.stages
+inline constexpr size_t kMaxThresholds = 100;        // spec.thresholds
+inline constexpr size_t kMaxHeaders = 100;           // spec.requests[].headers
+inline constexpr size_t kMaxHeadersFrom = 50;        // spec.requests[].headersFrom
+inline constexpr size_t kMaxExpectedStatuses = 100;  // spec.requests[].expect.status
+inline constexpr size_t kMaxHeaderValueBytes = 8192;
+inline constexpr size_t kMaxBodyBytes = 256 * 1024;
+inline constexpr size_t kMaxImageBytes = 1024;
+
+// The environment variable a worker pod receives its run's token in (the
+// operator's Job builder sets it from the run's Secret; `loadgen worker` reads it).
+inline constexpr const char* kWorkerTokenEnv = "KUBELOAD_WORKER_TOKEN";
+
+// Whether a header value holds CR, LF or NUL: written into a request, such a
+// value would split it (header injection). Inline values and values from
+// Secrets are both refused for it, without echoing them.
+bool header_value_breaks_line(std::string_view value) noexcept;
 
 // A whole manifest (apiVersion, kind, metadata, spec). JSON is accepted too,
 // so the operator parses what the API server returns with the same code:

@@ -1,0 +1,98 @@
+#include "kubeload/target_policy.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+
+namespace kubeload {
+namespace {
+
+constexpr std::array<uint8_t, 12> kV4MappedPrefix = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+}  // namespace
+
+std::optional<IpAddress> IpAddress::parse(std::string_view text) {
+  if (text.size() > 64) return std::nullopt;
+  const std::string owned(text);
+  IpAddress address;
+  // inet_pton accepts only the canonical dotted quad: "2852039166" or "0x7f.1"
+  // are host names here, and what they resolve to is what gets decided.
+  if (inet_pton(AF_INET, owned.c_str(), address.bytes.data()) == 1) {
+    address.v4 = true;
+    return address;
+  }
+  if (inet_pton(AF_INET6, owned.c_str(), address.bytes.data()) == 1) {
+    if (std::equal(kV4MappedPrefix.begin(), kV4MappedPrefix.end(), address.bytes.begin())) {
+      std::copy(address.bytes.begin() + 12, address.bytes.end(), address.bytes.begin());
+      std::fill(address.bytes.begin() + 4, address.bytes.end(), 0);
+      address.v4 = true;
+    } else {
+      address.v4 = false;
+    }
+    return address;
+  }
+  return std::nullopt;
+}
+
+std::string IpAddress::to_string() const {
+  char buffer[INET6_ADDRSTRLEN] = {};
+  inet_ntop(v4 ? AF_INET : AF_INET6, bytes.data(), buffer, sizeof buffer);
+  return buffer;
+}
+
+std::optional<Cidr> Cidr::parse(std::string_view text) {
+  Cidr cidr;
+  cidr.text = std::string(text);
+  const auto slash = text.find('/');
+  const auto address = IpAddress::parse(text.substr(0, slash));
+  if (!address) return std::nullopt;
+  cidr.network = *address;
+  const int max_prefix = address->v4 ? 32 : 128;
+  if (slash == std::string_view::npos) {
+    cidr.prefix = max_prefix;
+  } else {
+    const std::string_view digits = text.substr(slash + 1);
+    if (digits.empty() || digits.size() > 3 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    cidr.prefix = std::stoi(std::string(digits));
+    if (cidr.prefix > max_prefix) return std::nullopt;
+  }
+  return cidr;
+}
+
+bool Cidr::contains(const IpAddress& address) const {
+  if (address.v4 != network.v4) return false;
+  int bits = prefix;
+  for (size_t i = 0; bits > 0; ++i, bits -= 8) {
+    const uint8_t mask = bits >= 8 ? 0xff : static_cast<uint8_t>(0xff << (8 - bits));
+    if ((address.bytes[i] & mask) != (network.bytes[i] & mask)) return false;
+  }
+  return true;
+}
+
+std::vector<Cidr> default_denied_ranges() {
+  std::vector<Cidr> ranges;
+  for (const char* text : {"169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "127.0.0.0/8",
+                           "::1/128", "0.0.0.0/8", "::/128"}) {
+    ranges.push_back(*Cidr::parse(text));
+  }
+  return ranges;
+}
+
+TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& address) {
+  for (const Cidr& denied : policy.deny) {
+    if (denied.contains(address)) {
+      return {false, address.to_string() + " is denied by " + denied.text};
+    }
+  }
+  if (!policy.allow.empty() &&
+      std::none_of(policy.allow.begin(), policy.allow.end(),
+                   [&](const Cidr& allowed) { return allowed.contains(address); })) {
+    return {false, address.to_string() + " is in none of the allowed ranges"};
+  }
+  return {true, ""};
+}
+
+}  // namespace kubeload

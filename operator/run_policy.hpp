@@ -1,0 +1,27 @@
+#pragma once
+// The admin's rules for what one LoadTest may ask of the cluster: ceilings on
+// workers, rate, connections and length, and which scheduling overrides it may
+// set (never onto control-plane nodes unless the admin says so). Pure: plan()
+// asks before it creates anything, and a refusal is the run's status.
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/spec.hpp"
+#include "operator/config.hpp"
+
+namespace kubeload::controller {
+
+// The node label and taint keys of control-plane nodes.
+inline constexpr const char* kControlPlaneKeys[] = {"node-role.kubernetes.io/control-plane",
+                                                    "node-role.kubernetes.io/master"};
+
+// Why `loadtest` (as the API returns it; `spec` its parse) may not run under
+// `config`, naming the field, its value, the rule and the flag that sets it;
+// nullopt when it may.
+std::optional<std::string> policy_refusal(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+                                          const OperatorConfig& config);
+
+}  // namespace kubeload::controller

@@ -1,0 +1,107 @@
+// The admin's target policy as a pure decision on resolved addresses. Nothing
+// here sends a packet: the addresses below are only compared with ranges.
+
+#include "kubeload/target_policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kubeload {
+namespace {
+
+struct Row {
+  const char* address;  // as the resolver would return it
+  bool allowed;
+  const char* rule;  // part of the reason, for refusals
+};
+
+TargetPolicy policy_with(std::vector<std::string> deny_extra, std::vector<std::string> allow) {
+  TargetPolicy policy;
+  for (const auto& text : deny_extra) policy.deny.push_back(*Cidr::parse(text));
+  for (const auto& text : allow) policy.allow.push_back(*Cidr::parse(text));
+  return policy;
+}
+
+TEST(TargetPolicy, DefaultDenialsTable) {
+  const TargetPolicy policy;  // the defaults only
+  const std::vector<Row> rows = {
+      {"169.254.169.254", false, "169.254.0.0/16"},         // cloud metadata (AWS, GCP, Azure)
+      {"169.254.0.1", false, "169.254.0.0/16"},             // link-local
+      {"::ffff:169.254.169.254", false, "169.254.0.0/16"},  // IPv4-mapped IPv6
+      {"::ffff:a9fe:a9fe", false, "169.254.0.0/16"},        // the same, in hex
+      {"fd00:ec2::254", false, "fd00:ec2::254/128"},        // AWS metadata over IPv6
+      {"fe80::1", false, "fe80::/10"},
+      {"127.0.0.1", false, "127.0.0.0/8"},
+      {"127.255.0.9", false, "127.0.0.0/8"},
+      {"::1", false, "::1/128"},
+      {"::ffff:127.0.0.1", false, "127.0.0.0/8"},
+      {"0.0.0.0", false, "0.0.0.0/8"},
+      {"::", false, "::/128"},
+      {"10.244.1.7", true, ""},       // a pod
+      {"10.245.0.10", true, ""},      // a Service
+      {"169.253.255.255", true, ""},  // just below the link-local range
+      {"169.255.0.0", true, ""},      // just above
+      {"128.0.0.1", true, ""},
+      {"fd00:ec2::253", true, ""},
+  };
+  for (const Row& row : rows) {
+    const auto address = IpAddress::parse(row.address);
+    ASSERT_TRUE(address) << row.address;
+    const TargetDecision decision = decide_target(policy, *address);
+    EXPECT_EQ(decision.allowed, row.allowed) << row.address << ": " << decision.reason;
+    if (!row.allowed) {
+      EXPECT_NE(decision.reason.find(row.rule), std::string::npos)
+          << row.address << ": " << decision.reason;
+    }
+  }
+}
+
+TEST(TargetPolicy, NumericHostFormsAreNotAddressesUntilResolved) {
+  // http://2852039166/ and friends are host names to the parser; the resolver
+  // turns them into 169.254.169.254, and that is what the worker decides on.
+  for (const char* text : {"2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "169.254.43518",
+                           "169.254.169.254.", "[::1]", ""}) {
+    EXPECT_FALSE(IpAddress::parse(text)) << text;
+  }
+  EXPECT_EQ(IpAddress::parse("::ffff:169.254.169.254")->to_string(), "169.254.169.254");
+}
+
+TEST(TargetPolicy, AdminRulesTable) {
+  const TargetPolicy policy =
+      policy_with({"10.96.0.1", "192.0.2.0/24"}, {"10.0.0.0/8", "2001:db8::/32"});
+  const std::vector<Row> rows = {
+      {"10.96.0.1", false, "10.96.0.1"},      // the API server's Service address
+      {"192.0.2.10", false, "192.0.2.0/24"},  // denied before allow is looked at
+      {"10.244.1.7", true, ""},
+      {"2001:db8::5", true, ""},
+      {"172.16.0.1", false, "none of the allowed"},
+      {"2001:db9::5", false, "none of the allowed"},
+      {"169.254.169.254", false, "169.254.0.0/16"},  // the defaults stay
+  };
+  for (const Row& row : rows) {
+    const TargetDecision decision = decide_target(policy, *IpAddress::parse(row.address));
+    EXPECT_EQ(decision.allowed, row.allowed) << row.address << ": " << decision.reason;
+    if (!row.allowed) {
+      EXPECT_NE(decision.reason.find(row.rule), std::string::npos)
+          << row.address << ": " << decision.reason;
+    }
+  }
+}
+
+TEST(TargetPolicy, CidrParsing) {
+  EXPECT_EQ(Cidr::parse("10.0.0.0/8")->prefix, 8);
+  EXPECT_EQ(Cidr::parse("10.0.0.1")->prefix, 32);
+  EXPECT_EQ(Cidr::parse("fd00::/8")->prefix, 8);
+  EXPECT_EQ(Cidr::parse("::1")->prefix, 128);
+  EXPECT_TRUE(Cidr::parse("0.0.0.0/0")->contains(*IpAddress::parse("8.8.8.8")));
+  EXPECT_FALSE(Cidr::parse("0.0.0.0/0")->contains(*IpAddress::parse("2001:db8::1")));
+  for (const char* bad : {"10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/8x",
+                          "10.0.0/8", "host/8", "/8", "10.0.0.0/0008"}) {
+    EXPECT_FALSE(Cidr::parse(bad)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace kubeload

@@ -1,0 +1,60 @@
+// The worker's control protocol guards (loadgen/worker_server.hpp): the run's
+// token on /start, /result and /finish, and start times far from now.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "kubeload/spec.hpp"
+#include "loadgen/worker_server.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+constexpr const char* kToken = "4f1c0a9e7b2d4c6f8a1e3b5d7f9c2e4a";
+
+TEST(WorkerControlToken, OnlyTheRunsTokenIsAccepted) {
+  const std::string bearer = std::string("Bearer ") + kToken;
+  EXPECT_EQ(check_control_token(bearer, kToken), ControlAuth::ok);
+  EXPECT_EQ(check_control_token(std::string("bearer ") + kToken, kToken), ControlAuth::ok);
+  EXPECT_EQ(check_control_token("", kToken), ControlAuth::missing);
+  EXPECT_EQ(check_control_token("Bearer ", kToken), ControlAuth::missing);
+  EXPECT_EQ(check_control_token(std::string("Basic ") + kToken, kToken), ControlAuth::missing);
+  EXPECT_EQ(check_control_token(kToken, kToken), ControlAuth::missing);
+  std::string wrong = bearer;
+  wrong.back() = wrong.back() == '0' ? '1' : '0';
+  EXPECT_EQ(check_control_token(wrong, kToken), ControlAuth::wrong);
+  EXPECT_EQ(check_control_token(bearer + "0", kToken), ControlAuth::wrong);
+  EXPECT_EQ(check_control_token(bearer.substr(0, bearer.size() - 1), kToken), ControlAuth::wrong);
+  // An unset token never matches, not even an empty one.
+  EXPECT_EQ(check_control_token("Bearer x", ""), ControlAuth::wrong);
+}
+
+TEST(WorkerControlStart, StartTimesFarFromNowAreRefused) {
+  const int64_t now = 1'780'000'000'000;
+  const int64_t skew = std::chrono::milliseconds(kMaxStartSkew).count();
+  EXPECT_EQ(start_time_problem(now, now), std::nullopt);
+  EXPECT_EQ(start_time_problem(now + 3000, now), std::nullopt);
+  EXPECT_EQ(start_time_problem(now + skew, now), std::nullopt);
+  EXPECT_EQ(start_time_problem(now - skew, now), std::nullopt);
+  ASSERT_TRUE(start_time_problem(now + skew + 1, now));
+  EXPECT_NE(start_time_problem(now + skew + 1, now)->find("more than 10 minutes"),
+            std::string::npos);
+  EXPECT_TRUE(start_time_problem(now - skew - 1, now));
+  // The ends of the range: no overflow, just refused.
+  EXPECT_TRUE(start_time_problem(std::numeric_limits<int64_t>::max(), now));
+  EXPECT_TRUE(start_time_problem(std::numeric_limits<int64_t>::min(), now));
+  EXPECT_TRUE(start_time_problem(0, now));
+}
+
+TEST(WorkerControlHeaders, SecretValuesThatSplitARequestAreRefused) {
+  EXPECT_FALSE(header_value_breaks_line("Bearer abc.def"));
+  EXPECT_TRUE(header_value_breaks_line("abc\r\nX-Injected: 1"));
+  EXPECT_TRUE(header_value_breaks_line("abc\n"));
+  EXPECT_TRUE(header_value_breaks_line(std::string("a\0b", 3)));
+}
+
+}  // namespace
+}  // namespace kubeload::loadgen
