@@ -178,6 +178,7 @@ std::optional<Timestamp> Reconciler::start_workers(const json& job, const std::v
 }
 
 void Reconciler::collect_results(const std::vector<json>& pods, Observed& observed) {
+  observed.results = WorkerResults(observed.parsed.spec.workers);
   for (const json& pod : pods) {
     const auto index = worker_index(pod);
     const std::string ip = string_at(pod, {"status", "podIP"});
@@ -189,7 +190,7 @@ void Reconciler::collect_results(const std::vector<json>& pods, Observed& observ
       try {
         CollectedResult collected = collected_result_from_json(*document);
         const bool started = collected.started_at_ms.has_value();
-        observed.results[*index] = std::move(collected);
+        observed.results.fold(*index, std::move(collected));
         if (started) continue;
       } catch (const std::invalid_argument& e) {
         log_.warn("unreadable worker result", {{"pod", ip}, {"error", e.what()}});
