@@ -1,6 +1,7 @@
-# kubeload: loadgen (the CLI and the worker in pods) and kubeload-operator in
-# one image, built from source in a Debian bookworm stage and shipped on a
-# slim runtime stage with only the shared libraries they link.
+# kubeload: loadgen (the CLI and the worker in pods), kubeload-operator and
+# the kubectl plugin kubectl-kubeload (for CI jobs and hooks) in one image,
+# built from source in a Debian bookworm stage and shipped on a slim runtime
+# stage with only the shared libraries they link.
 #
 #   docker build -t kubeload:dev .
 #   buildah bud --isolation chroot -t kubeload:dev .      (no Docker engine)
@@ -20,9 +21,10 @@ COPY CMakeLists.txt ./
 COPY common common
 COPY loadgen loadgen
 COPY operator operator
+COPY plugin plugin
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKUBELOAD_TESTS=OFF >/dev/null \
  && cmake --build /build -j"$(nproc)" \
- && strip /build/bin/loadgen /build/bin/kubeload-operator
+ && strip /build/bin/loadgen /build/bin/kubeload-operator /build/bin/kubectl-kubeload
 
 FROM ${BASE}
 RUN apt-get update -qq \
@@ -30,7 +32,8 @@ RUN apt-get update -qq \
       libcpprest2.10 libyaml-cpp0.7 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
       libssl3 zlib1g ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/bin/loadgen /build/bin/kubeload-operator /usr/local/bin/
+COPY --from=build /build/bin/loadgen /build/bin/kubeload-operator /build/bin/kubectl-kubeload \
+     /usr/local/bin/
 # The worker listens on 8080; nothing here needs root.
 USER 65532:65532
 EXPOSE 8080

@@ -13,6 +13,9 @@ cache="${KUBELOAD_CACHE:-$HOME/.cache/kubeload}"
 out="$cache/images"
 if [ "${1:-}" = "--print-dir" ]; then echo "$out"; exit 0; fi
 mkdir -p "$out"
+# One build at a time (scripts/test starts one early; `scripts/cluster up` runs another).
+exec 8>"$cache/.images.lock"
+flock 8
 log() { echo "images: $*" >&2; }
 bah() { buildah --storage-driver vfs --root "$cache/buildah/root" --runroot "$cache/buildah/run" "$@"; }
 

@@ -187,6 +187,8 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
       options.target_override = value();
     } else if (name == "-t" || name == "--threads") {
       options.threads = worker_number(name, value(), false);
+    } else if (name == "--cacert") {
+      options.ca_file = value();
     } else if (name == "--termination-log") {
       options.termination_log = value();
     } else if (name == "--linger") {
@@ -213,34 +215,51 @@ const char* usage_text() {
   loadgen run FILE.yaml          run a LoadTest manifest on this machine
           [--target URL]         ... against URL instead of spec.target
   loadgen worker --spec FILE --index I --workers N [--listen ADDR] [--target URL]
+                 [--cacert FILE]
                                  the pod mode: share I of N, driven over HTTP by the operator
 
 options:
   -c, --connections N     closed model: concurrent connections (default 10)
-  -n, --requests N        stop after N requests
+  -n, --requests N        stop after N requests (shared by all connections and threads)
   -d, --duration D        stop after D (30s, 2m); with neither -n nor -d: 10s
-  -r, --rate R            open model: R requests/s at constant arrival
-      --max-connections N open model: connection cap (default 1000)
-  -t, --threads N         event-loop threads (default: cores)
+  -r, --rate R            open model: R requests/s at constant arrival, one arrival
+                          sequence for all threads; a request that finds no free
+                          connection within --timeout of its intended time is an
+                          error of kind "dropped"
+      --max-connections N open model: connection cap (default 1000); not below -t
+  -t, --threads N         event-loop threads (default: the whole CPUs of the cgroup
+                          CPU quota, else the cores; at most the connections)
       --warmup D          warm up for D first (not counted)
       --warmup-requests N warm up with N requests first (not counted)
-      --stages SPEC       e.g. 10s:10,10s:20 (duration:connections, or duration:rate with -r)
+      --stages SPEC       e.g. 10s:10,10s:20 (duration:connections, or duration:rate with -r);
+                          not with -d or -c
   -k, --keepalive         keep connections alive (the default)
       --no-keepalive      one connection per request
   -m, --method M          request method (default GET)
   -H, --header "N: V"     add a request header (repeatable)
       --body TEXT|@FILE   request body
-      --timeout D         per request (default 30s)
+      --timeout D         per request (default 30s); a run ended by time stops at its
+                          planned end and drains what is in flight, reported apart
+      --retry-non-idempotent  also resend POST/PATCH when a kept-alive connection
+                          closed before any response (GET, HEAD, OPTIONS, TRACE, PUT
+                          and DELETE are resent once by default; counted as retries)
+      --cacert FILE       https: verify the server against the CAs in FILE (PEM)
+                          instead of the system's (certificates are verified by default)
+      --insecure          https: do not verify the server's certificate
+      --no-tls-resume     https: a full handshake on every connection (by default a
+                          new connection resumes the previous session)
       --expect-status L   statuses that succeed, e.g. 200,204 or 2xx (default 2xx,3xx)
       --expect-length N   count a body of another length as a failure
-      --format F          text | ab | jmeter | json (default text)
+      --format F          text | ab | jmeter | json | junit | markdown | html
+                          (default text; junit, markdown and html report the gate too)
       --metrics-addr A    serve live Prometheus metrics on A (HOST:PORT)
       --hdr-log FILE      write an HdrHistogram interval log (one interval per stage)
   -q, --quiet             no progress on stderr
   -h, --help              this text
       --version           the version
 
-exit status: 0 ran, 1 thresholds failed (run), 2 usage or input error
+exit status: 0 ran, 1 thresholds failed (run), 2 usage or input error (an https
+certificate that does not verify too: the message names the host and the fix)
 )";
 }
 
@@ -252,6 +271,7 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
   std::optional<uint64_t> connections;
   std::optional<double> rate;
   std::optional<std::string> stages_text;
+  std::string duration_text, connections_text;  // as given, for usage errors
   std::string load_option;  // the last option that shapes the load (not for `run`)
   RequestSpec request;
   request.name = "default";
@@ -294,8 +314,10 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     }
     auto value = [&] { return args.value(name, inline_value, has_inline); };
     static constexpr std::string_view kRunOptions[] = {
-        "-t",      "--threads", "--format", "--metrics-addr", "--hdr-log", "-q",
-        "--quiet", "--target",  "-h",       "--help",         "--version"};
+        "-t", "--threads", "--format", "--metrics-addr", "--hdr-log", "-q", "--quiet", "--target",
+        "-h", "--help", "--version",
+        // How the target is reached, not the load: also for `run`.
+        "--cacert", "--insecure", "--no-tls-resume", "--retry-non-idempotent"};
     if (std::find(std::begin(kRunOptions), std::end(kRunOptions), name) == std::end(kRunOptions)) {
       load_option = name;
     }
@@ -304,11 +326,13 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     };
 
     if (name == "-c" || name == "--connections") {
-      connections = positive_integer(name, value());
+      connections_text = value();
+      connections = positive_integer(name, connections_text);
     } else if (name == "-n" || name == "--requests") {
       load.requests = positive_integer(name, value());
     } else if (name == "-d" || name == "--duration") {
-      load.duration = positive_duration(name, value());
+      duration_text = value();
+      load.duration = positive_duration(name, duration_text);
     } else if (name == "-r" || name == "--rate") {
       rate = positive_number(name, value());
     } else if (name == "--max-connections") {
@@ -357,7 +381,9 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       const std::string text = value();
       const auto format = parse_report_format(text);
       if (!format)
-        throw UsageError(name + ": must be text, ab, jmeter or json, got \"" + text + "\"");
+        throw UsageError(name +
+                         ": must be text, ab, jmeter, json, junit, markdown or html, got \"" +
+                         text + "\"");
       options.format = *format;
     } else if (name == "--metrics-addr") {
       options.metrics_address = value();
@@ -368,6 +394,18 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       options.hdr_log_path = value();
     } else if (name == "--target") {
       options.target_override = value();
+    } else if (name == "--cacert") {
+      options.ca_file = value();
+      if (options.ca_file.empty()) throw UsageError(name + ": needs a file name");
+    } else if (name == "--insecure") {
+      flag();
+      options.insecure = true;
+    } else if (name == "--no-tls-resume") {
+      flag();
+      options.tls_resume = false;
+    } else if (name == "--retry-non-idempotent") {
+      flag();
+      options.retry_non_idempotent = true;
     } else if (name == "-q" || name == "--quiet") {
       flag();
       options.quiet = true;
@@ -382,6 +420,10 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     }
   }
 
+  if (options.insecure && !options.ca_file.empty()) {
+    throw UsageError("--insecure and --cacert " + options.ca_file +
+                     ": give one of them (a CA is used to verify)");
+  }
   if (options.mode == CliOptions::Mode::run) {
     if (!load_option.empty()) {
       throw UsageError(load_option + ": not with loadgen run (the manifest sets the load)");
@@ -396,12 +438,31 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
   if (connections && rate) {
     throw UsageError("-c and -r: the closed model (-c) and the open model (-r) exclude each other");
   }
-  if (stages_text) load.stages = stage_list("--stages", *stages_text, rate.has_value());
+  if (stages_text) {
+    // Each stage sets its own duration and load; a -d or -c beside them would
+    // be silently ignored.
+    if (load.duration) {
+      throw UsageError("-d " + duration_text +
+                       ": not with --stages (each stage DURATION:... sets its own duration)");
+    }
+    if (connections) {
+      throw UsageError("-c " + connections_text +
+                       ": not with --stages (each stage DURATION:CONNECTIONS sets its own)");
+    }
+    load.stages = stage_list("--stages", *stages_text, rate.has_value());
+  }
   if (!load.requests && !load.duration && load.stages.empty())
     load.duration = std::chrono::seconds(10);
   load.connections = connections;
   load.rate = rate;
   if (load.max_connections && !rate) throw UsageError("--max-connections: only with -r");
+  // Each thread needs a connection of its own; the default thread count is
+  // capped at the connection limit, an explicit one cannot be.
+  if (load.max_connections && options.threads && *load.max_connections < *options.threads) {
+    throw UsageError("--max-connections " + std::to_string(*load.max_connections) +
+                     ": below --threads " + std::to_string(*options.threads) +
+                     " (each thread needs a connection of its own)");
+  }
   options.spec.name = "local";
   options.spec.url = *url;
   options.spec.requests.push_back(std::move(request));

@@ -27,6 +27,11 @@ struct CliOptions {
   bool quiet = false;
   std::string metrics_address;  // empty: no live metrics
   std::string hdr_log_path;     // empty: no interval log
+  // How the target is reached (quick, run and worker mode).
+  std::string ca_file;                // --cacert: verify against this CA bundle
+  bool insecure = false;              // --insecure: do not verify certificates
+  bool tls_resume = true;             // --no-tls-resume: a full handshake every connection
+  bool retry_non_idempotent = false;  // --retry-non-idempotent
   // worker mode
   std::string spec_json;  // the LoadTest (from --spec FILE or --spec-env VAR)
   std::string listen = "0.0.0.0:8080";

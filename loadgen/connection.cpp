@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string_view>
 
 #include <openssl/ssl.h>
@@ -43,7 +44,8 @@ Connection::Connection(Worker& worker, asio::io_context& io, uint32_t index)
       io_(io),
       index_(index),
       plain_(io),
-      read_buffer_(std::make_unique_for_overwrite<char[]>(kReadBufferSize)) {}
+      read_buffer_(std::make_unique_for_overwrite<char[]>(kReadBufferSize)),
+      host_is_ip_(is_ip_literal(worker.plan().target.host)) {}
 
 bool Connection::socket_open() const noexcept {
   return tls_ ? tls_->next_layer().is_open() : plain_.is_open();
@@ -62,6 +64,8 @@ void Connection::start(const RequestSlot& slot) {
   bytes_out_ = 0;
   new_connection_ = false;
   retried_ = false;
+  tls_handshake_ = false;
+  tls_resumed_ = false;
   deadline_ = Clock::now() + worker_.plan().timeout;
   parser_.reset(worker_.plan().requests[slot.request].head);
   if (socket_open()) {
@@ -78,10 +82,16 @@ void Connection::connect() {
     // A TLS stream cannot be reused after its connection closed; no operation
     // is pending here, so replacing it is safe.
     tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(io_, *worker_.tls());
-    SSL_set_tlsext_host_name(tls_->native_handle(), worker_.plan().target.host.c_str());
+    configure_tls_connection(tls_->native_handle(), worker_.plan().target, host_is_ip_,
+                             worker_.plan().tls, &tls_session_);
   }
-  socket().async_connect(worker_.endpoint(),
-                         [this](const boost::system::error_code& ec) { on_connected(ec); });
+  // The addresses in order, as resolved (those that refused before the run
+  // already left out): the first that accepts is used.
+  // A span, not the vector: the operation copies its range, and a copy of
+  // the vector would be an allocation per connection.
+  asio::async_connect(
+      socket(), std::span<const tcp::endpoint>(worker_.endpoints()),
+      [this](const boost::system::error_code& ec, const tcp::endpoint&) { on_connected(ec); });
 }
 
 void Connection::on_connected(const boost::system::error_code& ec) {
@@ -97,6 +107,8 @@ void Connection::on_connected(const boost::system::error_code& ec) {
   tls_->async_handshake(asio::ssl::stream_base::client,
                         [this](const boost::system::error_code& handshake_error) {
                           if (handshake_error) return fail(Outcome::connect, handshake_error);
+                          tls_handshake_ = true;
+                          tls_resumed_ = SSL_session_reused(tls_->native_handle()) == 1;
                           timings_.connect_us = micros_between(connect_started_, Clock::now());
                           write_request();
                         });
@@ -168,7 +180,14 @@ void Connection::complete_response(bool must_close) {
   } else if (request.expected_length && parser_.body_bytes() != *request.expected_length) {
     outcome = Outcome::length;
   }
-  if (must_close || !parser_.keep_alive() || !worker_.plan().keep_alive) close();
+  if (must_close || !parser_.keep_alive() || !worker_.plan().keep_alive) {
+    // The exchange ended cleanly: without this, freeing the TLS stream marks
+    // its session as not resumable (OpenSSL's rule for a connection that
+    // may have been cut), and the next connection pays a full handshake.
+    // No close_notify is sent, as the socket is closed right away.
+    if (tls_) SSL_set_shutdown(tls_->native_handle(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    close();
+  }
   if (first_server_) {
     worker_.on_first_response(std::move(*first_server_), parser_.body_bytes());
     first_server_.reset();
@@ -184,12 +203,19 @@ void Connection::fail(Outcome outcome, const boost::system::error_code&) {
   // fresh connection, as HTTP clients do (RFC 9112 section 9.3.1).
   const bool stale_keep_alive =
       !new_connection_ && bytes_in_ == 0 && (outcome == Outcome::read || outcome == Outcome::write);
-  if (stale_keep_alive && !retried_) {
+  if (stale_keep_alive && !retried_ && may_resend()) {
     retried_ = true;
     parser_.reset(worker_.plan().requests[slot_.request].head);
     return connect();
   }
   finish(outcome, false);
+}
+
+// RFC 9110 section 9.2.2: only an idempotent request may be sent again
+// without the user's say-so; the server may have acted on the first one.
+bool Connection::may_resend() const noexcept {
+  return worker_.plan().retry_non_idempotent ||
+         is_idempotent_method(worker_.plan().requests[slot_.request].method);
 }
 
 void Connection::finish(Outcome outcome, bool response_complete) {
@@ -205,6 +231,9 @@ void Connection::finish(Outcome outcome, bool response_complete) {
   done.body_bytes_in = response_complete ? parser_.body_bytes() : 0;
   done.bytes_out = bytes_out_;
   done.new_connection = new_connection_;
+  done.retried = retried_;
+  done.tls_handshake = tls_handshake_;
+  done.tls_resumed = tls_resumed_;
   busy_ = false;
   worker_.on_complete(*this, slot_, done);
 }

@@ -12,6 +12,7 @@
 
 #include "loadgen/asio.hpp"
 #include "loadgen/http1_parser.hpp"
+#include "loadgen/network.hpp"
 #include "loadgen/request_slot.hpp"
 
 namespace kubeload::loadgen {
@@ -50,6 +51,7 @@ class Connection {
   void complete_response(bool must_close);
   void finish(Outcome outcome, bool response_complete);
   void fail(Outcome outcome, const boost::system::error_code& ec);
+  bool may_resend() const noexcept;
 
   Worker& worker_;
   asio::io_context& io_;
@@ -71,6 +73,10 @@ class Connection {
   uint64_t bytes_out_ = 0;
   bool new_connection_ = false;
   bool retried_ = false;  // resent once after a stale keep-alive connection
+  bool tls_handshake_ = false;
+  bool tls_resumed_ = false;
+  const bool host_is_ip_;
+  SslSession tls_session_;  // the last session the server issued, for the next handshake
   bool counted_open_ = false;
   std::optional<std::string> first_server_;
 };

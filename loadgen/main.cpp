@@ -17,6 +17,8 @@
 #include "kubeload/spec.hpp"
 #include "kubeload/threshold.hpp"
 #include "loadgen/cli.hpp"
+#include "loadgen/cpu_quota.hpp"
+#include "loadgen/gate_report.hpp"
 #include "loadgen/metrics.hpp"
 #include "loadgen/runner.hpp"
 #include "loadgen/worker_server.hpp"
@@ -84,7 +86,8 @@ bool write_hdr_log(const std::string& path, const kubeload::RunResult& run) {
 }
 
 std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path,
-                                                    const std::string& target_override) {
+                                                    const std::string& target_override,
+                                                    const std::string& ca_file) {
   std::ifstream file(path);
   if (!file) {
     usage_error("cannot read \"" + path + "\"");
@@ -108,6 +111,13 @@ std::optional<kubeload::LoadTestSpec> load_manifest(const std::string& path,
     usage_error(path +
                 ": spec.target.service: a Service is reachable only in a cluster; "
                 "give --target URL to run on this machine");
+    return std::nullopt;
+  }
+  if (spec.tls.ca_from && ca_file.empty()) {
+    usage_error(
+        path + ": spec.target.tls.caFrom: a " +
+        (spec.tls.ca_from->kind == kubeload::ObjectKeyRef::Kind::secret ? "Secret" : "ConfigMap") +
+        " is readable only in a cluster; give --cacert FILE to run on this machine");
     return std::nullopt;
   }
   for (size_t i = 0; i < spec.requests.size(); ++i) {
@@ -151,9 +161,11 @@ int run_worker_mode(const kl::CliOptions& options) {
   config.listen = options.listen;
   config.index = options.worker_index;
   config.count = options.worker_count;
-  config.threads = options.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
+  config.threads = options.threads.value_or(kl::default_thread_count());
+  config.ca_file = options.ca_file;
   config.termination_log = options.termination_log;
   config.linger = options.linger;
+  if (const char* uid = std::getenv("KUBELOAD_LOADTEST_UID")) config.loadtest_uid = uid;
   std::atomic<bool> stop(false);
   SignalWatcher signals(stop);
   try {
@@ -182,7 +194,7 @@ int main(int argc, char** argv) {
   }
   if (options.mode == kl::CliOptions::Mode::worker) return run_worker_mode(options);
   if (options.mode == kl::CliOptions::Mode::run) {
-    auto spec = load_manifest(options.manifest_path, options.target_override);
+    auto spec = load_manifest(options.manifest_path, options.target_override, options.ca_file);
     if (!spec) return kExitUsage;
     options.spec = std::move(*spec);
   }
@@ -190,9 +202,18 @@ int main(int argc, char** argv) {
   std::string error;
   const auto target = kl::parse_target(*options.spec.url, error);
   if (!target) return usage_error(error);
-  const uint32_t threads =
-      options.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
-  const kl::RunPlan plan = kl::plan_from_spec(options.spec, *target, threads);
+  const uint32_t threads = options.threads.value_or(kl::default_thread_count());
+  kl::RunPlan plan = kl::plan_from_spec(options.spec, *target, threads);
+  if (!target->tls() && (options.insecure || !options.ca_file.empty() || !options.tls_resume)) {
+    return usage_error(std::string(options.insecure           ? "--insecure"
+                                   : !options.ca_file.empty() ? "--cacert"
+                                                              : "--no-tls-resume") +
+                       ": only for https:// targets, got " + target->url);
+  }
+  if (options.insecure) plan.tls.verify = false;
+  plan.tls.ca_file = options.ca_file;
+  plan.tls.resume = options.tls_resume;
+  plan.retry_non_idempotent = options.retry_non_idempotent;
 
   std::atomic<bool> stop(false);
   SignalWatcher signals(stop);
@@ -233,14 +254,21 @@ int main(int argc, char** argv) {
     }
     std::cout << document.dump(2) << "\n";
   } else {
-    kl::write_report(std::cout, options.format, outcome.info, outcome.result);
-    if (!gates.empty()) {
-      std::cout << "\nThresholds:\n";
-      for (const auto& g : gates) {
-        std::cout << "  " << (g.passed ? "PASS  " : "FAIL  ") << g.expression << "  (observed "
-                  << g.observed << ")\n";
-      }
-      std::cout << "Verdict: " << (passed ? "Pass" : "Fail") << "\n";
+    const kl::GateReport gate =
+        kl::gate_report_from_run(options.spec.name, outcome.info, outcome.result, gates);
+    switch (options.format) {
+      case kl::ReportFormat::junit:
+        kl::write_junit_report(std::cout, gate);
+        break;
+      case kl::ReportFormat::markdown:
+        kl::write_markdown_report(std::cout, gate);
+        break;
+      case kl::ReportFormat::html:
+        kl::write_html_report(std::cout, gate);
+        break;
+      default:
+        kl::write_report(std::cout, options.format, outcome.info, outcome.result);
+        if (!gates.empty()) kl::write_gate_text(std::cout, gate);
     }
   }
   std::cout.flush();

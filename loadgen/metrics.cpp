@@ -33,7 +33,16 @@ auto& family(Builder builder, const char* name, const char* help, prometheus::Re
 }
 
 constexpr ErrorKind kErrorKinds[] = {ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
-                                     ErrorKind::write,   ErrorKind::status,  ErrorKind::length};
+                                     ErrorKind::write,   ErrorKind::status,  ErrorKind::length,
+                                     ErrorKind::dropped};
+
+// Requests that ended without a complete response (connect, timeout, read
+// and write errors): kubeload_requests_total{code="0"}.
+uint64_t failed_before_status(const LiveSnapshot::PerRequest& row) {
+  uint64_t with_status = 0;
+  for (const auto& [code, count] : row.status_codes) with_status += count;
+  return row.requests > with_status ? row.requests - with_status : 0;
+}
 
 }  // namespace
 
@@ -72,6 +81,9 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
                             {"worker", labels_.worker},
                             {"request", name}};
     families_->duration.Add(l, prometheus::Histogram::BucketBoundaries(live_latency_bounds()));
+    prometheus::Labels no_status = l;
+    no_status.emplace("code", "0");
+    families_->requests.Add(no_status);
     families_->bytes_received.Add(l);
     families_->bytes_sent.Add(l);
   }
@@ -118,6 +130,8 @@ void LiveMetrics::update(const LiveSnapshot& total) {
       increase(families_->requests.Add(with({{"request", name}, {"code", std::to_string(code)}})),
                count, it == before.status_codes.end() ? 0 : it->second);
     }
+    increase(families_->requests.Add(with({{"request", name}, {"code", "0"}})),
+             failed_before_status(now), failed_before_status(before));
     for (ErrorKind kind : kErrorKinds) {
       increase(families_->errors.Add(with({{"request", name}, {"kind", to_string(kind)}})),
                now.errors[kind], before.errors[kind]);

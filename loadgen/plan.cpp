@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+
+#include "kubeload/url.hpp"
 
 namespace kubeload::loadgen {
 namespace {
@@ -28,66 +31,18 @@ std::string Target::host_header() const {
 }
 
 std::optional<Target> parse_target(std::string_view url, std::string& error) {
+  auto parsed = parse_http_url(url);
+  if (const auto* problem = std::get_if<std::string>(&parsed)) {
+    error = "target URL: " + *problem;
+    return std::nullopt;
+  }
+  HttpUrl& parts = std::get<HttpUrl>(parsed);
   Target t;
   t.url = std::string(url);
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) {
-    error = "invalid URL \"" + std::string(url) + "\": expected http://HOST[:PORT]/PATH";
-    return std::nullopt;
-  }
-  t.scheme = lower(url.substr(0, scheme_end));
-  if (t.scheme != "http" && t.scheme != "https") {
-    error = "unsupported scheme \"" + std::string(url.substr(0, scheme_end)) + "\" in \"" +
-            std::string(url) + "\": use http:// or https://";
-    return std::nullopt;
-  }
-  std::string_view rest = url.substr(scheme_end + 3);
-  const auto path_start = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, path_start);
-  std::string_view path = path_start == std::string_view::npos ? "" : rest.substr(path_start);
-  if (const auto fragment = path.find('#'); fragment != std::string_view::npos) {
-    path = path.substr(0, fragment);
-  }
-  if (authority.find('@') != std::string_view::npos) {
-    error = "user info in URLs is not supported: \"" + std::string(url) + "\"";
-    return std::nullopt;
-  }
-  t.port = t.scheme == "https" ? 443 : 80;
-  std::string_view host = authority;
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      error = "invalid IPv6 host in \"" + std::string(url) + "\"";
-      return std::nullopt;
-    }
-    host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size()) {
-      if (authority[close + 1] != ':') {
-        error = "invalid host in \"" + std::string(url) + "\"";
-        return std::nullopt;
-      }
-      port = authority.substr(close + 2);
-    }
-  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty()) {
-    error = "no host in URL \"" + std::string(url) + "\"";
-    return std::nullopt;
-  }
-  if (!port.empty() || authority.ends_with(':')) {
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
-      error = "invalid port \"" + std::string(port) + "\" in \"" + std::string(url) + "\"";
-      return std::nullopt;
-    }
-    t.port = static_cast<uint16_t>(value);
-  }
-  t.host = std::string(host);
-  t.path = path.empty() ? "/" : (path.front() == '?' ? "/" + std::string(path) : std::string(path));
+  t.scheme = std::move(parts.scheme);
+  t.host = std::move(parts.host);
+  t.port = parts.port;
+  t.path = std::move(parts.target);
   return t;
 }
 
@@ -129,6 +84,13 @@ RequestTemplate make_request(const Target& target, std::string name, std::string
   return r;
 }
 
+bool is_idempotent_method(std::string_view method) noexcept {
+  for (std::string_view idempotent : {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"}) {
+    if (method == idempotent) return true;
+  }
+  return false;
+}
+
 int RunPlan::stage_count() const {
   int count = 0;
   for (const Phase& p : phases) count = std::max(count, p.warmup ? 0 : p.stage_index + 1);
@@ -144,10 +106,13 @@ uint64_t RunPlan::max_phase_connections() const {
 
 uint32_t RunPlan::usable_threads() const {
   const uint32_t wanted = std::max<uint32_t>(1, threads);
-  if (open_model || phases.empty()) return wanted;
-  uint64_t fewest = UINT64_MAX;
-  for (const Phase& p : phases) fewest = std::min(fewest, p.connections);
-  return static_cast<uint32_t>(std::clamp<uint64_t>(fewest, 1, wanted));
+  if (open_model) return static_cast<uint32_t>(std::clamp<uint64_t>(max_connections, 1, wanted));
+  if (phases.empty()) return wanted;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(max_phase_connections(), 1, wanted));
+}
+
+double RunPlan::rate_of_part(const Phase& phase) const noexcept {
+  return phase.rate / static_cast<double>(std::max<uint64_t>(1, turns.stride));
 }
 
 uint64_t share_of(uint64_t total, uint32_t index, uint32_t parts) noexcept {
@@ -155,24 +120,109 @@ uint64_t share_of(uint64_t total, uint32_t index, uint32_t parts) noexcept {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 
-double rate_share(double total, uint32_t parts) noexcept {
-  return parts == 0 ? 0.0 : total / parts;
+uint64_t proportional_share(uint64_t total, const std::vector<uint64_t>& weights,
+                            uint32_t index) noexcept {
+  using Wide = unsigned __int128;
+  const auto parts = static_cast<uint32_t>(weights.size());
+  if (index >= parts) return 0;
+  Wide weight_sum = 0;
+  for (uint64_t w : weights) weight_sum += w;
+  if (weight_sum == 0) return share_of(total, index, parts);
+  // Floors first, then one more for each of the largest remainders.
+  std::vector<uint32_t> order(parts);
+  std::vector<Wide> remainder(parts);
+  uint64_t handed_out = 0;
+  uint64_t mine = 0;
+  for (uint32_t i = 0; i < parts; ++i) {
+    const Wide exact = static_cast<Wide>(total) * weights[i];
+    const auto floor = static_cast<uint64_t>(exact / weight_sum);
+    remainder[i] = exact % weight_sum;
+    handed_out += floor;
+    if (i == index) mine = floor;
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return remainder[a] > remainder[b]; });
+  const uint64_t left = total - handed_out;  // fewer than `parts`
+  for (uint64_t i = 0; i < left; ++i) {
+    if (order[i] == index) ++mine;
+  }
+  return mine;
 }
 
-RunPlan split_plan(const RunPlan& plan, uint32_t index, uint32_t parts) {
+namespace {
+
+enum class BudgetSplit { by_connections, shared };
+
+RunPlan split(const RunPlan& plan, uint32_t index, uint32_t parts, BudgetSplit budgets) {
   RunPlan part = plan;
-  part.threads = 1;
-  if (plan.total_request_budget) {
-    part.total_request_budget = share_of(*plan.total_request_budget, index, parts);
-  }
-  if (plan.open_model)
+  if (parts == 0) return part;
+  if (plan.open_model) {
+    // Budgets and rates describe the whole arrival sequence; a part only
+    // takes its turns in it.
+    part.turns = {plan.turns.offset + plan.turns.stride * index, plan.turns.stride * parts};
     part.max_connections = std::max<uint64_t>(1, share_of(plan.max_connections, index, parts));
-  for (Phase& phase : part.phases) {
-    phase.connections = share_of(phase.connections, index, parts);
-    phase.rate = rate_share(phase.rate, parts);
-    if (phase.request_budget) phase.request_budget = share_of(*phase.request_budget, index, parts);
+    return part;
+  }
+  for (Phase& phase : part.phases) phase.connections = share_of(phase.connections, index, parts);
+  if (budgets == BudgetSplit::shared) return part;
+  auto weights_of = [&](auto&& connections_of) {
+    std::vector<uint64_t> weights(parts, 0);
+    for (uint32_t i = 0; i < parts; ++i) weights[i] = connections_of(i);
+    return weights;
+  };
+  for (size_t p = 0; p < plan.phases.size(); ++p) {
+    const Phase& whole = plan.phases[p];
+    if (!whole.request_budget) continue;
+    part.phases[p].request_budget = proportional_share(
+        *whole.request_budget,
+        weights_of([&](uint32_t i) { return share_of(whole.connections, i, parts); }), index);
+  }
+  if (plan.total_request_budget) {
+    part.total_request_budget =
+        proportional_share(*plan.total_request_budget, weights_of([&](uint32_t i) {
+          uint64_t sum = 0;
+          for (const Phase& phase : plan.phases) {
+            if (!phase.warmup) sum += share_of(phase.connections, i, parts);
+          }
+          return sum;
+        }),
+                           index);
   }
   return part;
+}
+
+}  // namespace
+
+RunPlan split_plan(const RunPlan& plan, uint32_t index, uint32_t parts) {
+  return split(plan, index, parts, BudgetSplit::by_connections);
+}
+
+RunPlan split_plan_for_thread(const RunPlan& plan, uint32_t index, uint32_t parts) {
+  return split(plan, index, parts, BudgetSplit::shared);
+}
+
+uint64_t budget_block(uint64_t budget, uint32_t threads) noexcept {
+  constexpr uint64_t kLargestBlock = 32;
+  constexpr uint64_t kBlocksPerThread = 64;
+  return std::clamp<uint64_t>(budget / (kBlocksPerThread * std::max<uint32_t>(1, threads)), 1,
+                              kLargestBlock);
+}
+
+std::chrono::nanoseconds arrival_offset(uint64_t k, double rate) noexcept {
+  // Rounded, not truncated: 41 / 10 s is 4.1 s, not 4.0999999999 s.
+  return std::chrono::round<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(static_cast<double>(k) / rate));
+}
+
+uint64_t arrivals_within(std::chrono::nanoseconds length, double rate) noexcept {
+  if (!(rate > 0) || length.count() <= 0) return 0;
+  // The estimate, then exactly the arrivals whose offset (as the workers
+  // compute it) falls before `length`.
+  auto n = static_cast<uint64_t>(std::ceil(std::chrono::duration<double>(length).count() * rate));
+  while (n > 0 && arrival_offset(n - 1, rate) >= length) --n;
+  while (arrival_offset(n, rate) < length) ++n;
+  return n;
 }
 
 RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t threads) {
@@ -186,6 +236,7 @@ RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t 
   plan.max_connections = spec.load.max_connections.value_or(1000);
   plan.total_request_budget = spec.load.requests;
   plan.threads = std::max<uint32_t>(1, threads);
+  plan.tls.verify = !spec.tls.insecure_skip_verify;
 
   for (const RequestSpec& r : spec.requests) {
     RequestTemplate t =

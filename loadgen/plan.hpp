@@ -47,42 +47,101 @@ RequestTemplate make_request(const Target& target, std::string name, std::string
                              const std::vector<std::pair<std::string, std::string>>& headers,
                              const std::string& body, bool keep_alive);
 
+// How https connections are made. Certificates are verified by default: the
+// requests may carry credentials (headers from Secrets).
+struct TlsOptions {
+  bool verify = true;   // false: --insecure / spec.target.tls.insecureSkipVerify
+  std::string ca_file;  // PEM CA bundle to verify against instead of the system store
+  bool resume = true;   // reuse the TLS session on reconnect (false: --no-tls-resume)
+};
+
+// RFC 9110 section 9.2.2: a request with one of these methods may be sent
+// again when the connection failed before any response arrived.
+bool is_idempotent_method(std::string_view method) noexcept;
+
 struct Phase {
   bool warmup = false;
-  int stage_index = 0;                     // the result row; unused for warm-up
-  std::chrono::nanoseconds duration{0};    // 0: no time limit (ends by count)
-  std::optional<uint64_t> request_budget;  // ends after this many requests
-  uint64_t connections = 0;                // closed model
-  double rate = 0;                         // open model, requests/s
+  int stage_index = 0;                   // the result row; unused for warm-up
+  std::chrono::nanoseconds duration{0};  // 0: no time limit (ends by count)
+  // Ends after this many requests (the warm-up's; counted phases share
+  // RunPlan::total_request_budget).
+  std::optional<uint64_t> request_budget;
+  uint64_t connections = 0;  // closed model, this part's
+  // Open model: the rate of the whole arrival sequence (every worker and
+  // thread together); a part sends only its turns of it (ArrivalTurns).
+  double rate = 0;
+};
+
+// The open model's one arrival sequence: arrival k of a phase is intended at
+// phase start + k / rate. A part (worker pod, thread) takes the arrivals
+// k = offset, offset + stride, offset + 2 stride, ...: the parts interleave
+// instead of each following the whole schedule, so any window holds
+// rate x window arrivals, +-1, however many parts there are.
+struct ArrivalTurns {
+  uint64_t offset = 0;
+  uint64_t stride = 1;
+  bool operator==(const ArrivalTurns&) const = default;
 };
 
 struct RunPlan {
   Target target;
+  TlsOptions tls;
+  // Also resend POST and PATCH on a stale keep-alive connection (the server
+  // may have processed them): --retry-non-idempotent.
+  bool retry_non_idempotent = false;
   std::vector<RequestTemplate> requests;
   bool open_model = false;
-  uint64_t max_connections = 0;                  // open model cap
-  std::vector<Phase> phases;                     // warm-up first when there is one
-  std::optional<uint64_t> total_request_budget;  // -n across all counted phases
+  uint64_t max_connections = 0;  // open model cap
+  std::vector<Phase> phases;     // warm-up first when there is one
+  // -n across all counted phases. Closed model: this part's share (the
+  // threads of a process claim it from one counter); open model: the index
+  // in the whole arrival sequence at which counted arrivals stop.
+  std::optional<uint64_t> total_request_budget;
+  ArrivalTurns turns;  // open model
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
   bool keep_alive = true;
   uint32_t threads = 1;
 
   int stage_count() const;
   uint64_t max_phase_connections() const;  // connections to preallocate
-  // `threads`, capped in the closed model at the connections of its smallest
-  // phase: a thread without a connection would still get a share of the
-  // request budget and could never send it.
+  // `threads`, capped at the connections the plan can use at once: in the
+  // closed model those of its largest phase (a phase with fewer connections
+  // leaves some threads idle, and they claim none of the request budget), in
+  // the open model max_connections (each thread needs one of its own).
   uint32_t usable_threads() const;
+  // Open model: this part's share of the arrival rate of `phase`.
+  double rate_of_part(const Phase& phase) const noexcept;
 };
 
 // The share of `total` that part `index` of `parts` takes: shares differ by at
 // most one and add up to `total` exactly.
 uint64_t share_of(uint64_t total, uint32_t index, uint32_t parts) noexcept;
-double rate_share(double total, uint32_t parts) noexcept;
+// `total` split in proportion to `weights` (largest remainders, ties to the
+// lower index): the shares add up to `total` exactly; all-zero weights split
+// evenly (share_of).
+uint64_t proportional_share(uint64_t total, const std::vector<uint64_t>& weights,
+                            uint32_t index) noexcept;
 
-// The part of a plan that one worker thread (or pod) runs: connections, rate
-// and request budgets split exactly.
+// The part of a plan that worker pod `index` of `parts` runs. Closed model:
+// each phase's connections split by share_of, request budgets in proportion
+// to the connections that send them (a pod with few connections must not
+// hold back a large share). Open model: the pod's turns in the arrival
+// sequence; rates and budgets stay those of the whole sequence.
 RunPlan split_plan(const RunPlan& plan, uint32_t index, uint32_t parts);
+// The part of a process's plan that thread `index` of `parts` runs:
+// connections and arrival turns split like split_plan, request budgets not at
+// all (the threads claim them from one counter, see SharedBudgets).
+RunPlan split_plan_for_thread(const RunPlan& plan, uint32_t index, uint32_t parts);
+
+// How many requests a thread claims from a shared budget at once: small
+// blocks, so no thread holds back much of the end of a budget, and no atomic
+// operation per request on large budgets.
+uint64_t budget_block(uint64_t budget, uint32_t threads) noexcept;
+
+// Open model: offset of arrival `k` from its phase start at `rate`.
+std::chrono::nanoseconds arrival_offset(uint64_t k, double rate) noexcept;
+// Open model: how many arrivals of the whole sequence fall in [0, length).
+uint64_t arrivals_within(std::chrono::nanoseconds length, double rate) noexcept;
 
 // A LoadTest spec (already validated) as a local plan. `target_url` is the
 // resolved target (the spec's url, or a service address made reachable).

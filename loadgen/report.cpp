@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loadgen/gate_report.hpp"
 #include "loadgen/report_writers.hpp"
 
 namespace kubeload::loadgen {
@@ -18,6 +19,9 @@ std::optional<ReportFormat> parse_report_format(std::string_view name) {
   if (name == "ab") return ReportFormat::ab;
   if (name == "jmeter") return ReportFormat::jmeter;
   if (name == "json") return ReportFormat::json;
+  if (name == "junit") return ReportFormat::junit;
+  if (name == "markdown") return ReportFormat::markdown;
+  if (name == "html") return ReportFormat::html;
   return std::nullopt;
 }
 
@@ -35,6 +39,15 @@ void write_report(std::ostream& out, ReportFormat format, const RunInfo& info,
       return;
     case ReportFormat::jmeter:
       report::write_jmeter_report(out, report::build_report_model(info, run));
+      return;
+    case ReportFormat::junit:
+      write_junit_report(out, gate_report_from_run(info.url, info, run, {}));
+      return;
+    case ReportFormat::markdown:
+      write_markdown_report(out, gate_report_from_run(info.url, info, run, {}));
+      return;
+    case ReportFormat::html:
+      write_html_report(out, gate_report_from_run(info.url, info, run, {}));
       return;
   }
   throw std::invalid_argument("write_report: unknown report format");
@@ -120,6 +133,7 @@ ResultView view_of(const Result& result) {
   v.reused_connection_responses = responses_on_reused_connections(result.connect);
   // A negative or nan duration can only come from a corrupt document; treat it as unmeasured.
   v.duration_seconds = positive_or_zero(result.duration_seconds);
+  v.drain_seconds = positive_or_zero(result.drain_seconds);
   v.requests_per_second = ratio(static_cast<double>(v.requests), v.duration_seconds);
   v.bytes_received = result.bytes_received;
   v.body_bytes_received = result.body_bytes_received;
@@ -129,8 +143,12 @@ ResultView view_of(const Result& result) {
   v.total = LatencySummary::of(result.latency);
   v.waiting = LatencySummary::of(result.waiting);
   v.connect = LatencySummary::of(result.connect);
+  v.failed_without_response = result.error_latency.total_count();
+  v.failed = LatencySummary::of(result.error_latency);
   v.processing = processing_estimate(v.total, v.connect);
   v.rate = result.rate;
+  v.retries = result.retries;
+  v.tls = result.tls;
   return v;
 }
 
@@ -192,6 +210,16 @@ std::string grouped(uint64_t value) {
     if (i != 0 && (digits.size() - i) % 3 == 0) text += ',';
     text += digits[i];
   }
+  return text;
+}
+
+std::string grouped_fixed(double value, int decimals) {
+  std::string text = fixed(value, decimals);
+  if (text == "-") return text;
+  const size_t sign = text.front() == '-' ? 1 : 0;
+  size_t end = text.find('.');
+  if (end == std::string::npos) end = text.size();
+  for (size_t digits = end - sign; digits > 3; digits -= 3) text.insert(sign + digits - 3, ",");
   return text;
 }
 

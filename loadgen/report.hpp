@@ -13,8 +13,10 @@
 
 namespace kubeload::loadgen {
 
-enum class ReportFormat { text, ab, jmeter, json };
-// "text" | "ab" | "jmeter" | "json"; nullopt otherwise.
+// text, ab, jmeter and json report a run's numbers; junit, markdown and html
+// report a gate (thresholds, baseline, verdict) with them (gate_report.hpp).
+enum class ReportFormat { text, ab, jmeter, json, junit, markdown, html };
+// "text" | "ab" | "jmeter" | "json" | "junit" | "markdown" | "html"; nullopt otherwise.
 std::optional<ReportFormat> parse_report_format(std::string_view name);
 
 struct RunInfo {
@@ -32,12 +34,15 @@ struct RunInfo {
   uint64_t connections = 0;
   std::optional<double> rate;  // open model target rate (requests/s)
   uint32_t threads = 1;
+  // A LoadTest's worker pods: reported instead of threads when set.
+  std::optional<uint32_t> workers;
   bool keep_alive = true;
   // e.g. "TLSv1.3,TLS_AES_256_GCM_SHA384,..." ("" for http)
   std::string tls_protocol;
 };
 
-// Writes the report of the whole run in the given format.
+// Writes the report of the whole run in the given format (a gate format
+// without thresholds: verdict None).
 void write_report(std::ostream& out, ReportFormat format, const RunInfo& info,
                   const RunResult& run);
 

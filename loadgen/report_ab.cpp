@@ -4,8 +4,9 @@
 // ours are 64-bit and exact.
 //
 // How our counters map onto ab's:
-//  - Complete requests: every counted request (ab's "done"). Requests dropped
-//    by the open model were never sent and are not in it.
+//  - Complete requests: every counted request (ab's "done"). Requests the
+//    open model dropped (never sent within the timeout) are in it, as errors
+//    with a line of their own ("Dropped requests"), like write errors.
 //  - Failed requests: ab's "bad", the sum of its breakdown line:
 //      Connect    = connect errors,
 //      Receive    = read errors (connection lost or malformed response),
@@ -80,6 +81,13 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
         << ", Length: " << errors.length << ", Exceptions: " << errors.timeout << ")\n";
   }
   if (errors.write > 0) field(out, "Write errors", std::to_string(errors.write));
+  if (errors.dropped > 0) field(out, "Dropped requests", std::to_string(errors.dropped));
+  if (run.retries > 0) field(out, "Retried requests", std::to_string(run.retries));
+  if (run.tls) {
+    field(out, "TLS handshakes",
+          std::to_string(run.tls->handshakes) + " (" + std::to_string(run.tls->sessions_reused) +
+              " resumed)");
+  }
   if (run.non_2xx_responses > 0) {
     field(out, "Non-2xx responses", std::to_string(run.non_2xx_responses));
   }

@@ -23,17 +23,6 @@ std::string plural(uint64_t count, const std::string& singular, const std::strin
   return grouped(count) + " " + (count == 1 ? singular : plural_form);
 }
 
-// fixed() with thousands separators in the integer part: "12,500.0".
-std::string grouped_fixed(double value, int decimals) {
-  std::string text = fixed(value, decimals);
-  if (text == "-") return text;
-  const size_t sign = text.front() == '-' ? 1 : 0;
-  size_t end = text.find('.');
-  if (end == std::string::npos) end = text.size();
-  for (size_t digits = end - sign; digits > 3; digits -= 3) text.insert(sign + digits - 3, ",");
-  return text;
-}
-
 std::string percent(double value) {
   // A handful of errors in millions of requests must not read as none.
   if (value > 0 && value < 0.005) return "<0.01%";
@@ -74,7 +63,8 @@ std::string load_description(const ReportModel& model) {
   } else {
     text += plural(model.info.connections, "connection", "connections");
   }
-  text += ", " + plural(model.info.threads, "thread", "threads");
+  text += model.info.workers ? ", " + plural(*model.info.workers, "worker", "workers")
+                             : ", " + plural(model.info.threads, "thread", "threads");
   text += model.info.keep_alive ? ", keep-alive" : ", no keep-alive";
   return text;
 }
@@ -83,9 +73,9 @@ std::string outcome(const ResultView& r) {
   if (r.failures == 0) return grouped(r.successes) + " ok, 0 errors";
   std::string text = grouped(r.successes) + " ok, " + plural(r.failures, "error", "errors") + " (" +
                      percent(r.failure_percent) + "):";
-  constexpr std::array<ErrorKind, kErrorKindCount> kKinds = {ErrorKind::connect, ErrorKind::timeout,
-                                                             ErrorKind::read,    ErrorKind::write,
-                                                             ErrorKind::status,  ErrorKind::length};
+  constexpr std::array<ErrorKind, kErrorKindCount> kKinds = {
+      ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,   ErrorKind::write,
+      ErrorKind::status,  ErrorKind::length,  ErrorKind::dropped};
   bool first = true;
   for (ErrorKind kind : kKinds) {
     if (r.errors[kind] == 0) continue;
@@ -114,7 +104,7 @@ std::string transfer(uint64_t bytes, double bytes_per_second, double duration_se
 }
 
 void write_latency_table(std::ostream& out, const ResultView& r) {
-  if (r.complete_responses == 0) {
+  if (r.complete_responses == 0 && r.failed_without_response == 0) {
     line(out, "Latency", "no complete responses");
     return;
   }
@@ -132,9 +122,14 @@ void write_latency_table(std::ostream& out, const ResultView& r) {
     table.add_row({name, ms(s.min), ms(s.mean), ms(s.stddev), ms(s.p50), ms(s.p90), ms(s.p95),
                    ms(s.p99), ms(s.p999), ms(s.max)});
   };
-  row("total", r.total);
-  row("waiting", r.waiting);
-  row("connect", r.connect);
+  if (r.complete_responses > 0) {
+    row("total", r.total);
+    row("waiting", r.waiting);
+    row("connect", r.connect);
+  }
+  // Failures without a response (timeouts, resets, dropped) are not in the
+  // rows above; how long they took is its own row.
+  if (r.failed_without_response > 0) row("failed", r.failed);
   table.write(out);
 }
 
@@ -185,8 +180,20 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
   const ResultView& run = model.run;
   line(out, "Target", model.info.url);
   line(out, "Load", load_description(model));
-  if (!model.info.tls_protocol.empty()) line(out, "TLS", model.info.tls_protocol);
-  line(out, "Duration", fixed(run.duration_seconds, 3) + " s");
+  if (!model.info.tls_protocol.empty() || run.tls) {
+    std::string tls = model.info.tls_protocol;
+    if (run.tls) {
+      tls += (tls.empty() ? "" : "; ") + plural(run.tls->handshakes, "handshake", "handshakes") +
+             ", " + grouped(run.tls->sessions_reused) + " resumed";
+    }
+    line(out, "TLS", tls);
+  }
+  std::string duration = fixed(run.duration_seconds, 3) + " s";
+  if (run.drain_seconds > 0) {
+    duration += ", then " + fixed(run.drain_seconds, 3) +
+                " s draining the requests in flight (counted, not in the duration)";
+  }
+  line(out, "Duration", duration);
   if (model.warmup_requests > 0) {
     line(out, "Warm-up", plural(model.warmup_requests, "request", "requests") + ", not counted");
   }
@@ -196,13 +203,19 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
   line(out, "Requests", grouped(run.requests) + " (" + per_second(run.requests_per_second) + ")");
   line(out, "Outcome", outcome(run));
   line(out, "Status", status_codes(run));
+  if (run.retries > 0) {
+    line(out, "Retries",
+         grouped(run.retries) +
+             " sent again after a kept-alive connection closed (not extra "
+             "requests)");
+  }
   line(out, "Received",
        transfer(run.bytes_received, run.bytes_received_per_second, run.duration_seconds) +
            ", bodies " + human_bytes(run.body_bytes_received));
   line(out, "Sent", transfer(run.bytes_sent, run.bytes_sent_per_second, run.duration_seconds));
   if (model.open_model) {
     const uint64_t late = run.rate ? run.rate->late : 0;
-    const uint64_t dropped = run.rate ? run.rate->dropped : 0;
+    const uint64_t dropped = run.errors.dropped;
     line(out, "Rate",
          "target " + per_second(model.target_rate) + ", achieved " +
              per_second(run.requests_per_second) + ", " + grouped(late) + " late, " +

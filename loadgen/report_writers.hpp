@@ -38,6 +38,7 @@ struct ResultView {
   uint64_t non_2xx_responses = 0;
   uint64_t reused_connection_responses = 0;  // connect time 0: sent on a kept-alive connection
   double duration_seconds = 0;
+  double drain_seconds = 0;  // after the planned end, until the last request ended
   double requests_per_second = 0;
   uint64_t bytes_received = 0;
   uint64_t body_bytes_received = 0;
@@ -47,8 +48,12 @@ struct ResultView {
   LatencySummary total;  // ms, from the latency histogram
   LatencySummary waiting;
   LatencySummary connect;
+  uint64_t failed_without_response = 0;  // one error_latency sample each
+  LatencySummary failed;                 // ms, how long those failures took
   ProcessingEstimate processing;
   std::optional<RateCounts> rate;  // open model only
+  uint64_t retries = 0;            // resent after a kept-alive connection closed under them
+  std::optional<TlsCounts> tls;    // https only
 };
 
 struct StageView {
@@ -92,10 +97,11 @@ void write_json_report(std::ostream& out, const RunResult& run);
 // Number formatting shared by the writers. Locale-independent (std::to_chars),
 // and a non-finite value prints as "-" so no report ever shows nan or inf.
 std::string fixed(double value, int decimals);
-std::string rounded_ms(double ms);         // ab and JMeter print whole ms
-std::string grouped(uint64_t value);       // 1234567 -> "1,234,567"
-std::string human_bytes(uint64_t bytes);   // "512 B", "1.50 KiB", ..., "16.00 EiB"
-std::string compact_number(double value);  // at most 2 decimals, no trailing zeros
+std::string rounded_ms(double ms);                      // ab and JMeter print whole ms
+std::string grouped(uint64_t value);                    // 1234567 -> "1,234,567"
+std::string grouped_fixed(double value, int decimals);  // 12500.04, 1 -> "12,500.0"
+std::string human_bytes(uint64_t bytes);                // "512 B", "1.50 KiB", ..., "16.00 EiB"
+std::string compact_number(double value);               // at most 2 decimals, no trailing zeros
 std::string pad_left(const std::string& text, size_t width);   // right-aligns
 std::string pad_right(const std::string& text, size_t width);  // left-aligns
 

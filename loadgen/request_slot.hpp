@@ -14,7 +14,9 @@ struct RequestSlot {
   Clock::time_point intended{};  // latency is measured from here
 };
 
-enum class Outcome { success, connect, timeout, read, write, status, length };
+// `dropped`: never sent, no connection came free within the timeout of the
+// intended time (open model).
+enum class Outcome { success, connect, timeout, read, write, status, length, dropped };
 
 struct RequestTimings {
   int64_t connect_us = 0;  // 0 when the connection was reused
@@ -31,6 +33,9 @@ struct Completion {
   uint64_t body_bytes_in = 0;
   uint64_t bytes_out = 0;
   bool new_connection = false;
+  bool retried = false;        // sent again after a kept-alive connection closed under it
+  bool tls_handshake = false;  // a TLS handshake completed for this request
+  bool tls_resumed = false;    // ... resuming an earlier session
 };
 
 }  // namespace kubeload::loadgen

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "loadgen/metrics.hpp"
+#include "loadgen/network.hpp"
 #include "loadgen/worker.hpp"
 
 namespace kubeload::loadgen {
@@ -16,28 +17,6 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr auto kProgressInterval = std::chrono::seconds(1);
-
-std::vector<tcp::endpoint> resolve(const Target& target) {
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  boost::system::error_code ec;
-  const auto results = resolver.resolve(target.host, std::to_string(target.port), ec);
-  if (ec || results.empty()) {
-    throw std::runtime_error("cannot resolve host \"" + target.host +
-                             "\": " + (ec ? ec.message() : "no addresses"));
-  }
-  std::vector<tcp::endpoint> endpoints;
-  for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  return endpoints;
-}
-
-std::unique_ptr<asio::ssl::context> make_tls_context() {
-  auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-  // Like wrk and ab, a load generator measures the server and does not
-  // authenticate it: certificates are not verified.
-  context->set_verify_mode(asio::ssl::verify_none);
-  return context;
-}
 
 class Progress {
  public:
@@ -86,17 +65,17 @@ class Progress {
 }  // namespace
 
 RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
-  const std::vector<tcp::endpoint> endpoints = resolve(plan.target);
-  std::unique_ptr<asio::ssl::context> tls;
-  if (plan.target.tls()) tls = make_tls_context();
+  const TargetAccess access = prepare_target(plan);
 
   const std::atomic<bool> never(false);
   const std::atomic<bool>& stop = options.stop != nullptr ? *options.stop : never;
   const uint32_t threads = plan.usable_threads();
+  const auto budgets = std::make_shared<SharedBudgets>(plan, threads);
   std::vector<std::unique_ptr<Worker>> workers;
   for (uint32_t i = 0; i < threads; ++i) {
-    workers.push_back(std::make_unique<Worker>(split_plan(plan, i, threads), endpoints, tls.get(),
-                                               stop, options.metrics != nullptr));
+    workers.push_back(std::make_unique<Worker>(split_plan_for_thread(plan, i, threads),
+                                               access.endpoints, access.tls.get(), stop,
+                                               options.metrics != nullptr, budgets));
   }
 
   std::atomic<uint32_t> running(threads);
@@ -146,10 +125,11 @@ RunOutcome run_plan(const RunPlan& plan, const RunOptions& options) {
   info.path = plan.target.path;
   info.threads = threads;
   info.keep_alive = plan.keep_alive;
+  info.tls_protocol = access.tls_description;
   for (const Phase& phase : plan.phases) {
     if (phase.warmup) continue;
     if (plan.open_model) {
-      info.rate = phase.rate;
+      info.rate = plan.rate_of_part(phase);
     } else {
       info.connections = phase.connections;
     }

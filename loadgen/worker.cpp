@@ -25,6 +25,8 @@ ErrorKind error_kind(Outcome outcome) noexcept {
       return ErrorKind::status;
     case Outcome::length:
       return ErrorKind::length;
+    case Outcome::dropped:
+      return ErrorKind::dropped;
     case Outcome::success:
       break;
   }
@@ -37,12 +39,37 @@ void add_completion(Result& r, const Completion& done) {
   r.body_bytes_received += done.body_bytes_in;
   r.bytes_sent += done.bytes_out;
   if (done.outcome != Outcome::success) ++r.errors[error_kind(done.outcome)];
+  if (done.retried) ++r.retries;
+  if (done.tls_handshake) {
+    if (!r.tls) r.tls = TlsCounts{};
+    ++r.tls->handshakes;
+    if (done.tls_resumed) ++r.tls->sessions_reused;
+  }
   if (done.response_complete) {
     ++r.status_codes[done.status];
     r.latency.record(done.timings.total_us);
     r.waiting.record(done.timings.waiting_us);
     r.connect.record(done.timings.connect_us);
+  } else {
+    r.error_latency.record(done.timings.total_us);
   }
+}
+
+int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
+}
+
+// Requests that may wait for a free connection: all the arrivals of one
+// timeout at the part's highest rate (they are dropped at their deadline),
+// bounded so that a huge rate cannot take the machine's memory.
+size_t pending_capacity(const RunPlan& plan, uint64_t connections) {
+  constexpr double kMostPending = 1 << 20;
+  double most_rate = 0;
+  for (const Phase& p : plan.phases) most_rate = std::max(most_rate, plan.rate_of_part(p));
+  const double per_timeout = most_rate * std::chrono::duration<double>(plan.timeout).count();
+  return static_cast<size_t>(
+      std::max(std::min(per_timeout + 1024, kMostPending), 4.0 * static_cast<double>(connections)));
 }
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
@@ -69,13 +96,44 @@ const std::vector<double>& live_latency_bounds() {
   return bounds;
 }
 
+SharedBudget::SharedBudget(uint64_t limit, uint64_t block) noexcept
+    : limit_(limit), block_(std::max<uint64_t>(1, block)) {}
+
+uint64_t SharedBudget::claim() noexcept {
+  if (spent()) return 0;
+  const uint64_t before = claimed_.fetch_add(block_, std::memory_order_relaxed);
+  return before >= limit_ ? 0 : std::min(block_, limit_ - before);
+}
+
+SharedBudgets::SharedBudgets(const RunPlan& plan, uint32_t threads) {
+  SharedBudget* counted = nullptr;
+  if (plan.total_request_budget) {
+    const uint64_t limit = *plan.total_request_budget;
+    counted =
+        budgets_.emplace_back(std::make_unique<SharedBudget>(limit, budget_block(limit, threads)))
+            .get();
+  }
+  for (const Phase& p : plan.phases) {
+    if (p.warmup && p.request_budget) {
+      const uint64_t limit = *p.request_budget;
+      by_phase_.push_back(
+          budgets_.emplace_back(std::make_unique<SharedBudget>(limit, budget_block(limit, threads)))
+              .get());
+    } else {
+      by_phase_.push_back(p.warmup ? nullptr : counted);
+    }
+  }
+}
+
 Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::ssl::context* tls,
-               const std::atomic<bool>& stop, bool live_metrics)
+               const std::atomic<bool>& stop, bool live_metrics,
+               std::shared_ptr<SharedBudgets> budgets)
     : plan_(plan),
       endpoints_(std::move(endpoints)),
       tls_(tls),
       stop_(stop),
-      live_metrics_(live_metrics) {
+      live_metrics_(live_metrics),
+      budgets_(budgets ? std::move(budgets) : std::make_shared<SharedBudgets>(plan, 1)) {
   const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
   connections_.reserve(connection_count);
   for (uint64_t i = 0; i < connection_count; ++i) {
@@ -91,9 +149,13 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
   if (plan_.open_model) {
     for (Result& r : stage_results_) r.rate = RateCounts{};
     idle_.reserve(connection_count);
-    pending_.resize(std::max<uint64_t>(1024, 4 * connection_count));
+    pending_.resize(pending_capacity(plan_, connection_count));
   }
   if (plan_.requests.size() > 1) request_results_.resize(plan_.requests.size());
+  if (plan_.target.tls()) {
+    for (Result& r : stage_results_) r.tls = TlsCounts{};
+    for (Result& r : request_results_) r.tls = TlsCounts{};
+  }
   snapshot_.requests.resize(plan_.requests.size());
 }
 
@@ -105,38 +167,67 @@ void Worker::run(Clock::time_point start) {
   if (plan_.open_model) {
     schedule_open();
   } else {
+    advance_phases(Clock::now());
     wake_idle_connections();
   }
   io_.run();
 }
 
-void Worker::begin_phase(size_t index, Clock::time_point now) {
-  if (!phase().warmup && phase_index_ != index) {
-    stage_ended_[static_cast<size_t>(phase().stage_index)] = now;
+void Worker::begin_phase(size_t index, Clock::time_point at) {
+  if (phase_index_ != index) {
+    if (!phase().warmup) {
+      stage_ended_[static_cast<size_t>(phase().stage_index)] = at;
+      counted_arrivals_before_ += phase_arrivals_;
+    }
+    // Counted phases share one budget; what is left of the warm-up's is not theirs.
+    if (budgets_->of_phase(index) != budgets_->of_phase(phase_index_)) permits_ = 0;
   }
   phase_index_ = index;
-  phase_started_ = now;
-  phase_issued_ = 0;
-  phase_ends_ = phase().duration.count() > 0 ? now + phase().duration : Clock::time_point::max();
-  if (!phase().warmup) stage_started_[static_cast<size_t>(phase().stage_index)] = now;
-  next_intended_ = now;
+  phase_started_ = at;
+  const Phase& p = phase();
+  phase_ends_ = p.duration.count() > 0 ? at + p.duration : Clock::time_point::max();
+  if (!p.warmup) stage_started_[static_cast<size_t>(p.stage_index)] = at;
   wake_pending_ = true;
+  if (!plan_.open_model) return;
+
+  // The arrivals of the whole sequence in this phase, which ends when its
+  // time is up or its arrivals are: the same numbers in every part.
+  constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
+  uint64_t by_count = kUnlimited;
+  if (p.warmup && p.request_budget) by_count = *p.request_budget;
+  if (!p.warmup && plan_.total_request_budget) {
+    by_count = *plan_.total_request_budget -
+               std::min(*plan_.total_request_budget, counted_arrivals_before_);
+  }
+  const uint64_t by_time =
+      p.duration.count() > 0 ? arrivals_within(p.duration, p.rate) : kUnlimited;
+  phase_arrivals_ = p.rate > 0 ? std::min(by_time, by_count) : 0;
+  if (p.rate > 0 && by_count < by_time) phase_ends_ = at + arrival_offset(by_count, p.rate);
+  turn_ = 0;
+  next_intended_ = p.rate > 0 ? at + arrival_offset(arrival_index(0), p.rate) : phase_ends_;
+}
+
+void Worker::end_phase(Clock::time_point ended, bool by_time) {
+  const Phase& p = phase();
+  const bool counted_budget_spent =
+      !p.warmup && plan_.total_request_budget &&
+      (plan_.open_model ? counted_arrivals_before_ + phase_arrivals_ >= *plan_.total_request_budget
+                        : !by_time);
+  if (phase_index_ + 1 >= plan_.phases.size() || counted_budget_spent) {
+    return begin_stopping(ended, by_time || plan_.open_model);
+  }
+  begin_phase(phase_index_ + 1, ended);
 }
 
 void Worker::advance_phases(Clock::time_point now) {
   while (!stopping_) {
-    const Phase& p = phase();
-    if (!p.warmup && plan_.total_request_budget && counted_issued_ >= *plan_.total_request_budget) {
-      return begin_stopping();
-    }
     const bool time_up = now >= phase_ends_;
-    const bool budget_spent = p.request_budget && phase_issued_ >= *p.request_budget;
+    const SharedBudget* budget = budgets_->of_phase(phase_index_);
+    const bool budget_spent = budget != nullptr && permits_ == 0 && budget->spent();
     if (!time_up && !budget_spent) return;
-    if (phase_index_ + 1 >= plan_.phases.size()) return begin_stopping();
     // A phase ended by time hands over at its planned end, so stage lengths
     // do not drift by the tick interval.
-    begin_phase(phase_index_ + 1,
-                time_up && phase_ends_ != Clock::time_point::max() ? phase_ends_ : now);
+    end_phase(time_up ? phase_ends_ : now, time_up);
   }
 }
 
@@ -151,24 +242,33 @@ uint32_t Worker::pick_request() noexcept {
   return static_cast<uint32_t>(best);
 }
 
-bool Worker::take_slot(uint32_t connection_index, Clock::time_point intended, RequestSlot& out) {
-  advance_phases(Clock::now());
-  if (stopping_) return false;
-  const Phase& p = phase();
-  if (!plan_.open_model && connection_index >= p.connections) return false;
-  out.request = pick_request();
-  out.stage = p.warmup ? -1 : p.stage_index;
-  out.intended = plan_.open_model ? intended : Clock::now();
-  ++phase_issued_;
-  if (!p.warmup) ++counted_issued_;
+RequestSlot Worker::take_slot(Clock::time_point intended) noexcept {
+  RequestSlot slot;
+  slot.request = pick_request();
+  slot.stage = phase().warmup ? -1 : phase().stage_index;
+  slot.intended = intended;
   ++in_flight_;
+  return slot;
+}
+
+bool Worker::claim_permit() noexcept {
+  SharedBudget* budget = budgets_->of_phase(phase_index_);
+  if (budget == nullptr) return true;
+  if (permits_ == 0) permits_ = budget->claim();
+  if (permits_ == 0) return false;
+  --permits_;
   return true;
 }
 
 void Worker::dispatch_closed(Connection& connection) {
   if (connection.busy()) return;
-  RequestSlot slot;
-  if (take_slot(connection.index(), {}, slot)) connection.start(slot);
+  const Clock::time_point now = Clock::now();
+  advance_phases(now);
+  while (!stopping_ && connection.index() < phase().connections) {
+    if (claim_permit()) return connection.start(take_slot(now));
+    // The phase's budget is spent: the next phase (or the end) begins now.
+    advance_phases(now);
+  }
 }
 
 void Worker::wake_idle_connections() {
@@ -178,9 +278,13 @@ void Worker::wake_idle_connections() {
   for (uint64_t i = 0; i < wanted && !stopping_; ++i) dispatch_closed(*connections_[i]);
 }
 
+uint64_t Worker::arrival_index(uint64_t turn) const noexcept {
+  return plan_.turns.offset + plan_.turns.stride * turn;
+}
+
 void Worker::schedule_open() {
   if (stopping_) return;
-  open_timer_.expires_at(next_intended_);
+  open_timer_.expires_at(arrival_index(turn_) < phase_arrivals_ ? next_intended_ : phase_ends_);
   open_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) on_open_timer();
   });
@@ -188,16 +292,18 @@ void Worker::schedule_open() {
 
 void Worker::on_open_timer() {
   const Clock::time_point now = Clock::now();
-  advance_phases(now);
-  while (!stopping_ && next_intended_ <= now) {
-    RequestSlot slot;
-    if (!take_slot(0, next_intended_, slot)) break;
-    send_open(slot);
-    // Intended times come from the phase start, so rounding never accumulates.
-    const double rate = std::max(phase().rate, 1e-9);
-    next_intended_ = phase_started_ + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(phase_issued_ / rate));
-    advance_phases(now);
+  while (!stopping_) {
+    if (arrival_index(turn_) < phase_arrivals_) {
+      if (next_intended_ > now) break;
+      send_open(take_slot(next_intended_));
+      ++turn_;
+      // Intended times come from the phase start, so rounding never accumulates.
+      next_intended_ = phase_started_ + arrival_offset(arrival_index(turn_), phase().rate);
+      continue;
+    }
+    // This part's turns are over; the phase goes on until its planned end.
+    if (phase_ends_ > now) break;
+    end_phase(phase_ends_, true);
   }
   schedule_open();
 }
@@ -211,11 +317,7 @@ void Worker::send_open(const RequestSlot& slot) {
     connection = connections_[open_connections_used_++].get();
   }
   if (connection != nullptr) return start_open(*connection, slot);
-  if (pending_size_ == pending_.size()) {
-    --in_flight_;
-    if (slot.stage >= 0) ++stage_results_[static_cast<size_t>(slot.stage)].rate->dropped;
-    return;
-  }
+  if (pending_size_ == pending_.size()) return drop(slot, Clock::now());
   pending_[(pending_head_ + pending_size_) % pending_.size()] = slot;
   ++pending_size_;
 }
@@ -227,24 +329,60 @@ void Worker::start_open(Connection& connection, const RequestSlot& slot) {
   connection.start(slot);
 }
 
+// Starts the oldest waiting request that is still within its timeout on
+// `connection`; false when none is waiting.
+bool Worker::start_next_pending(Connection& connection, Clock::time_point now) {
+  expire_pending(now);
+  if (pending_size_ == 0) return false;
+  const RequestSlot next = pending_[pending_head_];
+  pending_head_ = (pending_head_ + 1) % pending_.size();
+  --pending_size_;
+  start_open(connection, next);
+  return true;
+}
+
+// Requests wait in arrival order, so the expired ones are at the head.
+void Worker::expire_pending(Clock::time_point now) {
+  while (pending_size_ > 0 && now - pending_[pending_head_].intended >= plan_.timeout) {
+    const RequestSlot expired = pending_[pending_head_];
+    pending_head_ = (pending_head_ + 1) % pending_.size();
+    --pending_size_;
+    drop(expired, now);
+  }
+}
+
+void Worker::drop_all_pending(Clock::time_point now) {
+  while (pending_size_ > 0) {
+    const RequestSlot slot = pending_[pending_head_];
+    pending_head_ = (pending_head_ + 1) % pending_.size();
+    --pending_size_;
+    drop(slot, now);
+  }
+}
+
+// An intended request that was never sent is an error whose latency is the
+// time it waited: a stalled server shows as errors and latency, never as a
+// smaller count.
+void Worker::drop(const RequestSlot& slot, Clock::time_point now) {
+  Completion done;
+  done.outcome = Outcome::dropped;
+  done.timings.total_us = micros_between(slot.intended, now);
+  --in_flight_;
+  record(slot, done);
+}
+
 void Worker::on_complete(Connection& connection, const RequestSlot& slot, const Completion& done) {
   --in_flight_;
   record(slot, done);
-  if (stopping_) return finish_if_drained();
   if (plan_.open_model) {
-    if (pending_size_ > 0) {
-      const RequestSlot next = pending_[pending_head_];
-      pending_head_ = (pending_head_ + 1) % pending_.size();
-      --pending_size_;
-      start_open(connection, next);
-    } else {
-      idle_.push_back(connection.index());
-    }
-  } else if (done.outcome != Outcome::connect) {
+    // Requests still waiting are sent in the drain too: they were intended.
+    if (!start_next_pending(connection, Clock::now())) idle_.push_back(connection.index());
+  } else if (!stopping_ && done.outcome != Outcome::connect) {
     // After a failed connect the tick retries, which paces reconnection
     // attempts instead of spinning on a refused port.
     dispatch_closed(connection);
   }
+  if (stopping_) return finish_if_drained();
   if (wake_pending_) wake_idle_connections();
 }
 
@@ -269,26 +407,29 @@ void Worker::on_tick() {
   if (stop_.load(std::memory_order_relaxed) && !interrupted_) {
     interrupted_ = true;
     for (auto& c : connections_) c->clamp_deadline(now + kInterruptGrace);
-    begin_stopping();
+    // An interrupted run sends nothing more: what still waits is dropped.
+    drop_all_pending(now);
+    begin_stopping(now, true);
   }
-  advance_phases(now);
+  if (plan_.open_model) {
+    expire_pending(now);
+  } else {
+    advance_phases(now);
+  }
   for (auto& c : connections_) c->enforce_deadline(now);
   wake_idle_connections();
   if (++ticks_ % kTicksPerSnapshot == 0) publish_snapshot(ticks_ % kTicksPerLatencySnapshot == 0);
+  if (stopping_) finish_if_drained();
   if (!finished_) arm_tick();
 }
 
-void Worker::begin_stopping() {
+void Worker::begin_stopping(Clock::time_point ended, bool by_time) {
   if (stopping_) return;
   stopping_ = true;
+  stopped_at_ = ended;
+  stopped_by_time_ = by_time;
+  if (by_time && !phase().warmup) stage_ended_[static_cast<size_t>(phase().stage_index)] = ended;
   open_timer_.cancel();
-  // Requests still waiting for a connection will never be sent.
-  for (; pending_size_ > 0; --pending_size_) {
-    const RequestSlot& slot = pending_[pending_head_];
-    pending_head_ = (pending_head_ + 1) % pending_.size();
-    --in_flight_;
-    if (slot.stage >= 0) ++stage_results_[static_cast<size_t>(slot.stage)].rate->dropped;
-  }
   finish_if_drained();
 }
 
@@ -296,7 +437,12 @@ void Worker::finish_if_drained() {
   if (!stopping_ || in_flight_ > 0 || finished_) return;
   finished_ = true;
   const Clock::time_point now = Clock::now();
-  if (!phase().warmup) stage_ended_[static_cast<size_t>(phase().stage_index)] = now;
+  if (stopped_by_time_) {
+    drain_seconds_ = seconds_between(stopped_at_, now);
+  } else if (!phase().warmup) {
+    // A run ended by count lasts until its last request ended.
+    stage_ended_[static_cast<size_t>(phase().stage_index)] = now;
+  }
   for (auto& c : connections_) c->close();
   tick_timer_.cancel();
   open_timer_.cancel();
@@ -325,10 +471,8 @@ void Worker::publish_snapshot(bool with_latency) {
     for (size_t i = 0; i < request_results_.size(); ++i) fill(s.requests[i], request_results_[i]);
   }
   for (const Result& r : stage_results_) {
-    if (r.rate) {
-      s.late += r.rate->late;
-      s.dropped += r.rate->dropped;
-    }
+    if (r.rate) s.late += r.rate->late;
+    s.dropped += r.errors.dropped;
   }
   const Clock::time_point now = Clock::now();
   for (size_t i = 0; i < stage_started_.size(); ++i) {
@@ -340,7 +484,7 @@ void Worker::publish_snapshot(bool with_latency) {
   s.connections_open = connections_open_;
   s.in_flight = in_flight_;
   s.stage = phase().warmup ? -1 : phase().stage_index;
-  s.target_rate = plan_.open_model && !stopping_ ? phase().rate : 0;
+  s.target_rate = plan_.open_model && !stopping_ ? plan_.rate_of_part(phase()) : 0;
   s.done = finished_;
   std::lock_guard lock(snapshot_mutex_);
   if (!with_latency) {
@@ -385,13 +529,17 @@ RunResult Worker::result() const {
     row.index = static_cast<int>(i);
     row.result = stage_results_[i];
     row.result.duration_seconds = seconds_between(stage_started_[i], stage_ended_[i]);
+    if (!phase().warmup && phase().stage_index == static_cast<int>(i)) {
+      row.result.drain_seconds = drain_seconds_;
+    }
     if (phase_of_stage != nullptr) {
       row.duration_seconds_planned =
           std::chrono::duration<double>(phase_of_stage->duration).count();
       if (plan_.open_model) {
-        row.rate = phase_of_stage->rate;
-        row.result.rate->target = phase_of_stage->rate;
-        intended_requests += phase_of_stage->rate * row.result.duration_seconds;
+        const double rate = plan_.rate_of_part(*phase_of_stage);
+        row.rate = rate;
+        row.result.rate->target = rate;
+        intended_requests += rate * row.result.duration_seconds;
       } else {
         row.connections = phase_of_stage->connections;
       }
@@ -402,6 +550,7 @@ RunResult Worker::result() const {
     total.duration_seconds = elapsed;
     run.stages.push_back(std::move(row));
   }
+  total.drain_seconds = drain_seconds_;
   if (total.rate) {
     total.rate->target =
         total.duration_seconds > 0 ? intended_requests / total.duration_seconds : 0;
@@ -415,6 +564,7 @@ RunResult Worker::result() const {
     for (size_t i = 0; i < request_results_.size(); ++i) {
       Result r = request_results_[i];
       r.duration_seconds = total.duration_seconds;
+      r.drain_seconds = total.drain_seconds;
       run.request_results.push_back(NamedResult{plan_.requests[i].name, std::move(r)});
     }
   }

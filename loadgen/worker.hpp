@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,35 @@ struct LiveSnapshot {
 // Upper bounds (seconds) of the Prometheus latency histogram buckets.
 const std::vector<double>& live_latency_bounds();
 
+// A request budget shared by the threads of one process (closed model). Each
+// thread claims a small block at a time (budget_block), so the connections of
+// all threads send the budget together until its end, with no lock and no
+// atomic operation per request.
+class SharedBudget {
+ public:
+  SharedBudget(uint64_t limit, uint64_t block) noexcept;
+  // How many requests the caller may send: up to one block, 0 once spent.
+  uint64_t claim() noexcept;
+  bool spent() const noexcept { return claimed_.load(std::memory_order_relaxed) >= limit_; }
+
+ private:
+  const uint64_t limit_;
+  const uint64_t block_;
+  std::atomic<uint64_t> claimed_{0};
+};
+
+// The budgets of a process's phases: the warm-up's own, and one -n shared by
+// all counted phases. Made once per process, before the threads start.
+class SharedBudgets {
+ public:
+  SharedBudgets(const RunPlan& plan, uint32_t threads);
+  SharedBudget* of_phase(size_t index) const noexcept { return by_phase_[index]; }
+
+ private:
+  std::vector<std::unique_ptr<SharedBudget>> budgets_;
+  std::vector<SharedBudget*> by_phase_;  // null: the phase has no request budget
+};
+
 struct FirstResponse {
   std::string server;  // the Server header
   uint64_t body_length = 0;
@@ -56,16 +86,19 @@ struct FirstResponse {
 
 class Worker {
  public:
-  // `plan` is this worker's share (split_plan). `stop` is set by the
-  // controller on SIGINT/SIGTERM. `live_metrics`: also compute latency buckets.
+  // `plan` is this thread's share (split_plan_for_thread). `stop` is set by
+  // the controller on SIGINT/SIGTERM. `live_metrics`: also compute latency
+  // buckets. `budgets`: the request budgets shared with the process's other
+  // threads (closed model); null: the worker has the plan's budgets to itself.
   Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::ssl::context* tls,
-         const std::atomic<bool>& stop, bool live_metrics);
+         const std::atomic<bool>& stop, bool live_metrics,
+         std::shared_ptr<SharedBudgets> budgets = nullptr);
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
   ~Worker();
 
   // Runs the whole plan on the calling thread; returns when every request has
-  // completed (or timed out) and every connection is closed.
+  // completed (or timed out, or was dropped) and every connection is closed.
   void run(Clock::time_point start);
 
   RunResult result() const;  // after run()
@@ -74,7 +107,7 @@ class Worker {
 
   // For connections.
   const RunPlan& plan() const noexcept { return plan_; }
-  const tcp::endpoint& endpoint() const noexcept { return endpoints_.front(); }
+  const std::vector<tcp::endpoint>& endpoints() const noexcept { return endpoints_; }
   asio::ssl::context* tls() const noexcept { return tls_; }
   void on_complete(Connection& connection, const RequestSlot& slot, const Completion& done);
   void on_first_response(std::string server, uint64_t body_length);
@@ -84,19 +117,32 @@ class Worker {
 
  private:
   const Phase& phase() const noexcept { return plan_.phases[phase_index_]; }
-  void begin_phase(size_t index, Clock::time_point now);
+  void begin_phase(size_t index, Clock::time_point at);
+  // Closed model: moves on when the phase's time is up or its budget spent.
   void advance_phases(Clock::time_point now);
-  bool take_slot(uint32_t connection_index, Clock::time_point intended, RequestSlot& out);
+  // Ends the phase that ended at `ended`: the next one begins there, or the
+  // run stops.
+  void end_phase(Clock::time_point ended, bool by_time);
+  RequestSlot take_slot(Clock::time_point intended) noexcept;
+  bool claim_permit() noexcept;
   uint32_t pick_request() noexcept;
   void dispatch_closed(Connection& connection);
   void wake_idle_connections();
+  uint64_t arrival_index(uint64_t turn) const noexcept;
   void schedule_open();
   void on_open_timer();
   void send_open(const RequestSlot& slot);
   void start_open(Connection& connection, const RequestSlot& slot);
+  bool start_next_pending(Connection& connection, Clock::time_point now);
+  void expire_pending(Clock::time_point now);
+  void drop_all_pending(Clock::time_point now);
+  void drop(const RequestSlot& slot, Clock::time_point now);
   void arm_tick();
   void on_tick();
-  void begin_stopping();
+  // `ended`: where the counted time ends (the planned end, or the interrupt);
+  // `by_time`: false when the run ended by count, whose time runs until the
+  // last request ended.
+  void begin_stopping(Clock::time_point ended, bool by_time);
   void finish_if_drained();
   void publish_snapshot(bool with_latency);
   void record(const RequestSlot& slot, const Completion& done);
@@ -113,12 +159,15 @@ class Worker {
   std::vector<std::unique_ptr<Connection>> connections_;
 
   // Phase state.
+  std::shared_ptr<SharedBudgets> budgets_;
   size_t phase_index_ = 0;
   Clock::time_point phase_started_{};
   Clock::time_point phase_ends_{Clock::time_point::max()};
-  uint64_t phase_issued_ = 0;
-  uint64_t counted_issued_ = 0;
+  uint64_t permits_ = 0;  // closed model: claimed from the budget, not yet sent
   bool stopping_ = false;
+  bool stopped_by_time_ = false;
+  Clock::time_point stopped_at_{};  // where counted time ended
+  double drain_seconds_ = 0;
   bool finished_ = false;
   bool interrupted_ = false;
   bool wake_pending_ = false;
@@ -129,6 +178,9 @@ class Worker {
   int64_t mix_total_ = 0;
 
   // Open model.
+  uint64_t turn_ = 0;                     // this part's arrivals so far in the phase
+  uint64_t phase_arrivals_ = 0;           // arrivals of the whole sequence in the phase
+  uint64_t counted_arrivals_before_ = 0;  // ... in the counted phases before it
   Clock::time_point next_intended_{};
   std::vector<uint32_t> idle_;        // indices of idle open connections
   std::vector<RequestSlot> pending_;  // ring of requests waiting for a free connection

@@ -1,5 +1,6 @@
 #include "loadgen/worker_server.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -70,8 +71,29 @@ json partial_document(const LiveSnapshot& s) {
   return out;
 }
 
+// What was planned for this worker's share, for "interrupted after N of M".
+std::string planned_share(const RunPlan& plan) {
+  std::chrono::nanoseconds time{0};
+  std::optional<uint64_t> requests = plan.total_request_budget;
+  bool unbounded_time = false;
+  for (const Phase& phase : plan.phases) {
+    if (phase.warmup) continue;
+    if (phase.duration.count() == 0) unbounded_time = true;
+    time += phase.duration;
+  }
+  std::string out;
+  if (requests) out = std::to_string(*requests) + " requests";
+  if (!unbounded_time && time.count() > 0) {
+    if (!out.empty()) out += " or ";
+    char seconds[64];
+    std::snprintf(seconds, sizeof seconds, "%.1fs", std::chrono::duration<double>(time).count());
+    out += seconds;
+  }
+  return out.empty() ? "the planned load" : out;
+}
+
 // A few headline numbers; a termination message is limited to 4 KiB.
-std::string termination_summary(const RunResult& run) {
+std::string termination_summary(const RunResult& run, const std::string& error) {
   const Result& r = run.result;
   const LatencySummary latency = LatencySummary::of(r.latency);
   json out = {{"requests", r.requests},
@@ -83,6 +105,7 @@ std::string termination_summary(const RunResult& run) {
               {"maxMs", latency.max},
               {"warmupRequests", run.warmup_requests},
               {"bytesReceived", r.bytes_received}};
+  if (!error.empty()) out["error"] = error;
   return out.dump();
 }
 
@@ -141,6 +164,10 @@ class WorkerService {
     std::lock_guard lock(mutex_);
     return collected_;
   }
+  bool failed() const {
+    std::lock_guard lock(mutex_);
+    return !error_.empty();
+  }
 
  private:
   static http::response<http::string_body> reply(http::status status, std::string body,
@@ -192,14 +219,24 @@ class WorkerService {
       latest_ = s;
     };
     RunResult result;
+    std::string error;
     try {
-      result = run_plan(plan_, options).result;
+      RunOutcome outcome = run_plan(plan_, options);
+      result = std::move(outcome.result);
+      if (outcome.interrupted) {
+        // Eviction, node shutdown, preemption, a deleted pod: the share was
+        // not run in full, so this worker failed, whatever it measured.
+        char measured[64];
+        std::snprintf(measured, sizeof measured, "%.1fs", result.result.duration_seconds);
+        error = "interrupted (SIGTERM) after " + std::to_string(result.result.requests) +
+                " requests in " + measured + " of " + planned_share(plan_);
+      }
     } catch (const std::exception& e) {
-      std::lock_guard lock(mutex_);
-      error_ = e.what();
+      error = e.what();
     }
-    std::ofstream(config_.termination_log) << termination_summary(result);
+    std::ofstream(config_.termination_log) << termination_summary(result, error);
     std::lock_guard lock(mutex_);
+    error_ = std::move(error);
     final_ = std::move(result);
   }
 
@@ -212,6 +249,7 @@ class WorkerService {
       document = partial_document(latest_);
     }
     document["worker"] = config_.index;
+    document["loadTestUid"] = config_.loadtest_uid;
     document["startedAtMs"] = started_at_ms_;
     if (!error_.empty()) document["error"] = error_;
     return reply(http::status::ok, document.dump() + "\n", "application/json");
@@ -297,6 +335,7 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   const RunPlan whole = plan_from_spec(config.spec, *target, config.threads);
   RunPlan share = split_plan(whole, config.index, config.count);
   share.threads = whole.threads;
+  share.tls.ca_file = config.ca_file;
 
   WorkerService service(config, std::move(share));
   asio::io_context io{1};
@@ -315,6 +354,7 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   // response to leave), the linger time ran out, or we were told to stop.
   std::optional<std::chrono::steady_clock::time_point> finished_at;
   std::optional<std::chrono::steady_clock::time_point> collected_at;
+  bool stopped_early = false;
   while (true) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const auto now = std::chrono::steady_clock::now();
@@ -325,13 +365,17 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
     if (stop.load()) {
       // Never started: nothing to report. Started: the run ends on the same
       // flag; the operator gets a short while to fetch what was done.
-      if (!service.started()) break;
+      if (!service.started()) {
+        stopped_early = true;
+        break;
+      }
       if (finished_at && now - *finished_at > std::chrono::seconds(2)) break;
     }
   }
   io.stop();
   server.join();
-  return 0;
+  // Non-zero so the pod (and the Job) says the worker failed too.
+  return stopped_early || service.failed() ? 1 : 0;
 }
 
 }  // namespace kubeload::loadgen

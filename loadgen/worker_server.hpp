@@ -27,11 +27,16 @@ struct WorkerConfig {
   uint32_t index = 0;      // this worker's index
   uint32_t count = 1;      // how many workers share the load
   uint32_t threads = 1;
+  std::string ca_file;  // --cacert: spec.target.tls.caFrom as mounted by the operator
   std::string termination_log = "/dev/termination-log";
   std::chrono::seconds linger{300};  // how long to wait for POST /finish after the run
+  // The LoadTest's metadata.uid, served in /result as loadTestUid so the
+  // operator merges only its own run's documents.
+  std::string loadtest_uid;
 };
 
-// Returns the process exit status. Throws std::runtime_error when it cannot
+// Returns the process exit status: 0 after a complete run, 1 when a stop
+// signal cut the run short or came before the start. Throws std::runtime_error when it cannot
 // listen or the target is invalid.
 int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop);
 

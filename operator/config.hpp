@@ -2,6 +2,7 @@
 // What the operator is told at startup (flags) that shapes the objects it
 // creates. One value, passed down explicitly: the builders read nothing else.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,12 @@ struct OperatorConfig {
   // worker's CPU limit (or request) when there is one, else loadgen's own
   // default, the node's core count, which oversubscribes a CPU-limited pod.
   std::optional<uint32_t> worker_threads;
+  // A started run whose worker has not answered on worker_port for this long
+  // fails with WorkersUnreachable (--worker-unreachable-timeout).
+  std::chrono::seconds worker_unreachable_timeout{60};
+  // ttlSecondsAfterFinished of a worker Job the cleanup policy keeps (a
+  // failed run's, under OnSuccess): kept to look into, not forever.
+  int64_t kept_job_ttl_seconds = 24 * 3600;
 };
 
 }  // namespace kubeload::controller

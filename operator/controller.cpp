@@ -1,7 +1,7 @@
 #include "operator/controller.hpp"
 
-#include <algorithm>
-#include <set>
+#include <stdexcept>
+#include <type_traits>
 
 #include "operator/job_builder.hpp"
 
@@ -9,14 +9,6 @@ namespace kubeload::controller {
 namespace {
 
 using nlohmann::json;
-using namespace std::chrono_literals;
-
-// Workers get the barrier's time this long before it, so that all of them
-// hold it when it passes.
-constexpr auto kStartLead = 1500ms;
-constexpr auto kPollWhileRunning = 1s;
-constexpr auto kPollWhileStarting = 2s;
-constexpr auto kPollOtherwise = 5s;
 
 int64_t unix_ms(Timestamp t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -37,49 +29,38 @@ std::string string_at(const json& object, std::initializer_list<const char*> pat
   return value.is_string() ? value.get<std::string>() : std::string{};
 }
 
-bool is_final_phase(const std::string& phase) {
-  return phase == "Succeeded" || phase == "Failed";
-}
-
-std::optional<uint32_t> worker_index(const json& pod) {
-  const std::string index =
-      string_at(pod, {"metadata", "annotations", std::string(kCompletionIndexAnnotation).c_str()});
-  if (index.empty()) return std::nullopt;
-  try {
-    return static_cast<uint32_t>(std::stoul(index));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-bool pod_ready(const json& pod) {
-  if (string_at(pod, {"status", "phase"}) != "Running") return false;
-  if (string_at(pod, {"status", "podIP"}).empty()) return false;
-  const json& conditions = field(pod, {"status", "conditions"});
-  if (!conditions.is_array()) return false;
-  return std::any_of(conditions.begin(), conditions.end(), [](const json& c) {
-    return c.value("type", "") == "Ready" && c.value("status", "") == "True";
-  });
-}
-
 // A merge patch that turns `current` into `next`: keys that disappear are
-// set to null (RFC 7386), everything else is replaced wholesale.
-json status_patch(const json& current, const json& next) {
+// set to null (RFC 7386), everything else is replaced wholesale. The
+// resourceVersion makes it conditional: 409 when the LoadTest changed since
+// the status was computed.
+json status_patch(const json& current, const json& next, const std::string& resource_version) {
   json status = next;
   if (current.is_object()) {
     for (const auto& [key, value] : current.items()) {
       if (!next.contains(key)) status[key] = nullptr;
     }
   }
-  return json{{"status", status}};
+  json patch = {{"status", status}};
+  if (!resource_version.empty()) patch["metadata"]["resourceVersion"] = resource_version;
+  return patch;
 }
+
+// A refusal that a retry would not fix: the object as built is not allowed
+// (invalid, forbidden by quota or an admission webhook). 409 is the
+// caller's; 429 and 5xx are transient.
+bool is_rejection(const kube::Response& response) {
+  const int code = response.http_status;
+  return code >= 400 && code < 500 && code != 409 && code != 429 && code != 401;
+}
+
+constexpr int kMaxPlans = 3;  // observe once, plan again after at most two learned facts
 
 }  // namespace
 
 Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
                        const kube::ListWatch& pods, OperatorConfig config,
                        const WorkerClient& workers, Logger& log, OperatorMetrics& metrics,
-                       ClockFn clock)
+                       ClockFn clock, MayActFn may_act)
     : client_(client),
       jobs_(jobs),
       pods_(pods),
@@ -87,7 +68,8 @@ Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
       workers_(workers),
       log_(log),
       metrics_(metrics),
-      clock_(std::move(clock)) {}
+      clock_(std::move(clock)),
+      may_act_(std::move(may_act)) {}
 
 std::optional<std::string> owning_loadtest(const json& object, const kube::ListWatch* jobs) {
   const std::string namespace_ = string_at(object, {"metadata", "namespace"});
@@ -109,161 +91,110 @@ std::optional<std::string> owning_loadtest(const json& object, const kube::ListW
   return std::nullopt;
 }
 
-std::vector<json> Reconciler::worker_pods(const std::string& namespace_,
-                                          const std::string& name) const {
+std::optional<Observation> Reconciler::observe(const std::string& namespace_,
+                                               const std::string& name) {
+  kube::Response fetched = client_.get(kube::resources::loadtests(namespace_), name);
+  if (fetched.is_not_found()) return std::nullopt;
+  if (!fetched.ok()) {
+    throw std::runtime_error("reading " + namespace_ + "/" + name + ": " + fetched.describe());
+  }
+  Observation observed;
+  observed.loadtest = std::move(fetched.body);
+  observed.parsed = parse_loadtest(observed.loadtest.dump());
+  observed.now = clock_();
+  if (auto job = jobs_.get(namespace_ + "/" + worker_job_name(name))) {
+    observed.job = job_view(*job);
+  }
   const std::string label = loadtest_label_value(name);
-  std::vector<json> pods;
-  for (json& pod : pods_.items()) {
+  for (const json& pod : pods_.items()) {
     if (string_at(pod, {"metadata", "namespace"}) != namespace_) continue;
     if (string_at(pod, {"metadata", "labels", std::string(kLoadTestLabel).c_str()}) != label) {
       continue;
     }
-    pods.push_back(std::move(pod));
+    observed.pods.push_back(pod_view(pod));
   }
-  return pods;
-}
-
-std::optional<json> Reconciler::ensure_job(const json& loadtest, const LoadTestSpec& spec) {
-  const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
-  const std::string job_name = worker_job_name(string_at(loadtest, {"metadata", "name"}));
-  if (auto cached = jobs_.get(namespace_ + "/" + job_name)) return cached;
-  const kube::ResourceRef jobs = kube::resources::jobs(namespace_);
-  kube::Response created = client_.create(jobs, build_worker_job(loadtest, spec, config_));
-  if (created.ok()) {
-    log_.info("created worker job", {{"namespace", namespace_}, {"job", job_name}});
-    return created.body;
-  }
-  if (!created.is_already_exists()) {
-    throw std::runtime_error("creating job " + namespace_ + "/" + job_name + ": " +
-                             created.describe());
-  }
-  kube::Response existing = client_.get(jobs, job_name);
-  if (!existing.ok())
-    throw std::runtime_error("reading job " + job_name + ": " + existing.describe());
-  return existing.body;
-}
-
-std::optional<Timestamp> Reconciler::start_workers(const json& job, const std::vector<json>& pods,
-                                                   uint32_t workers) {
-  const std::string recorded =
-      string_at(job, {"metadata", "annotations", std::string(kStartAtAnnotation).c_str()});
-  if (!recorded.empty()) {
-    try {
-      return Timestamp(std::chrono::milliseconds(std::stoll(recorded)));
-    } catch (const std::exception&) {
-      log_.warn("ignoring a malformed start-at annotation", {{"value", recorded}});
+  const std::string uid = string_at(observed.loadtest, {"metadata", "uid"});
+  if (const auto job = own_job(observed); job && job->start_at) {
+    kube::Response kept =
+        client_.get(kube::resources::configmaps(namespace_), results_config_map_name(name, uid));
+    if (kept.ok()) {
+      observed.kept_results = std::move(kept.body);
+    } else if (!kept.is_not_found()) {
+      throw std::runtime_error("reading the kept results of " + namespace_ + "/" + name + ": " +
+                               kept.describe());
     }
   }
-  std::set<uint32_t> ready;
-  for (const json& pod : pods) {
-    if (const auto index = worker_index(pod); index && pod_ready(pod)) ready.insert(*index);
-  }
-  if (ready.size() < workers) return std::nullopt;
-  // The intent is recorded before any worker hears of it, so a restarted
-  // operator starts the stragglers at the same barrier.
-  const Timestamp at = clock_() + kStartLead;
-  const std::string namespace_ = string_at(job, {"metadata", "namespace"});
-  const std::string job_name = string_at(job, {"metadata", "name"});
-  json patch = {
-      {"metadata",
-       {{"annotations", {{std::string(kStartAtAnnotation), std::to_string(unix_ms(at))}}}}}};
-  kube::Response patched = client_.merge_patch(kube::resources::jobs(namespace_), job_name, patch);
-  if (!patched.ok())
-    throw std::runtime_error("annotating job " + job_name + ": " + patched.describe());
-  log_.info("starting workers", {{"namespace", namespace_},
-                                 {"job", job_name},
-                                 {"workers", workers},
-                                 {"startAtMs", unix_ms(at)}});
-  return at;
+  fold_kept(namespace_ + "/" + name, observed);
+  ask_workers(uid, observed);
+  return observed;
 }
 
-void Reconciler::collect_results(const std::vector<json>& pods, Observed& observed) {
-  observed.results = WorkerResults(observed.parsed.spec.workers);
-  for (const json& pod : pods) {
-    const auto index = worker_index(pod);
-    const std::string ip = string_at(pod, {"status", "podIP"});
-    if (!index || ip.empty()) continue;
-    const WorkerAddress address{ip, config_.worker_port};
-    std::string error;
-    const auto document = workers_.result(address, error);
-    if (document) {
-      try {
-        CollectedResult collected = collected_result_from_json(*document);
-        const bool started = collected.started_at_ms.has_value();
-        observed.results.fold(*index, std::move(collected));
-        if (started) continue;
-      } catch (const std::invalid_argument& e) {
-        log_.warn("unreadable worker result", {{"pod", ip}, {"error", e.what()}});
-      }
-    }
-    // Not started yet (or not answering): the barrier time is idempotent, so
-    // sending it again is safe and covers a start lost to a restart.
-    if (observed.start_issued_at && pod_ready(pod) &&
-        !workers_.start(address, unix_ms(*observed.start_issued_at), error)) {
-      log_.warn("worker did not take the start", {{"pod", ip}, {"error", error}});
+void Reconciler::fold_kept(const std::string& key, Observation& observed) {
+  const std::string uid = string_at(observed.loadtest, {"metadata", "uid"});
+  const std::string phase = string_at(observed.loadtest, {"status", "phase"});
+  const bool final = phase == "Succeeded" || phase == "Failed";  // plan() keeps a final status
+  std::lock_guard lock(kept_mutex_);
+  if (!observed.kept_results || final) {
+    kept_merges_.erase(key);
+    return;
+  }
+  KeptMerge& kept = kept_merges_[key];
+  if (kept.uid != uid) kept = KeptMerge{uid, WorkerResults()};
+  std::vector<std::string> problems;  // plan() reports them
+  fold_kept_results(observed, kept.folded, problems);
+  observed.kept_folded = kept.folded;
+}
+
+void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
+  const std::map<uint32_t, std::string> ask = workers_to_ask(observed);
+  for (const auto& [index, ip] : ask) {
+    WorkerAnswer answer;
+    answer.document = workers_.result(WorkerAddress{ip, config_.worker_port}, answer.error);
+    observed.answers[index] = std::move(answer);
+  }
+  std::lock_guard lock(unreachable_mutex_);
+  if (ask.empty()) {
+    unreachable_since_.erase(uid);
+    return;
+  }
+  auto& since = unreachable_since_[uid];
+  for (const auto& [index, answer] : observed.answers) {
+    if (answer.document) {
+      since.erase(index);
+    } else {
+      since.emplace(index, observed.now);
     }
   }
+  observed.unreachable_since = since;
 }
 
-void Reconciler::finish_workers(const std::vector<json>& pods) {
-  for (const json& pod : pods) {
-    const std::string ip = string_at(pod, {"status", "podIP"});
-    if (ip.empty() || string_at(pod, {"status", "phase"}) != "Running") continue;
-    std::string error;
-    workers_.finish(WorkerAddress{ip, config_.worker_port}, error);
-  }
-}
-
-void Reconciler::clean_up(const json& loadtest, const LoadTestSpec& spec, const json& status,
-                          const std::optional<json>& job) {
-  if (!job) return;
-  const bool succeeded =
-      status.value("phase", "") == "Succeeded" && status.value("verdict", "None") != "Fail";
-  const bool remove = spec.cleanup == CleanupPolicy::Always ||
-                      (spec.cleanup == CleanupPolicy::OnSuccess && succeeded);
-  if (!remove || !field(*job, {"metadata", "deletionTimestamp"}).is_null()) return;
-  const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
-  const std::string job_name = string_at(*job, {"metadata", "name"});
-  kube::DeleteOptions options;
-  options.propagation = kube::Propagation::Background;
-  kube::Response deleted = client_.remove(kube::resources::jobs(namespace_), job_name, options);
-  if (!deleted.ok() && !deleted.is_not_found()) {
-    throw std::runtime_error("deleting job " + job_name + ": " + deleted.describe());
-  }
-  log_.info("cleaned up worker job", {{"namespace", namespace_}, {"job", job_name}});
-}
-
-void Reconciler::write_status(const json& loadtest, const json& status) {
-  const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
-  const std::string name = string_at(loadtest, {"metadata", "name"});
-  kube::Response patched = client_.patch_status(kube::resources::loadtests(namespace_), name,
-                                                status_patch(field(loadtest, {"status"}), status));
-  if (patched.is_not_found()) return;  // deleted meanwhile
-  if (!patched.ok()) {
-    throw std::runtime_error("writing status of " + namespace_ + "/" + name + ": " +
-                             patched.describe());
-  }
-}
-
-void Reconciler::find_baseline(const LoadTestSpec& spec, const json& loadtest, Observed& observed) {
+void Reconciler::look_up_baseline(Observation& observed) {
+  observed.baseline_looked_up = true;
+  const LoadTestSpec& spec = observed.parsed.spec;
   if (!spec.baseline) return;
-  const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
-  const std::string self = string_at(loadtest, {"metadata", "name"});
+  const std::string namespace_ = string_at(observed.loadtest, {"metadata", "namespace"});
+  const std::string self = string_at(observed.loadtest, {"metadata", "name"});
   const kube::ResourceRef loadtests = kube::resources::loadtests(namespace_);
   if (!spec.baseline->load_test_name.empty()) {
     kube::Response found = client_.get(loadtests, spec.baseline->load_test_name);
     if (found.ok() && found.body.contains("status")) {
       observed.baseline_status = found.body["status"];
       observed.baseline_name = spec.baseline->load_test_name;
+    } else if (!found.ok() && !found.is_not_found()) {
+      throw std::runtime_error("reading the baseline " + spec.baseline->load_test_name + ": " +
+                               found.describe());
     }
     return;
   }
-  const auto test = spec.labels.find("kubeload.dev/test");
+  const auto test = spec.labels.find(std::string(kTestLabel));
   if (test == spec.labels.end()) return;
   kube::ListOptions options;
-  options.label_selector = "kubeload.dev/test=" + test->second;
+  options.label_selector = std::string(kTestLabel) + "=" + test->second;
   kube::Response listed = client_.list(loadtests, options);
-  if (!listed.ok() || !listed.body.contains("items")) return;
+  if (!listed.ok()) {
+    throw std::runtime_error("listing the runs of test " + test->second + ": " + listed.describe());
+  }
+  if (!listed.body.contains("items")) return;
   std::string newest;
   for (const json& item : listed.body["items"]) {
     const std::string name = string_at(item, {"metadata", "name"});
@@ -277,82 +208,164 @@ void Reconciler::find_baseline(const LoadTestSpec& spec, const json& loadtest, O
   }
 }
 
+void Reconciler::look_up_newest_pass(Observation& observed) {
+  observed.newest_pass_looked_up = true;
+  const auto test = observed.parsed.spec.labels.find(std::string(kTestLabel));
+  if (test == observed.parsed.spec.labels.end()) return;
+  const std::string namespace_ = string_at(observed.loadtest, {"metadata", "namespace"});
+  kube::ListOptions options;
+  options.label_selector = std::string(kTestLabel) + "=" + test->second;
+  kube::Response listed = client_.list(kube::resources::loadtests(namespace_), options);
+  if (!listed.ok()) {
+    throw std::runtime_error("listing the runs of test " + test->second + ": " + listed.describe());
+  }
+  const json& items = field(listed.body, {"items"});
+  if (!items.is_array()) return;
+  std::string newest;
+  for (const json& item : items) {
+    const std::string completed = string_at(item, {"status", "completionTime"});
+    if (string_at(item, {"status", "verdict"}) != "Pass" || completed < newest) continue;
+    newest = completed;  // RFC 3339 in UTC sorts as text
+    observed.newest_pass_name = string_at(item, {"metadata", "name"});
+  }
+}
+
+bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
+  const json& loadtest = observed.loadtest;
+  const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
+  const std::string name = string_at(loadtest, {"metadata", "name"});
+  const std::string where = namespace_ + "/" + name;
+  for (const std::string& warning : plan.warnings) {
+    log_.warn("ignoring a result", {{"loadtest", where}, {"detail", warning}});
+  }
+  for (const Action& action : plan.actions) {
+    if (may_act_ && !may_act_()) {
+      throw std::runtime_error("not the leader any more; leaving " + where + " to the new one");
+    }
+    bool again = false;
+    std::visit(
+        [&](const auto& a) {
+          using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, CreateJob>) {
+            kube::Response created = client_.create(kube::resources::jobs(namespace_), a.job);
+            if (created.ok()) {
+              log_.info("created worker job",
+                        {{"loadtest", where}, {"job", string_at(a.job, {"metadata", "name"})}});
+            } else if (is_rejection(created)) {
+              observed.job_rejected = created.error ? created.error->message : created.describe();
+              again = true;
+            } else if (!created.is_already_exists()) {
+              throw std::runtime_error("creating the worker job of " + where + ": " +
+                                       created.describe());
+            }
+          } else if constexpr (std::is_same_v<A, RecordStartAt>) {
+            const json patch = {
+                {"metadata",
+                 {{"annotations",
+                   {{std::string(kStartAtAnnotation), std::to_string(unix_ms(a.at))}}}}}};
+            kube::Response patched =
+                client_.merge_patch(kube::resources::jobs(namespace_), a.job_name, patch);
+            if (!patched.ok()) {
+              throw std::runtime_error("annotating job " + a.job_name + ": " + patched.describe());
+            }
+            log_.info("starting workers", {{"loadtest", where}, {"startAtMs", unix_ms(a.at)}});
+          } else if constexpr (std::is_same_v<A, StartWorker>) {
+            std::string error;
+            if (!workers_.start(WorkerAddress{a.ip, config_.worker_port}, unix_ms(a.at), error)) {
+              log_.warn("worker did not take the start",
+                        {{"loadtest", where}, {"worker", a.index}, {"error", error}});
+            }
+          } else if constexpr (std::is_same_v<A, KeepResult>) {
+            const kube::ResourceRef configmaps = kube::resources::configmaps(namespace_);
+            const json patch = {{"data", {{a.key, a.document}}}};
+            kube::Response patched = client_.merge_patch(configmaps, a.config_map, patch);
+            if (patched.is_not_found()) {
+              json object = a.config_map_object;
+              object["data"][a.key] = a.document;
+              patched = client_.create(configmaps, object);
+              if (patched.is_already_exists()) {
+                patched = client_.merge_patch(configmaps, a.config_map, patch);
+              }
+            }
+            if (!patched.ok()) {
+              throw std::runtime_error("keeping " + a.key + "'s result of " + where + ": " +
+                                       patched.describe());
+            }
+          } else if constexpr (std::is_same_v<A, FinishWorker>) {
+            std::string error;
+            workers_.finish(WorkerAddress{a.ip, config_.worker_port}, error);
+          } else if constexpr (std::is_same_v<A, WriteStatus>) {
+            kube::Response patched = client_.patch_status(
+                kube::resources::loadtests(namespace_), name,
+                status_patch(field(loadtest, {"status"}), a.status, a.resource_version));
+            if (patched.is_not_found()) return;  // deleted meanwhile
+            if (!patched.ok()) {
+              throw std::runtime_error("writing the status of " + where + ": " +
+                                       patched.describe());
+            }
+          } else if constexpr (std::is_same_v<A, RecordEvent>) {
+            log_.info("phase", {{"loadtest", where},
+                                {"phase", plan.status.value("phase", "")},
+                                {"reason", a.reason},
+                                {"message", a.message}});
+            client_.record_event(loadtest, a.type, a.reason, a.message);
+          } else if constexpr (std::is_same_v<A, DeleteJob>) {
+            kube::DeleteOptions options;
+            options.propagation = kube::Propagation::Background;
+            options.precondition_uid = a.uid;
+            kube::Response deleted =
+                client_.remove(kube::resources::jobs(namespace_), a.name, options);
+            if (!deleted.ok() && !deleted.is_not_found() && !deleted.is_conflict()) {
+              throw std::runtime_error("deleting job " + a.name + ": " + deleted.describe());
+            }
+            log_.info("deleted worker job", {{"loadtest", where}, {"job", a.name}});
+          } else if constexpr (std::is_same_v<A, EndJob>) {
+            const json patch = {{"spec", {{"activeDeadlineSeconds", 1}}}};
+            kube::Response patched =
+                client_.merge_patch(kube::resources::jobs(namespace_), a.name, patch);
+            if (!patched.ok() && !patched.is_not_found()) {
+              throw std::runtime_error("ending job " + a.name + ": " + patched.describe());
+            }
+          } else if constexpr (std::is_same_v<A, LookUpBaseline>) {
+            look_up_baseline(observed);
+            again = true;
+          } else if constexpr (std::is_same_v<A, LookUpNewestPass>) {
+            look_up_newest_pass(observed);
+            again = true;
+          } else if constexpr (std::is_same_v<A, DeleteLoadTest>) {
+            kube::DeleteOptions options;
+            options.precondition_uid = a.uid;
+            kube::Response deleted =
+                client_.remove(kube::resources::loadtests(namespace_), a.name, options);
+            if (!deleted.ok() && !deleted.is_not_found() && !deleted.is_conflict()) {
+              throw std::runtime_error("deleting " + where +
+                                       " (ttlSecondsAfterFinished): " + deleted.describe());
+            }
+            log_.info("deleted a finished LoadTest (ttlSecondsAfterFinished)",
+                      {{"loadtest", where}});
+          }
+        },
+        action);
+    if (again) return false;
+  }
+  return true;
+}
+
 ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std::string& name) {
-  const kube::ResourceRef loadtests = kube::resources::loadtests(namespace_);
-  kube::Response fetched = client_.get(loadtests, name);
-  if (fetched.is_not_found()) {
+  std::optional<Observation> observed = observe(namespace_, name);
+  if (!observed) {
     metrics_.forget_loadtest(namespace_, name);
-    return {};  // deleted: its Job and pods go with it (owner references)
+    std::lock_guard lock(kept_mutex_);
+    kept_merges_.erase(namespace_ + "/" + name);
+    return {};  // deleted: its Job, pods and kept results go with it (owner references)
   }
-  if (!fetched.ok())
-    throw std::runtime_error("reading " + namespace_ + "/" + name + ": " + fetched.describe());
-  const json& loadtest = fetched.body;
-  const json& current = field(loadtest, {"status"});
-  const int64_t generation = field(loadtest, {"metadata", "generation"}).is_number()
-                                 ? loadtest["metadata"]["generation"].get<int64_t>()
-                                 : 0;
-  const bool already_final =
-      is_final_phase(current.is_object() ? current.value("phase", "") : "") &&
-      current.value("observedGeneration", int64_t{-1}) == generation;
-
-  Observed observed;
-  observed.loadtest = loadtest;
-  observed.parsed = parse_loadtest(loadtest.dump());
-  const std::string job_key = namespace_ + "/" + worker_job_name(name);
-  observed.job = jobs_.get(job_key);
-  const std::vector<json> pods = worker_pods(namespace_, name);
-
-  if (already_final) {
-    // The final status is stored: the workers may go, and the Job per policy.
-    finish_workers(pods);
-    if (observed.parsed.ok()) clean_up(loadtest, observed.parsed.spec, current, observed.job);
-    metrics_.observe_loadtest(loadtest, current);
-    return {};
+  ReconcilePlan planned;
+  for (int round = 0; round < kMaxPlans; ++round) {
+    planned = plan(*observed, config_);
+    if (act(planned, *observed)) break;
   }
-
-  // A run that started and lost its Job is not run again behind the user's
-  // back: compute_status reports it.
-  const bool started_before = current.is_object() && current.contains("startTime");
-  if (observed.parsed.ok() && (observed.job || !started_before)) {
-    observed.job = ensure_job(loadtest, observed.parsed.spec);
-    observed.pods = pods;
-    if (observed.job) {
-      observed.start_issued_at = start_workers(*observed.job, pods, observed.parsed.spec.workers);
-    }
-    if (observed.start_issued_at) collect_results(pods, observed);
-    find_baseline(observed.parsed.spec, loadtest, observed);
-  }
-
-  const Timestamp now = clock_();
-  const json status = compute_status(observed, now);
-  const std::string old_phase = current.is_object() ? current.value("phase", "") : "";
-  const std::string phase = status.value("phase", "");
-  if (status_changed(current, status)) write_status(loadtest, status);
-  metrics_.observe_loadtest(loadtest, status);
-  if (phase != old_phase) {
-    const std::string reason = status.value("reason", phase);
-    log_.info("phase", {{"namespace", namespace_},
-                        {"loadtest", name},
-                        {"phase", phase},
-                        {"reason", reason},
-                        {"message", status.value("message", "")}});
-    client_.record_event(loadtest, phase == "Failed" ? "Warning" : "Normal", reason,
-                         status.value("message", phase));
-  }
-  if (is_final_phase(phase)) {
-    // One more pass acknowledges the workers and cleans up, now that the
-    // final status is stored.
-    return {std::chrono::milliseconds(100)};
-  }
-  if (observed.start_issued_at) return {kPollWhileRunning};
-  if (observed.job) {
-    if (const auto deadline = start_deadline(observed)) {
-      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now);
-      return {std::clamp<std::chrono::milliseconds>(until, 100ms, kPollWhileStarting)};
-    }
-    return {kPollWhileStarting};
-  }
-  return {kPollOtherwise};
+  metrics_.observe_loadtest(observed->loadtest, planned.status);
+  return {planned.requeue_after};
 }
 
 }  // namespace kubeload::controller

@@ -1,13 +1,16 @@
 #pragma once
-// Reconcile(namespace, name): read the world fresh, act (create the worker
-// Job, start the workers together, collect their results, clean up), and
-// write the status that compute_status derives from what was observed.
-// Level-triggered and idempotent: any step may be repeated after a crash or
-// restart with the same outcome, because every fact it needs lives in the
-// cluster (the Job, its start-at annotation, the workers' results).
+// Reconcile(namespace, name): observe -> plan -> act. observe() reads the
+// world fresh (the LoadTest from the API server, its Job and pods from the
+// watch caches, the kept results, the workers' /result answers) into an
+// Observation; plan() (reconcile_plan.hpp) decides everything; act() does
+// the I/O, in order, stopping at the first failure. Level-triggered and
+// idempotent: every fact the plan needs lives in the cluster (the Job, its
+// start-at annotation, the results ConfigMap, the workers' answers).
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -18,16 +21,12 @@
 #include "operator/kube/list_watch.hpp"
 #include "operator/log.hpp"
 #include "operator/operator_metrics.hpp"
+#include "operator/reconcile_plan.hpp"
 #include "operator/status.hpp"
 #include "operator/worker_client.hpp"
+#include "operator/worker_results.hpp"
 
 namespace kubeload::controller {
-
-// The Job annotation holding the barrier's wall time (unix ms): the one fact
-// about the start that is not visible otherwise.
-inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
-inline constexpr std::string_view kCompletionIndexAnnotation =
-    "batch.kubernetes.io/job-completion-index";
 
 // The LoadTest a Job or worker Pod belongs to ("namespace/name"), if any: a
 // Job through its owner reference, a Pod through its Job's (looked up in
@@ -42,28 +41,30 @@ struct ReconcileOutcome {
 class Reconciler {
  public:
   using ClockFn = std::function<Timestamp()>;
+  // Whether this replica may still write (the leader elector's verdict);
+  // checked before every action, so a replica that lost its lease stops
+  // mid-reconcile.
+  using MayActFn = std::function<bool()>;
 
   Reconciler(kube::Client& client, const kube::ListWatch& jobs, const kube::ListWatch& pods,
              OperatorConfig config, const WorkerClient& workers, Logger& log,
-             OperatorMetrics& metrics, ClockFn clock);
+             OperatorMetrics& metrics, ClockFn clock, MayActFn may_act = {});
 
-  // Throws on transient failures (the API server did not answer): the caller
-  // retries with backoff.
+  // Throws on transient failures (the API server did not answer, a write
+  // conflicted): the caller retries with backoff.
   ReconcileOutcome reconcile(const std::string& namespace_, const std::string& name);
 
  private:
-  std::vector<nlohmann::json> worker_pods(const std::string& namespace_,
-                                          const std::string& name) const;
-  std::optional<nlohmann::json> ensure_job(const nlohmann::json& loadtest,
-                                           const LoadTestSpec& spec);
-  std::optional<Timestamp> start_workers(const nlohmann::json& job,
-                                         const std::vector<nlohmann::json>& pods, uint32_t workers);
-  void collect_results(const std::vector<nlohmann::json>& pods, Observed& observed);
-  void finish_workers(const std::vector<nlohmann::json>& pods);
-  void clean_up(const nlohmann::json& loadtest, const LoadTestSpec& spec,
-                const nlohmann::json& status, const std::optional<nlohmann::json>& job);
-  void write_status(const nlohmann::json& loadtest, const nlohmann::json& status);
-  void find_baseline(const LoadTestSpec& spec, const nlohmann::json& loadtest, Observed& observed);
+  std::optional<Observation> observe(const std::string& namespace_, const std::string& name);
+  void ask_workers(const std::string& key, Observation& observed);
+  // Folds the kept results not yet in this LoadTest's carried merge and
+  // hands the merge to the observation.
+  void fold_kept(const std::string& key, Observation& observed);
+  // Runs the actions in order; returns false when the plan must be made
+  // again with what an action learned (a refused Job, the baseline).
+  bool act(const ReconcilePlan& plan, Observation& observed);
+  void look_up_baseline(Observation& observed);
+  void look_up_newest_pass(Observation& observed);
 
   kube::Client& client_;
   const kube::ListWatch& jobs_;
@@ -73,6 +74,20 @@ class Reconciler {
   Logger& log_;
   OperatorMetrics& metrics_;
   ClockFn clock_;
+  MayActFn may_act_;
+  // Since when each worker of each LoadTest has not answered ("ns/name" ->
+  // index -> time): memory across passes, not a decision.
+  std::mutex unreachable_mutex_;
+  std::map<std::string, std::map<uint32_t, Timestamp>> unreachable_since_;
+  // The kept results folded so far, per LoadTest ("ns/name") and for the uid
+  // they were folded for: memory across passes (each kept document is
+  // parsed once), not a decision; plan() folds whatever it lacks.
+  struct KeptMerge {
+    std::string uid;
+    WorkerResults folded;
+  };
+  std::mutex kept_mutex_;
+  std::map<std::string, KeptMerge> kept_merges_;
 };
 
 }  // namespace kubeload::controller

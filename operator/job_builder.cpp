@@ -8,6 +8,10 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "kubeload/names.hpp"
+#include "operator/reconcile_plan.hpp"
+#include "operator/views.hpp"
+
 namespace kubeload::controller {
 namespace {
 
@@ -39,11 +43,6 @@ std::string short_hash(std::string_view text) {
 
 bool is_label_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-}
-
-bool is_dns1123_label(std::string_view s) {
-  return !s.empty() && s.size() <= 63 && std::all_of(s.begin(), s.end(), is_label_char) &&
-         s.front() != '-' && s.back() != '-';
 }
 
 std::string trim_trailing(std::string s, std::string_view chars) {
@@ -118,8 +117,9 @@ json worker_manifest(const json& loadtest, const std::string& name, const std::s
               {"spec", loadtest.value("spec", json::object())}};
 }
 
-json labels_for(const LoadTestSpec& spec, const std::string& name) {
+json labels_for(const LoadTestSpec& spec, const std::string& name, const std::string& uid) {
   json labels = {{std::string(kLoadTestLabel), loadtest_label_value(name)},
+                 {std::string(kLoadTestUidLabel), uid},
                  {std::string(kNameLabel), std::string(kWorkerName)},
                  {std::string(kManagedByLabel), std::string(kManagedBy)}};
   if (const auto test = spec.labels.find(std::string(kTestLabel)); test != spec.labels.end()) {
@@ -176,6 +176,9 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
   json env = json::array();
   env.push_back(
       {{"name", std::string(kSpecEnv)}, {"value", worker_manifest(loadtest, name, ns).dump()}});
+  // The worker names its run in every /result, so a document from another
+  // run's worker (a reused pod IP) is never merged into this one.
+  env.push_back({{"name", std::string(kLoadTestUidEnv)}, {"value", uid}});
   // Secrets travel by reference only: the kubelet resolves them into the
   // worker's environment, so their values are never in the Job, the
   // LoadTest or the operator's memory.
@@ -199,6 +202,22 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                "0.0.0.0:" + std::to_string(config.worker_port),
                "--target",
                target_url(spec, ns)};
+  // spec.target.tls.caFrom: the bundle is mounted from its Secret or
+  // ConfigMap by the kubelet (the operator never reads it) and given to
+  // loadgen as --cacert.
+  json ca_volume;
+  if (spec.tls.ca_from) {
+    const ObjectKeyRef& ref = *spec.tls.ca_from;
+    const json items = json::array({{{"key", ref.key}, {"path", std::string(kCaFileName)}}});
+    ca_volume = {{"name", std::string(kCaVolume)}};
+    if (ref.kind == ObjectKeyRef::Kind::secret) {
+      ca_volume["secret"] = {{"secretName", ref.name}, {"items", items}};
+    } else {
+      ca_volume["configMap"] = {{"name", ref.name}, {"items", items}};
+    }
+    args.push_back("--cacert");
+    args.push_back(std::string(kCaMountPath) + "/" + std::string(kCaFileName));
+  }
   const json resources = worker_template.value("resources", json::object());
   if (const auto threads = worker_threads(resources, config)) {
     args.push_back("-t");
@@ -229,8 +248,13 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
         {"readOnlyRootFilesystem", true},
         {"capabilities", {{"drop", json::array({"ALL"})}}}}}};
   copy_if_set(worker_template, "resources", container);
+  if (!ca_volume.is_null()) {
+    container["volumeMounts"] = json::array({{{"name", std::string(kCaVolume)},
+                                              {"mountPath", std::string(kCaMountPath)},
+                                              {"readOnly", true}}});
+  }
 
-  const json labels = labels_for(spec, name);
+  const json labels = labels_for(spec, name, uid);
   json pod_spec = {{"restartPolicy", "Never"},
                    {"automountServiceAccountToken", false},
                    // A fixed non-root user, so that any workerTemplate.image runs
@@ -242,6 +266,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                      {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
                    {"containers", json::array({std::move(container)})}};
   if (!config.service_account.empty()) pod_spec["serviceAccountName"] = config.service_account;
+  if (!ca_volume.is_null()) pod_spec["volumes"] = json::array({std::move(ca_volume)});
   copy_if_set(worker_template, "nodeSelector", pod_spec);
   copy_if_set(worker_template, "tolerations", pod_spec);
   copy_if_set(worker_template, "affinity", pod_spec);
@@ -253,22 +278,30 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                 {"controller", true},
                 {"blockOwnerDeletion", true}};
 
-  return json{
-      {"apiVersion", "batch/v1"},
-      {"kind", "Job"},
-      {"metadata",
-       {{"name", worker_job_name(name)},
-        {"namespace", ns},
-        {"labels", labels},
-        {"ownerReferences", json::array({std::move(owner)})}}},
-      {"spec",
-       {{"completionMode", "Indexed"},
-        {"completions", spec.workers},
-        {"parallelism", spec.workers},
-        // A worker that fails is a failed run: a replacement would start
-        // late and alone, and its share would not be the one measured.
-        {"backoffLimit", 0},
-        {"template", {{"metadata", {{"labels", labels}}}, {"spec", std::move(pod_spec)}}}}}};
+  json job{{"apiVersion", "batch/v1"},
+           {"kind", "Job"},
+           {"metadata",
+            {{"name", worker_job_name(name)},
+             {"namespace", ns},
+             {"labels", labels},
+             {"ownerReferences", json::array({std::move(owner)})}}},
+           {"spec",
+            {{"completionMode", "Indexed"},
+             {"completions", spec.workers},
+             {"parallelism", spec.workers},
+             // A worker that fails is a failed run: a replacement would start
+             // late and alone, and its share would not be the one measured.
+             {"backoffLimit", 0},
+             // The backstop of every deadline: the Job controller stops the pods
+             // even when no operator is running.
+             {"activeDeadlineSeconds", job_active_deadline_seconds(spec)},
+             {"template", {{"metadata", {{"labels", labels}}}, {"spec", std::move(pod_spec)}}}}}};
+  // A Job the policy keeps (a failed run's, under OnSuccess) goes after a
+  // while; Never means never.
+  if (spec.cleanup != CleanupPolicy::Never) {
+    job["spec"]["ttlSecondsAfterFinished"] = config.kept_job_ttl_seconds;
+  }
+  return job;
 }
 
 }  // namespace kubeload::controller

@@ -24,6 +24,13 @@ inline constexpr std::string_view kManagedBy = "kubeload-operator";
 // The env var holding the LoadTest manifest (JSON) that each worker parses.
 inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
 inline constexpr std::string_view kContainerName = "loadgen";
+// Where spec.target.tls.caFrom is mounted in the worker (read-only).
+inline constexpr std::string_view kCaVolume = "target-ca";
+inline constexpr std::string_view kCaMountPath = "/etc/kubeload/target-ca";
+inline constexpr std::string_view kCaFileName = "ca.crt";
+// The env var holding the LoadTest's metadata.uid, which the worker serves
+// back in /result as loadTestUid.
+inline constexpr std::string_view kLoadTestUidEnv = "KUBELOAD_LOADTEST_UID";
 
 // `<name>-workers` when that is a valid DNS label of at most 59 characters,
 // else a shortened, sanitized prefix, a hash of the full name and

@@ -24,6 +24,31 @@ std::optional<std::chrono::system_clock::time_point> parse_micro_time(const std:
 
 }  // namespace
 
+LeaseVerdict decide_lease(const std::string& holder, std::optional<Timestamp> renewed,
+                          std::chrono::seconds lease_duration, const std::string& identity,
+                          Timestamp now) {
+  if (holder == identity) return LeaseVerdict::kRenew;
+  if (!holder.empty() && renewed && now < *renewed + lease_duration) {
+    return LeaseVerdict::kHeldByOther;
+  }
+  return LeaseVerdict::kAcquire;
+}
+
+bool may_still_lead(std::optional<std::chrono::steady_clock::time_point> last_renewal,
+                    std::chrono::milliseconds renew_deadline,
+                    std::chrono::steady_clock::time_point now) {
+  return last_renewal && now - *last_renewal < renew_deadline;
+}
+
+bool LeaderElector::leading() const {
+  if (!leading_.load()) return false;
+  const auto ticks = last_renewal_.load();
+  if (ticks == 0) return false;
+  return may_still_lead(
+      std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ticks)),
+      renew_deadline(), std::chrono::steady_clock::now());
+}
+
 LeaderElector::LeaderElector(kube::Client& client, LeaseOptions options, Logger& log)
     : client_(client), options_(std::move(options)), log_(log) {
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
@@ -36,18 +61,19 @@ LeaderElector::~LeaderElector() {
 
 void LeaderElector::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
+    // The renewal counts from before the call: the Lease says renewTime is
+    // now, and the call may take long to return.
+    const auto attempt_started = std::chrono::steady_clock::now();
     LeaseAttempt attempt = LeaseAttempt::kFailed;
     try {
       attempt = try_acquire_or_renew();
     } catch (const std::exception& e) {
       log_.warn("lease renewal failed", {{"error", e.what()}});
     }
-    const auto now = std::chrono::steady_clock::now();
     if (attempt == LeaseAttempt::kHeld) {
+      last_renewal_.store(attempt_started.time_since_epoch().count());
       if (!leading_.exchange(true)) log_.info("became leader", {{"identity", options_.identity}});
-      last_renewal_ = now;
-    } else if (leading_.load() &&
-               (attempt == LeaseAttempt::kHeldByOther || now - last_renewal_ > renew_deadline())) {
+    } else if (leading_.load() && (attempt == LeaseAttempt::kHeldByOther || !leading())) {
       // Step down before the lease can run out under another replica: two
       // leaders would both start workers for the same LoadTest.
       leading_.store(false);
@@ -105,13 +131,11 @@ LeaderElector::LeaseAttempt LeaderElector::try_acquire_or_renew() {
   if (!current.ok()) return LeaseAttempt::kFailed;
   nlohmann::json lease = current.body;
   nlohmann::json& spec = lease["spec"];
-  const std::string holder = spec.value("holderIdentity", "");
-  if (holder != options_.identity) {
-    const auto renewed = parse_micro_time(spec.value("renewTime", ""));
-    const auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", 15));
-    if (!holder.empty() && renewed && now < *renewed + duration) {
-      return LeaseAttempt::kHeldByOther;
-    }
+  const LeaseVerdict verdict = decide_lease(
+      spec.value("holderIdentity", ""), parse_micro_time(spec.value("renewTime", "")),
+      std::chrono::seconds(spec.value("leaseDurationSeconds", 15)), options_.identity, now);
+  if (verdict == LeaseVerdict::kHeldByOther) return LeaseAttempt::kHeldByOther;
+  if (verdict == LeaseVerdict::kAcquire) {
     spec["holderIdentity"] = options_.identity;
     spec["acquireTime"] = micro_time(now);
     spec["leaseTransitions"] = spec.value("leaseTransitions", 0) + 1;

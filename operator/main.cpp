@@ -20,6 +20,7 @@
 
 #include "kubeload/duration.hpp"
 #include "operator/controller.hpp"
+#include "operator/event_filter.hpp"
 #include "operator/leader_election.hpp"
 #include "operator/work_queue.hpp"
 
@@ -39,6 +40,8 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --concurrency N          reconciles in parallel (default 2)
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
   --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
+  --worker-unreachable-timeout DURATION  fail a started run whose worker has not answered
+                           on its port this long (WorkersUnreachable; default 60s)
 )";
 
 struct Flags {
@@ -52,6 +55,7 @@ struct Flags {
   unsigned concurrency = 2;
   std::optional<uint32_t> worker_threads;
   std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
+  std::chrono::seconds worker_unreachable_timeout{60};
 };
 
 int usage_error(const std::string& message) {
@@ -110,6 +114,14 @@ Flags parse_flags(int argc, char** argv) {
                                     text + "\"");
       }
       flags.resync_period = *period;
+    } else if (arg == "--worker-unreachable-timeout") {
+      const std::string text = next();
+      const auto timeout = kubeload::parse_duration(text);
+      if (!timeout || *timeout < std::chrono::seconds(1)) {
+        throw std::invalid_argument(arg + ": must be a duration of at least 1s (e.g. 60s), got \"" +
+                                    text + "\"");
+      }
+      flags.worker_unreachable_timeout = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
     } else if (arg == "-h" || arg == "--help")
       throw std::invalid_argument("");
     else
@@ -175,9 +187,12 @@ int main(int argc, char** argv) {
   const std::string selector = "app.kubernetes.io/managed-by=kubeload-operator";
   kube::ListWatchOptions loadtest_options;
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
+  kc::LoadTestEventFilter loadtest_events;
   kube::ListWatch loadtests(client, loadtest_options,
-                            [&](kube::WatchEventType, const nlohmann::json& object) {
-                              queue.add(kube::object_key(object));
+                            [&](kube::WatchEventType type, const nlohmann::json& object) {
+                              if (loadtest_events.should_reconcile(type, object)) {
+                                queue.add(kube::object_key(object));
+                              }
                             });
   kube::ListWatchOptions job_options;
   job_options.resource = kube::resources::jobs(flags.namespace_);
@@ -235,9 +250,12 @@ int main(int argc, char** argv) {
   kc::OperatorConfig config;
   config.loadgen_image = flags.loadgen_image;
   config.worker_threads = flags.worker_threads;
+  config.worker_unreachable_timeout = flags.worker_unreachable_timeout;
   kc::WorkerClient worker_client;
-  kc::Reconciler reconciler(client, jobs, pods, config, worker_client, log, metrics,
-                            [] { return std::chrono::system_clock::now(); });
+  kc::Reconciler reconciler(
+      client, jobs, pods, config, worker_client, log, metrics,
+      [] { return std::chrono::system_clock::now(); },
+      [&elector] { return !elector || elector->leading(); });
 
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < flags.concurrency; ++i) {

@@ -53,8 +53,13 @@ PhaseDecision decide_phase(const PhaseFacts& facts) {
   if (!facts.worker_failure.empty()) {
     return {Phase::Failed, "WorkerFailed", facts.worker_failure};
   }
+  if (facts.start_issued && !facts.results_lost.empty()) {
+    return {Phase::Failed, "ResultsLost", facts.results_lost};
+  }
+  if (!facts.run_failure_reason.empty()) {
+    return {Phase::Failed, facts.run_failure_reason, facts.run_failure_message};
+  }
   if (facts.start_issued) {
-    if (!facts.results_lost.empty()) return {Phase::Failed, "ResultsLost", facts.results_lost};
     return {Phase::Running, "Running",
             std::to_string(facts.desired) + " workers running; " +
                 std::to_string(facts.final_results) + " finished"};

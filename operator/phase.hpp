@@ -46,6 +46,10 @@ struct PhaseFacts {
   // Non-empty when a worker exited normally but its final result was never
   // collected.
   std::string results_lost;
+  // A failure plan() decided (a deadline, unreachable workers, a refused
+  // Job): reason (CamelCase) and message.
+  std::string run_failure_reason;
+  std::string run_failure_message;
   bool start_deadline_passed = false;
   std::string start_timeout;     // "5m", for messages
   std::string not_ready_detail;  // "worker 1: ImagePullBackOff", may be empty
@@ -65,6 +69,9 @@ struct PhaseDecision {
 //                                                            ThresholdsFailed | Completed
 //   a worker failed or vanished                 -> Failed    WorkerFailed
 //   started, a worker exited without result     -> Failed    ResultsLost
+//   plan() found a run failure                  -> Failed    its reason (RunDeadlineExceeded,
+//                                                            WorkersUnreachable, JobRejected,
+//                                                            JobNameTaken)
 //   started                                     -> Running   Running
 //   not all ready (or no Job), deadline passed  -> Failed    WorkersNotReady
 //   no Job                                      -> Pending   WaitingForWorkers

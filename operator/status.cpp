@@ -9,46 +9,31 @@
 #include <system_error>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/json_access.hpp"
 #include "kubeload/threshold.hpp"
+#include "operator/conditions.hpp"
 #include "operator/phase.hpp"
+#include "operator/views.hpp"
 
 namespace kubeload::controller {
 namespace {
 
+using json_access::find_condition;
+using json_access::member;
+using json_access::text;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-constexpr std::string_view kIndexKey = "batch.kubernetes.io/job-completion-index";
 constexpr size_t kMaxListed = 5;    // details named in one message before "and N more"
 constexpr size_t kMaxDetail = 200;  // characters of a crashed container's message
 
 // ---- small JSON readers ------------------------------------------------------
 
-const json& member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const json& value) {
-  return value.is_string() ? value.get<std::string>() : "";
-}
-
 uint64_t count(const json& value) {
   return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)
              ? value.get<uint64_t>()
              : 0;
-}
-
-// The status of the first condition of `type` in a Kubernetes conditions list.
-const json* find_condition(const json& conditions, std::string_view type) {
-  if (!conditions.is_array()) return nullptr;
-  for (const json& condition : conditions) {
-    if (text(member(condition, "type")) == type) return &condition;
-  }
-  return nullptr;
 }
 
 bool condition_true(const json& conditions, std::string_view type) {
@@ -84,18 +69,10 @@ struct WorkerPods {
   bool deleting = false;
   std::string failure;  // "OOMKilled, exit code 137"
   std::string waiting;  // "ImagePullBackOff"
+  // The worker's termination message: its headline numbers (api.md), the
+  // fallback when its final result was never collected.
+  std::string summary;
 };
-
-std::optional<uint32_t> pod_index(const json& pod) {
-  const json& metadata = member(pod, "metadata");
-  for (const char* where : {"annotations", "labels"}) {
-    const std::string value = text(member(member(metadata, where), kIndexKey.data()));
-    uint32_t index = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), index);
-    if (!value.empty() && ec == std::errc() && end == value.data() + value.size()) return index;
-  }
-  return std::nullopt;
-}
 
 std::string termination_detail(const json& pod) {
   const json& status = member(pod, "status");
@@ -146,22 +123,22 @@ std::string waiting_detail(const json& pod) {
 std::vector<WorkerPods> pods_by_index(const std::vector<json>& pods, uint32_t workers) {
   std::vector<WorkerPods> out(workers);
   for (const json& pod : pods) {
-    const std::optional<uint32_t> index = pod_index(pod);
-    if (!index || *index >= workers) continue;
-    WorkerPods& worker = out[*index];
-    const std::string phase = text(member(member(pod, "status"), "phase"));
-    const bool deleting = !member(member(pod, "metadata"), "deletionTimestamp").is_null();
+    const PodView view = pod_view(pod);
+    if (!view.index || *view.index >= workers) continue;
+    WorkerPods& worker = out[*view.index];
+    const std::string& phase = view.phase;
+    const bool deleting = view.deleting;
     if (phase == "Failed") {
       worker.failed = true;
       worker.failure = termination_detail(pod);
     } else if (phase == "Succeeded") {
       worker.succeeded = true;
+      worker.summary = view.termination_log.substr(0, kMaxDetail);
     } else if (deleting) {
       worker.deleting = true;
     } else {
       worker.present = true;
-      if (phase == "Running" &&
-          condition_true(member(member(pod, "status"), "conditions"), "Ready")) {
+      if (view.ready) {
         worker.ready = true;
       } else if (worker.waiting.empty()) {
         worker.waiting = waiting_detail(pod);
@@ -337,6 +314,40 @@ json condition(std::string_view type, std::string_view status, const std::string
           {"observedGeneration", generation}};
 }
 
+// A final status as stored, its conditions derived again from the stored
+// phase, reason, message and verdict at `generation`: a run that ended under
+// an older operator gains the conditions gates read today (Ready, Stalled,
+// Finished, Reconciling), and nothing else changes.
+json kept_final_status(const json& current, int64_t generation, Timestamp now) {
+  json kept = current;
+  kept["observedGeneration"] = generation;
+  const json& stored = member(current, "conditions");
+  ConditionFacts facts;
+  facts.decision = {
+      text(member(current, "phase")) == "Succeeded" ? Phase::Succeeded : Phase::Failed,
+      text(member(current, "reason")), text(member(current, "message"))};
+  const std::string verdict = text(member(current, "verdict"));
+  facts.gate = verdict == "Pass" ? Gate::Passed : verdict == "Fail" ? Gate::Failed : Gate::None;
+  if (const json* ready = find_condition(stored, "WorkersReady"); ready != nullptr) {
+    facts.workers_ready = text(member(*ready, "status")) == "True";
+    facts.workers_ready_message = text(member(*ready, "message"));
+  }
+  facts.completed_reason = facts.decision.reason;
+  facts.completed_message = facts.decision.message;
+  if (const json* completed = find_condition(stored, "Completed");
+      completed != nullptr && !text(member(*completed, "reason")).empty()) {
+    facts.completed_reason = text(member(*completed, "reason"));
+    facts.completed_message = text(member(*completed, "message"));
+  }
+  json conditions = json::array();
+  for (const ConditionValue& value : decide_conditions(facts)) {
+    conditions.push_back(
+        condition(value.type, value.status, value.reason, value.message, generation, current, now));
+  }
+  kept["conditions"] = std::move(conditions);
+  return kept;
+}
+
 std::string invalid_spec_message(const ParsedLoadTest& parsed) {
   std::vector<std::string> parts;
   for (const FieldError& error : parsed.errors) parts.push_back(error.to_string());
@@ -414,12 +425,7 @@ json compute_status(const Observed& observed, Timestamp now) {
       // A LoadTest runs once: an edit after the end changes nothing but
       // records that the operator saw it (so the controller stops waiting
       // for a status of the new generation).
-      json kept = current;
-      kept["observedGeneration"] = generation;
-      if (kept.contains("conditions") && kept["conditions"].is_array()) {
-        for (json& condition : kept["conditions"]) condition["observedGeneration"] = generation;
-      }
-      return kept;
+      return kept_final_status(current, generation, now);
     }
   }
 
@@ -472,6 +478,8 @@ json compute_status(const Observed& observed, Timestamp now) {
   facts.start_issued = start_issued;
   facts.desired = workers;
   facts.start_timeout = format_duration(spec.start_timeout);
+  facts.run_failure_reason = observed.run_failure_reason;
+  facts.run_failure_message = observed.run_failure_message;
   const std::optional<Timestamp> deadline = start_deadline(observed);
   facts.start_deadline_passed = deadline && now > *deadline;
 
@@ -497,7 +505,9 @@ json compute_status(const Observed& observed, Timestamp now) {
       failures.push_back(who + "'s pod was deleted");
       ++workers_failed;
     } else if (pod.succeeded && start_issued) {
-      lost.push_back(who + " exited before its final result was collected");
+      lost.push_back(
+          who + " exited before its final result was collected" +
+          (pod.summary.empty() ? "" : " (its termination message: " + pod.summary + ")"));
     } else if (start_issued && facts.job_exists && !pod.present && !pod.succeeded) {
       failures.push_back(who + "'s pod disappeared");
       ++workers_failed;
@@ -601,41 +611,25 @@ json compute_status(const Observed& observed, Timestamp now) {
   }
 
   // ---- conditions
+  ConditionFacts condition_facts;
+  condition_facts.decision = decision;
+  condition_facts.gate = facts.gate;
+  condition_facts.workers_ready =
+      facts.spec_valid &&
+      (start_issued || succeeded || (facts.job_exists && workers > 0 && facts.ready == workers));
+  condition_facts.workers_ready_message =
+      condition_facts.workers_ready
+          ? "all " + std::to_string(workers) + " workers ready"
+          : std::to_string(facts.ready) + "/" + std::to_string(workers) + " workers ready";
+  if (succeeded) {
+    condition_facts.completed_reason = completion_reason(spec.load, merged->result);
+    condition_facts.completed_message = std::to_string(merged->result.requests) + " requests in " +
+                                        fixed(merged->result.duration_seconds, 1) + "s";
+  }
   json conditions = json::array();
-  const bool all_ready =
-      start_issued || succeeded || (facts.job_exists && workers > 0 && facts.ready == workers);
-  if (facts.spec_valid && all_ready) {
-    conditions.push_back(condition("WorkersReady", "True", "AllWorkersReady",
-                                   "all " + std::to_string(workers) + " workers ready", generation,
-                                   current, now));
-  } else {
-    conditions.push_back(condition(
-        "WorkersReady", "False", failed ? decision.reason : "WaitingForWorkers",
-        failed ? decision.message
-               : std::to_string(facts.ready) + "/" + std::to_string(workers) + " workers ready",
-        generation, current, now));
-  }
-  if (succeeded) {
-    conditions.push_back(condition("Completed", "True",
-                                   completion_reason(spec.load, merged->result),
-                                   std::to_string(merged->result.requests) + " requests in " +
-                                       fixed(merged->result.duration_seconds, 1) + "s",
-                                   generation, current, now));
-  } else {
-    conditions.push_back(condition("Completed", "False", decision.reason, decision.message,
-                                   generation, current, now));
-  }
-  if (succeeded) {
-    // No gate: nothing failed, so `kubectl wait --for=condition=Passed`
-    // succeeds; verdict None still tells the two apart.
-    conditions.push_back(condition(
-        "Passed", facts.gate == Gate::Failed ? "False" : "True",
-        facts.gate == Gate::None ? "NoGate" : decision.reason,
-        facts.gate == Gate::None ? "no thresholds or baseline to check" : decision.message,
-        generation, current, now));
-  } else {
-    conditions.push_back(condition("Passed", failed ? "False" : "Unknown", decision.reason,
-                                   decision.message, generation, current, now));
+  for (const ConditionValue& value : decide_conditions(condition_facts)) {
+    conditions.push_back(
+        condition(value.type, value.status, value.reason, value.message, generation, current, now));
   }
   status["conditions"] = std::move(conditions);
   return status;

@@ -38,6 +38,11 @@ struct Observed {
   // LoadTest's status, found by the controller; unset when none was found.
   std::optional<nlohmann::json> baseline_status;
   std::string baseline_name;  // the LoadTest baseline_status came from
+  // A failure that plan() found from time and answers rather than from the
+  // objects (RunDeadlineExceeded, WorkersUnreachable, JobRejected,
+  // JobNameTaken): the reason and message Failed carries.
+  std::string run_failure_reason;
+  std::string run_failure_message;
 };
 
 // When the workers must all be ready by: the Job's creation time (else the
@@ -51,7 +56,9 @@ std::optional<Timestamp> start_deadline(const Observed& observed);
 // so recomputing with nothing changed yields the same document. A final
 // status (Succeeded or Failed) is kept: a LoadTest runs once, so an edit
 // after the end only moves observedGeneration (status and conditions) to the
-// new generation. The exception is Failed InvalidSpec of an older
+// new generation (the conditions are derived again from the kept phase and
+// verdict, so a run that ended under an older operator gains the ones it
+// lacks; conditions.hpp lists them). The exception is Failed InvalidSpec of an older
 // generation, which is derived again: the edit may have fixed the spec.
 // `now` comes from the controller's injected clock.
 nlohmann::json compute_status(const Observed& observed, Timestamp now);

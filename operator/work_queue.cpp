@@ -24,7 +24,23 @@ void WorkQueue::add_after(const std::string& key, std::chrono::milliseconds dela
   if (delay.count() <= 0) return add(key);
   std::lock_guard lock(mutex_);
   if (shutting_down_) return;
-  delayed_.emplace(Clock::now() + delay, key);
+  // Waiting to be handed out already: that comes sooner than this.
+  if (queued_.count(key) != 0) return;
+  const Clock::time_point due = Clock::now() + delay;
+  // One delayed entry per key, the earliest: a key scheduled again and again
+  // (every pass asks for the next one) is still looked at once.
+  if (const auto scheduled = delayed_at_.find(key); scheduled != delayed_at_.end()) {
+    if (scheduled->second <= due) return;
+    const auto range = delayed_.equal_range(scheduled->second);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second == key) {
+        delayed_.erase(it);
+        break;
+      }
+    }
+  }
+  delayed_.emplace(due, key);
+  delayed_at_[key] = due;
   ready_.notify_one();
 }
 
@@ -54,6 +70,7 @@ void WorkQueue::move_due_locked(Clock::time_point now) {
   while (!delayed_.empty() && delayed_.begin()->first <= now) {
     const std::string key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
+    delayed_at_.erase(key);
     if (processing_.count(key) != 0) {
       dirty_.insert(key);
     } else if (queued_.insert(key).second) {

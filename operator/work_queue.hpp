@@ -2,7 +2,8 @@
 // The reconcile queue, as controller-runtime has it: keys (namespace/name),
 // deduplicated while waiting; a key being processed is not handed out twice
 // (it is re-queued when it was added meanwhile); failures come back after a
-// per-key exponential backoff; add_after schedules a later look.
+// per-key exponential backoff; add_after schedules a later look, once per
+// key (the earliest wins), so requeues do not pile up.
 
 #include <chrono>
 #include <condition_variable>
@@ -50,6 +51,7 @@ class WorkQueue {
   std::set<std::string> processing_;
   std::set<std::string> dirty_;  // added while processing
   std::multimap<Clock::time_point, std::string> delayed_;
+  std::map<std::string, Clock::time_point> delayed_at_;  // each key's one delayed entry
   std::map<std::string, int> failures_;
   bool shutting_down_ = false;
 };

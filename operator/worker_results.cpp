@@ -2,18 +2,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/json_access.hpp"
+
 namespace kubeload::controller {
+
+using json_access::member;
+using json_access::text;
 
 CollectedResult collected_result_from_json(const nlohmann::json& document) {
   CollectedResult collected;
   collected.run = run_result_from_json(document);
-  if (const auto started = document.find("startedAtMs");
-      started != document.end() && started->is_number_integer() && started->get<int64_t>() > 0) {
-    collected.started_at_ms = started->get<int64_t>();
+  const nlohmann::json& started = member(document, "startedAtMs");
+  if (started.is_number_integer() && started.get<int64_t>() > 0) {
+    collected.started_at_ms = started.get<int64_t>();
   }
-  if (const auto error = document.find("error"); error != document.end() && error->is_string()) {
-    collected.error = error->get<std::string>();
-  }
+  collected.error = text(member(document, "error"));
   return collected;
 }
 

@@ -14,8 +14,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<ErrorKind, kErrorKindCount> kAllErrorKinds = {
-    ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
-    ErrorKind::write,   ErrorKind::status,  ErrorKind::length};
+    ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,   ErrorKind::write,
+    ErrorKind::status,  ErrorKind::length,  ErrorKind::dropped};
 
 double micros_to_ms(int64_t micros) {
   return static_cast<double>(micros) / 1000.0;
@@ -73,9 +73,11 @@ Result result_from_json_at(const json& in, const std::string& path) {
   r.body_bytes_received = get_count(in, "bodyBytesReceived", path);
   r.bytes_sent = get_count(in, "bytesSent", path);
   r.duration_seconds = get_number(in, "durationSeconds", path);
+  r.drain_seconds = get_number(in, "drainSeconds", path);
   r.latency = get_histogram(in, "histogram", path);
   r.connect = get_histogram(in, "connectHistogram", path);
   r.waiting = get_histogram(in, "waitingHistogram", path);
+  r.error_latency = get_histogram(in, "errorHistogram", path);
   if (in.contains("statusCodes")) {
     const json& codes = in.at("statusCodes");
     if (!codes.is_object()) bad_field(path + ".statusCodes", "must be an object");
@@ -104,9 +106,17 @@ Result result_from_json_at(const json& in, const std::string& path) {
   if (in.contains("rate")) {
     const json& rate = in.at("rate");
     if (!rate.is_object()) bad_field(path + ".rate", "must be an object");
+    // rate.dropped is written for readers of the rate block; the count
+    // itself is errors.dropped.
     r.rate = RateCounts{get_number(rate, "target", path + ".rate"),
-                        get_count(rate, "late", path + ".rate"),
-                        get_count(rate, "dropped", path + ".rate")};
+                        get_count(rate, "late", path + ".rate")};
+  }
+  r.retries = get_count(in, "retries", path);
+  if (in.contains("tls")) {
+    const json& tls = in.at("tls");
+    if (!tls.is_object()) bad_field(path + ".tls", "must be an object");
+    r.tls = TlsCounts{get_count(tls, "handshakes", path + ".tls"),
+                      get_count(tls, "sessionsReused", path + ".tls")};
   }
   const uint64_t failures = get_count(in, "failures", path);
   if (in.contains("failures") && failures != r.errors.total()) {
@@ -147,6 +157,8 @@ const char* to_string(ErrorKind kind) noexcept {
       return "status";
     case ErrorKind::length:
       return "length";
+    case ErrorKind::dropped:
+      return "dropped";
   }
   return "unknown";
 }
@@ -165,6 +177,8 @@ uint64_t& ErrorCounts::operator[](ErrorKind kind) noexcept {
       return status;
     case ErrorKind::length:
       return length;
+    case ErrorKind::dropped:
+      return dropped;
   }
   return read;
 }
@@ -226,7 +240,9 @@ void Result::merge(const Result& other) {
   bytes_sent += other.bytes_sent;
   // Workers run side by side: the merged run lasted as long as the longest one.
   duration_seconds = std::max(duration_seconds, other.duration_seconds);
+  drain_seconds = std::max(drain_seconds, other.drain_seconds);
   latency.add(other.latency);
+  error_latency.add(other.error_latency);
   connect.add(other.connect);
   waiting.add(other.waiting);
   for (const auto& [code, count] : other.status_codes) status_codes[code] += count;
@@ -235,16 +251,23 @@ void Result::merge(const Result& other) {
     if (!rate) rate = RateCounts{};
     rate->target += other.rate->target;
     rate->late += other.rate->late;
-    rate->dropped += other.rate->dropped;
+  }
+  retries += other.retries;
+  if (other.tls) {
+    if (!tls) tls = TlsCounts{};
+    tls->handshakes += other.tls->handshakes;
+    tls->sessions_reused += other.tls->sessions_reused;
   }
 }
 
 bool Result::operator==(const Result& other) const {
   return requests == other.requests && bytes_received == other.bytes_received &&
          body_bytes_received == other.body_bytes_received && bytes_sent == other.bytes_sent &&
-         duration_seconds == other.duration_seconds && latency == other.latency &&
+         duration_seconds == other.duration_seconds && drain_seconds == other.drain_seconds &&
+         latency == other.latency && error_latency == other.error_latency &&
          connect == other.connect && waiting == other.waiting &&
-         status_codes == other.status_codes && errors == other.errors && rate == other.rate;
+         status_codes == other.status_codes && errors == other.errors && rate == other.rate &&
+         retries == other.retries && tls == other.tls;
 }
 
 void RunResult::merge(const RunResult& other) {
@@ -295,12 +318,14 @@ void to_json(json& out, const Result& r, bool with_histograms) {
   out["errorRate"] = r.error_rate();
   out["rps"] = std::round(r.rps() * 10.0) / 10.0;
   out["durationSeconds"] = r.duration_seconds;
+  out["drainSeconds"] = r.drain_seconds;
   out["bytesReceived"] = r.bytes_received;
   out["bodyBytesReceived"] = r.body_bytes_received;
   out["bytesSent"] = r.bytes_sent;
   out["latencyMs"] = latency_json(r.latency);
   out["connectMs"] = latency_json(r.connect);
   out["waitingMs"] = latency_json(r.waiting);
+  out["errorLatencyMs"] = latency_json(r.error_latency);
   json codes = json::object();
   for (const auto& [code, count] : r.status_codes) codes[std::to_string(code)] = count;
   out["statusCodes"] = std::move(codes);
@@ -309,12 +334,17 @@ void to_json(json& out, const Result& r, bool with_histograms) {
   out["errors"] = std::move(errors);
   if (r.rate) {
     out["rate"] = {
-        {"target", r.rate->target}, {"late", r.rate->late}, {"dropped", r.rate->dropped}};
+        {"target", r.rate->target}, {"late", r.rate->late}, {"dropped", r.errors.dropped}};
+  }
+  out["retries"] = r.retries;
+  if (r.tls) {
+    out["tls"] = {{"handshakes", r.tls->handshakes}, {"sessionsReused", r.tls->sessions_reused}};
   }
   if (with_histograms) {
     out["histogram"] = r.latency.encode_base64();
     out["connectHistogram"] = r.connect.encode_base64();
     out["waitingHistogram"] = r.waiting.encode_base64();
+    out["errorHistogram"] = r.error_latency.encode_base64();
   }
 }
 

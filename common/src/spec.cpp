@@ -1,4 +1,5 @@
 #include "kubeload/spec.hpp"
+#include "kubeload/spec_yaml.hpp"
 
 #include <algorithm>
 #include <array>
@@ -15,6 +16,9 @@
 #include <yaml-cpp/mark.h>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/names.hpp"
+#include "kubeload/text.hpp"
+#include "kubeload/url.hpp"
 
 namespace kubeload {
 namespace {
@@ -32,113 +36,13 @@ constexpr uint64_t kMaxWorkers = 1000;
 // from overflowing 32 bits.
 constexpr uint64_t kMaxWeight = 1000000;
 
-// ---- character classes and name rules -------------------------------------
+// ---- characters (the name rules are kubeload/names.hpp's) ------------------
 
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
-bool is_lower(char c) {
-  return c >= 'a' && c <= 'z';
-}
 bool is_upper(char c) {
   return c >= 'A' && c <= 'Z';
-}
-bool is_alnum(char c) {
-  return is_digit(c) || is_lower(c) || is_upper(c);
-}
-
-// RFC 9110 tchar: what header names and methods are made of.
-bool is_tchar(char c) {
-  return is_alnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool is_token(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
-}
-
-// Methods are case-sensitive; standard ones are upper case, and a lower-case
-// "get" is almost always a typo that a server would answer with 405 or 501.
-bool is_method(std::string_view s) {
-  return is_token(s) && std::none_of(s.begin(), s.end(), is_lower);
-}
-
-// [first]([middle]*[last])? with a length limit: the shape of every
-// Kubernetes name rule.
-bool matches_name_shape(std::string_view s, size_t max_length, bool (*first)(char),
-                        bool (*middle)(char), bool (*last)(char)) {
-  if (s.empty() || s.size() > max_length) return false;
-  if (!first(s.front()) || !last(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), middle);
-}
-
-bool lower_alnum(char c) {
-  return is_digit(c) || is_lower(c);
-}
-bool lower_alnum_dash(char c) {
-  return lower_alnum(c) || c == '-';
-}
-
-// RFC 1123 label: namespaces.
-bool is_dns1123_label(std::string_view s) {
-  return matches_name_shape(s, 63, lower_alnum, lower_alnum_dash, lower_alnum);
-}
-
-// RFC 1035 label: Service names (they must start with a letter).
-bool is_dns1035_label(std::string_view s) {
-  return matches_name_shape(s, 63, is_lower, lower_alnum_dash, lower_alnum);
-}
-
-// RFC 1123 subdomain: object names. Dot-separated labels, 253 characters.
-bool is_dns1123_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    const std::string_view part =
-        s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!matches_name_shape(part, 253, lower_alnum, lower_alnum_dash, lower_alnum)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-// Request names become metric labels: [a-z0-9]([-a-z0-9_]*[a-z0-9])?
-bool is_request_name(std::string_view s) {
-  return matches_name_shape(
-      s, 253, lower_alnum, [](char c) { return lower_alnum_dash(c) || c == '_'; }, lower_alnum);
-}
-
-bool label_name_char(char c) {
-  return is_alnum(c) || c == '-' || c == '_' || c == '.';
-}
-
-// Label and annotation "qualified names": an optional DNS subdomain prefix and
-// a name of at most 63 alphanumerics, '-', '_' and '.'.
-bool is_qualified_name(std::string_view s) {
-  const size_t slash = s.find('/');
-  std::string_view name = s;
-  if (slash != std::string_view::npos) {
-    if (!is_dns1123_subdomain(s.substr(0, slash))) return false;
-    name = s.substr(slash + 1);
-  }
-  return matches_name_shape(name, 63, is_alnum, label_name_char, is_alnum);
-}
-
-bool is_label_value(std::string_view s) {
-  return s.empty() || matches_name_shape(s, 63, is_alnum, label_name_char, is_alnum);
-}
-
-bool is_secret_key(std::string_view s) {
-  return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char c) {
-    return is_alnum(c) || c == '-' || c == '_' || c == '.';
-  });
-}
-
-bool has_control_or_space(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte <= 0x20 || byte == 0x7f;
-  });
 }
 
 std::string lowercase(std::string_view s) {
@@ -148,23 +52,8 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
-// Values are quoted into messages that end up in logs, terminals and the
-// LoadTest's status, so long ones are cut (never inside a UTF-8 sequence).
-constexpr size_t kMaxQuotedBytes = 100;
+// Long paths are cut in messages (kubeload/text.hpp's quote cuts values).
 constexpr size_t kMaxPathBytes = 300;
-
-std::string_view head(std::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return s;
-  size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut);
-}
-
-std::string quote(std::string_view s) {
-  const std::string_view shown = head(s, kMaxQuotedBytes);
-  if (shown.size() == s.size()) return "\"" + std::string(s) + "\"";
-  return "\"" + std::string(shown) + "\"... (" + std::to_string(s.size()) + " bytes)";
-}
 
 // Length of the well-formed UTF-8 sequence at the start of `s`, or 0: no
 // overlong forms, no surrogates, nothing above U+10FFFF.
@@ -219,56 +108,10 @@ std::string printable(std::string_view s) {
   return out;
 }
 
-// Why a URL cannot be a target, or nothing when it can.
+// Why a URL cannot be a target, or nothing when it can (kubeload/url.hpp).
 std::optional<std::string> url_problem(std::string_view url) {
-  const std::string generic = "must be an http:// or https:// URL with a host, got " + quote(url);
-  const size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return generic;
-  const std::string scheme = lowercase(url.substr(0, scheme_end));
-  if (scheme != "http" && scheme != "https") return generic;
-  const std::string_view rest = url.substr(scheme_end + 3);
-  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  // Do not echo the URL: the part before '@' is a password.
-  if (authority.find('@') != std::string_view::npos) {
-    return std::string("must not contain credentials (user:password@); use headersFrom");
-  }
-  if (has_control_or_space(url)) return "must not contain spaces or control characters";
-
-  std::string_view host = authority;
-  std::optional<std::string_view> port;
-  if (authority.starts_with('[')) {
-    const size_t close = authority.find(']');
-    if (close == std::string_view::npos) return generic;
-    host = authority.substr(1, close - 1);
-    const std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (!after.starts_with(':')) return generic;
-      port = after.substr(1);
-    }
-    const bool ipv6_chars = std::all_of(host.begin(), host.end(), [](char c) {
-      return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
-             c == '.';
-    });
-    if (host.empty() || !ipv6_chars) return generic;
-  } else {
-    const size_t colon = authority.find(':');
-    if (colon != std::string_view::npos) {
-      host = authority.substr(0, colon);
-      port = authority.substr(colon + 1);
-    }
-    const bool host_chars = std::all_of(host.begin(), host.end(), [](char c) {
-      return is_alnum(c) || c == '-' || c == '.' || c == '_';
-    });
-    if (host.empty() || !host_chars) return generic;
-  }
-  if (port) {
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port->data(), port->data() + port->size(), value);
-    if (port->empty() || ec != std::errc() || end != port->data() + port->size() || value < 1 ||
-        value > 65535) {
-      return "invalid port " + quote(*port) + " in " + quote(url);
-    }
-  }
+  const auto parsed = parse_http_url(url);
+  if (const auto* problem = std::get_if<std::string>(&parsed)) return *problem;
   return std::nullopt;
 }
 
@@ -374,6 +217,7 @@ struct Presence {
   bool connections = false, rate = false, max_connections = false, duration = false;
   bool load_requests = false, warmup = false, warmup_requests = false, baseline_name = false;
   bool max_regression = false, target_malformed = false, load_malformed = false;
+  bool tls = false;
   std::vector<bool> stage_connections, stage_rate, stage_duration;
   std::vector<std::string> stage_paths;
 };
@@ -436,7 +280,7 @@ class Decoder {
   // Paths hold field names as written, and messages hold values and yaml-cpp's
   // text, so both are made printable.
   void error(const std::string& path, const std::string& message) {
-    std::string shown_path = printable(head(path, kMaxPathBytes));
+    std::string shown_path = printable(utf8_head(path, kMaxPathBytes));
     if (path.size() > kMaxPathBytes) shown_path += "...";
     result_.errors.push_back({std::move(shown_path), printable(message)});
   }
@@ -667,6 +511,10 @@ class Decoder {
             if (auto workers = count(value, at, 1, kMaxWorkers)) {
               out().workers = static_cast<uint32_t>(*workers);
             }
+          } else if (key == "ttlSecondsAfterFinished") {
+            if (auto ttl = count(value, at, 0)) {
+              out().ttl_after_finished = std::chrono::seconds(static_cast<int64_t>(*ttl));
+            }
           } else if (key == "workerTemplate") {
             worker_template(value, at);
           } else if (key == "thresholds") {
@@ -679,8 +527,13 @@ class Decoder {
             cleanup(value, at);
           } else if (key == "timeouts") {
             fields(value, at, [&](std::string_view k, const YAML::Node& v, const std::string& p) {
-              if (k != "start") return false;
-              if (auto start = duration(v, p, false)) out().start_timeout = *start;
+              if (k == "start") {
+                if (auto start = duration(v, p, false)) out().start_timeout = *start;
+              } else if (k == "run") {
+                if (auto run = duration(v, p, false)) out().run_timeout = *run;
+              } else {
+                return false;
+              }
               return true;
             });
           } else {
@@ -704,11 +557,85 @@ class Decoder {
       } else if (key == "service") {
         seen_.service = true;
         service(value, at);
+      } else if (key == "tls") {
+        seen_.tls = true;
+        tls(value, at);
       } else {
         return false;
       }
       return true;
     });
+  }
+
+  void tls(const YAML::Node& node, const std::string& path) {
+    TlsSpec& tls = out().tls;
+    fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+      if (key == "insecureSkipVerify") {
+        if (auto skip = boolean(value, at)) tls.insecure_skip_verify = *skip;
+      } else if (key == "caFrom") {
+        ca_from(value, at);
+      } else {
+        return false;
+      }
+      return true;
+    });
+    if (tls.insecure_skip_verify && tls.ca_from) {
+      error(path, "insecureSkipVerify and caFrom exclude each other: a CA is used to verify");
+    }
+  }
+
+  // caFrom: exactly one of secretKeyRef or configMapKeyRef, each {name, key}.
+  void ca_from(const YAML::Node& node, const std::string& path) {
+    std::optional<ObjectKeyRef> found;
+    int refs = 0;
+    const bool is_map = fields(
+        node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+          ObjectKeyRef ref;
+          if (key == "secretKeyRef") {
+            ref.kind = ObjectKeyRef::Kind::secret;
+          } else if (key == "configMapKeyRef") {
+            ref.kind = ObjectKeyRef::Kind::config_map;
+          } else {
+            return false;
+          }
+          ++refs;
+          bool name_seen = false, key_seen = false;
+          const bool ref_is_map =
+              fields(value, at, [&](std::string_view k, const YAML::Node& v, const std::string& p) {
+                if (k == "name") {
+                  name_seen = true;
+                  const auto name = string(v, p);
+                  if (name && !is_dns1123_subdomain(*name)) {
+                    error(p, "invalid name " + quote(*name));
+                  } else if (name) {
+                    ref.name = *name;
+                  }
+                } else if (k == "key") {
+                  key_seen = true;
+                  const auto object_key = string(v, p);
+                  if (object_key && !is_secret_key(*object_key)) {
+                    error(p, "invalid key " + quote(*object_key));
+                  } else if (object_key) {
+                    ref.key = *object_key;
+                  }
+                } else {
+                  return false;
+                }
+                return true;
+              });
+          if (ref_is_map) {
+            if (!name_seen) error(join(at, "name"), "required");
+            if (!key_seen) error(join(at, "key"), "required");
+            if (name_seen && key_seen && !ref.name.empty() && !ref.key.empty()) found = ref;
+          }
+          return true;
+        });
+    if (!is_map) return;
+    if (refs != 1) {
+      error(path, "exactly one of secretKeyRef or configMapKeyRef is required");
+      return;
+    }
+    out().tls.ca_from = found;
   }
 
   void service(const YAML::Node& node, const std::string& path) {
@@ -771,7 +698,7 @@ class Decoder {
             }
           } else if (key == "method") {
             const auto method = string(value, at);
-            if (method && !is_method(*method)) {
+            if (method && !is_http_method(*method)) {
               error(at, "invalid method " + quote(*method) +
                             ": must be an upper-case HTTP token such as GET or POST");
             } else if (method) {
@@ -782,7 +709,7 @@ class Decoder {
             if (!target_path) return true;
             if (!target_path->starts_with('/')) {
               error(at, "must start with '/', got " + quote(*target_path));
-            } else if (has_control_or_space(*target_path)) {
+            } else if (has_space_or_control(*target_path)) {
               error(at,
                     "must not contain spaces or control characters, got " + quote(*target_path));
             } else {
@@ -827,7 +754,7 @@ class Decoder {
     std::set<std::string> names;
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
       const auto text = string(value, at);
-      if (!is_token(key)) {
+      if (!is_http_token(key)) {
         error(path, "invalid header name " + quote(key));
       } else if (!names.insert(lowercase(key)).second) {
         error(path, "duplicate header " + quote(key));
@@ -855,7 +782,7 @@ class Decoder {
           if (key == "name") {
             name_seen = true;
             const auto name = string(value, at);
-            if (name && !is_token(*name)) {
+            if (name && !is_http_token(*name)) {
               error(at, "invalid header name " + quote(*name));
             } else if (name) {
               header.name = *name;
@@ -991,23 +918,14 @@ class Decoder {
       if (key == "image") {
         if (auto image = string(value, at)) pod.image = *image;
       } else if (key == "resources" || key == "affinity") {
-        if (!value.IsMap()) {
-          error(at, "must be a map, got " + node_kind(value));
-        } else {
-          (key == "resources" ? pod.resources : pod.affinity) = value;
-        }
+        if (!value.IsMap()) error(at, "must be a map, got " + node_kind(value));
       } else if (key == "nodeSelector") {
         fields(value, at, [&](std::string_view, const YAML::Node& v, const std::string& p) {
           string(v, p);
           return true;
         });
-        if (value.IsMap()) pod.node_selector = value;
       } else if (key == "tolerations") {
-        if (!value.IsSequence()) {
-          error(at, "must be a list, got " + node_kind(value));
-        } else {
-          pod.tolerations = value;
-        }
+        if (!value.IsSequence()) error(at, "must be a list, got " + node_kind(value));
       } else {
         return false;
       }
@@ -1115,6 +1033,13 @@ class Decoder {
     // missing fields would only repeat that.
     if (!seen_.target_malformed && seen_.url == seen_.service) {
       error("spec.target", "exactly one of url or service is required");
+    }
+    const bool https_target = (spec.url && spec.url->size() > 8 &&
+                               std::equal(spec.url->begin(), spec.url->begin() + 8, "https://",
+                                          [](char a, char b) { return std::tolower(a) == b; })) ||
+                              (spec.service && spec.service->scheme == "https");
+    if (seen_.tls && (spec.url || spec.service) && !https_target) {
+      error("spec.target.tls", "only for https targets (an https:// url or service scheme https)");
     }
 
     // An explicit empty list means the same as no list, as in Kubernetes.

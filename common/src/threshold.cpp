@@ -17,7 +17,7 @@ struct MetricName {
   ThresholdMetric metric;
 };
 
-constexpr std::array<MetricName, 12> kMetrics{{
+constexpr std::array<MetricName, 14> kMetrics{{
     {"p50", ThresholdMetric::p50},
     {"p90", ThresholdMetric::p90},
     {"p95", ThresholdMetric::p95},
@@ -30,6 +30,8 @@ constexpr std::array<MetricName, 12> kMetrics{{
     {"rps", ThresholdMetric::rps},
     {"requests", ThresholdMetric::requests},
     {"failures", ThresholdMetric::failures},
+    {"dropped", ThresholdMetric::dropped},
+    {"late", ThresholdMetric::late},
 }};
 
 bool is_latency(ThresholdMetric metric) {
@@ -200,7 +202,7 @@ class ThresholdParser {
         }
         threshold.value = value;
         return {};
-      default:  // requests, failures: counts
+      default:  // requests, failures, dropped, late: counts
         if (!unit.empty()) {
           return "unit " + quote(unit) + " is not valid for " + metric + " (use a bare number)";
         }
@@ -320,6 +322,15 @@ ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
       case ThresholdMetric::failures:
         observed = static_cast<double>(result->failures());
         outcome.observed = std::to_string(result->failures());
+        break;
+      case ThresholdMetric::dropped:
+        observed = static_cast<double>(result->errors.dropped);
+        outcome.observed = std::to_string(result->errors.dropped);
+        break;
+      case ThresholdMetric::late:
+        if (!result->rate) return outcome;
+        observed = static_cast<double>(result->rate->late);
+        outcome.observed = std::to_string(result->rate->late);
         break;
       default:
         return outcome;

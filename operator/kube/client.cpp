@@ -179,6 +179,7 @@ Response Client::remove(const ResourceRef& r, std::string_view name, const Delet
   if (!options.precondition_resource_version.empty()) {
     body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
   }
+  if (!options.precondition_uid.empty()) body["preconditions"]["uid"] = options.precondition_uid;
   return impl_->send(http::methods::DEL, resource_path(r, name), body.dump());
 }
 

@@ -39,6 +39,7 @@ enum class Propagation { Background, Foreground, Orphan };
 struct DeleteOptions {
   std::optional<Propagation> propagation;
   std::string precondition_resource_version;  // delete only this version
+  std::string precondition_uid;               // delete only this incarnation
 };
 
 struct ApplyOptions {

@@ -203,22 +203,26 @@ ClusterConfig load_in_cluster(const InClusterSource& src) {
   return cfg;
 }
 
-ClusterConfig load_config(const std::string& kubeconfig_flag) {
-  if (!kubeconfig_flag.empty()) return load_kubeconfig_file(kubeconfig_flag);
+ClusterConfig load_config(const std::string& kubeconfig_flag, const std::string& context) {
+  if (!kubeconfig_flag.empty()) return load_kubeconfig_file(kubeconfig_flag, context);
   if (const char* kc = std::getenv("KUBECONFIG"); kc && *kc) {
     // kubectl merges every file in the list; the operator only needs one
     // cluster, so the first file that exists is used.
     std::stringstream ss(kc);
     std::string item;
     while (std::getline(ss, item, ':')) {
-      if (!item.empty() && std::filesystem::exists(item)) return load_kubeconfig_file(item);
+      if (!item.empty() && std::filesystem::exists(item)) {
+        return load_kubeconfig_file(item, context);
+      }
     }
     throw ConfigError(std::string("KUBECONFIG=") + kc + ": none of its files exist");
   }
-  if (const char* h = std::getenv("KUBERNETES_SERVICE_HOST"); h && *h) return load_in_cluster();
+  if (const char* h = std::getenv("KUBERNETES_SERVICE_HOST"); h && *h && context.empty()) {
+    return load_in_cluster();
+  }
   if (const char* home = std::getenv("HOME"); home && *home) {
     const std::string p = std::string(home) + "/.kube/config";
-    if (std::filesystem::exists(p)) return load_kubeconfig_file(p);
+    if (std::filesystem::exists(p)) return load_kubeconfig_file(p, context);
   }
   throw ConfigError(
       "no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, run in a pod, or create "

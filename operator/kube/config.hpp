@@ -48,8 +48,9 @@ ClusterConfig load_in_cluster(const InClusterSource& src = {});
 
 // The operator's rule: --kubeconfig if given, else $KUBECONFIG (its first
 // existing file), else in-cluster when KUBERNETES_SERVICE_HOST is set, else
-// ~/.kube/config.
-ClusterConfig load_config(const std::string& kubeconfig_flag = {});
+// ~/.kube/config. A non-empty `context` selects a kubeconfig context (as
+// kubectl's --context) and so skips the in-cluster configuration.
+ClusterConfig load_config(const std::string& kubeconfig_flag = {}, const std::string& context = {});
 
 // Standard base64 with or without padding, whitespace ignored. Throws
 // ConfigError naming `what` on bad input.

@@ -200,7 +200,11 @@ expect no list secrets -n "$TARGET_NS"
 expect no get secrets -n "$NS"
 expect no create pods -n "$TARGET_NS"
 expect no update loadtests.kubeload.dev -n "$TARGET_NS"
-expect no delete loadtests.kubeload.dev -n "$TARGET_NS"
+# Retention (spec.ttlSecondsAfterFinished) deletes finished LoadTests; each
+# run's final results are kept in a ConfigMap it owns (docs/lifecycle.md).
+expect yes delete loadtests.kubeload.dev -n "$TARGET_NS"
+expect yes create configmaps -n "$TARGET_NS"
+expect yes patch configmaps -n "$TARGET_NS"
 expect no update leases.coordination.k8s.io/other -n "$NS"
 expect no create jobs.batch -n default
 expect no list loadtests.kubeload.dev --all-namespaces

@@ -2,10 +2,14 @@
 # End-to-end check of the local Kubernetes (scripts/cluster): a Deployment of nginx
 # (image built locally) behind a Service; an Indexed Job (parallelism 3) whose pods
 # each fetch from that Service and exit; pods spread over both nodes; the Job
-# completes; its termination messages show in pod status; deleting the Job
+# completes; its termination messages show in pod status; the kernel routes nothing from a
+# pod off the machine (policy routing, checked with `ip route get`, never by sending); deleting the Job
 # garbage-collects its pods; `scripts/cluster down` leaves no process behind.
 #
 # Each Job pod resolves the Service through cluster DNS (CoreDNS).
+# Then the cluster goes up and down KUBELOAD_E2E_UP_CYCLES times in all (default
+# 3) with every core busy: start-up must never mistake a slow component for a
+# dead one.
 # Default: brings the local cluster up, runs the checks, brings it down.
 # Against any other cluster: KUBELOAD_E2E_KUBECONFIG=/path/to/kubeconfig
 #   (it must have two schedulable nodes and the images below, or set
@@ -154,6 +158,25 @@ check "pods spread over both nodes (used $nodes_used)" test "$nodes_used" -ge 2
 job_nodes="$(k -n "$NS" get pods -l app=fetch -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u | grep -c .)"
 check "Job pods themselves spread over both nodes (used $job_nodes)" test "$job_nodes" -ge 2
 
+# Nothing from a pod leaves the machine: the kernel's own routing decision for a packet
+# from each web pod's address arriving on its node's bridge (`ip route get ... iif`, which
+# sends nothing) must be unreachable for outside addresses, while the other web pod stays
+# routed through a cluster bridge (the control that shows the check can pass at all).
+if [ "$external" = 0 ]; then
+  mapfile -t web_pods < <(k -n "$NS" get pods -l app=web -o jsonpath='{range .items[*]}{.status.podIP} {.spec.nodeName}{"\n"}{end}')
+  if [ "${#web_pods[@]}" -ge 2 ]; then
+    for i in 0 1; do
+      read -r pod_ip pod_node <<<"${web_pods[$i]}"
+      read -r peer_ip _ <<<"${web_pods[$(( 1 - i ))]}"
+      bridge="kl-br$(k get node "$pod_node" -o jsonpath='{.metadata.labels.kubeload\.dev/node}')"
+      check "kernel routes nothing from pod $pod_ip on $bridge off the machine (peer $peer_ip still routed)" \
+        "$cluster" check-pod-route "$pod_ip" "$bridge" "$peer_ip"
+    done
+  else
+    bad "two web pods with addresses for the routing check (have ${#web_pods[@]})"
+  fi
+fi
+
 # In-cluster API access the way the operator will use it: the projected service
 # account token (signed by the API server), the kube-root-ca.crt bundle, and the
 # kubernetes.default.svc name. The default account may not list pods (RBAC), so a
@@ -205,9 +228,43 @@ elif [ "$external" = 0 ] && [ "${KUBELOAD_E2E_KEEP:-0}" != 1 ]; then
   cache="${KUBELOAD_CACHE:-$HOME/.cache/kubeload}"
   check "scripts/cluster down" "$cluster" down
   sleep 1
-  left="$(pgrep -af -- "$state_dir|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
+  # "$state_dir/": every component names a file in it; the bare directory
+  # would match the lock file of `flock /tmp/kubeload-cluster.lock ...` too.
+  left="$(pgrep -af -- "$state_dir/|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
   [ -n "$left" ] && echo "$left" | sed 's/^/  left behind: /'
   check "down leaves no process behind" test -z "$left"
   check "down removes the unreachable route" bash -c '! "$0" check-route >/dev/null 2>&1' "$cluster"
+  check "down removes the policy-routing rules and table" bash -c 'KUBELOAD_CLUSTER_LIB=1 . "$0"
+    [ -z "$(ip -4 rule show pref "$ROUTE_PREF"; ip -4 rule show pref "$((ROUTE_PREF + 1))"; ip -6 rule show pref "$((ROUTE_PREF + 1))")" ] &&
+    [ -z "$(ip -4 route show table "$ROUTE_TABLE" 2>/dev/null; ip -6 route show table "$ROUTE_TABLE" 2>/dev/null)" ]' "$cluster"
+
+  # Up and down again, in a row, while every core is busy: a component's
+  # start-up must be recognised however slowly the machine schedules it.
+  cycles="${KUBELOAD_E2E_UP_CYCLES:-3}"
+  load_pids=()
+  trap 'kill "${load_pids[@]}" 2>/dev/null' EXIT
+  for _ in $(seq "$(nproc)"); do
+    nice -n 5 sha256sum /dev/zero >/dev/null 2>&1 &
+    load_pids+=($!)
+  done
+  for cycle in $(seq 2 "$cycles"); do
+    start=$SECONDS
+    if "$cluster" up >"/tmp/kubeload-e2e-up-$cycle.log" 2>&1; then
+      ok "up #$cycle of $cycles, every core busy ($((SECONDS - start))s)"
+      eval "$("$cluster" env)"
+      nodes="$(k get nodes --no-headers 2>/dev/null | awk '$2 == "Ready" {n++} END {print n+0}')"
+      check "up #$cycle: two Ready nodes (have $nodes)" test "$nodes" -ge 2
+    else
+      tail -n 40 "/tmp/kubeload-e2e-up-$cycle.log"
+      bad "up #$cycle of $cycles, every core busy"
+    fi
+    check "down #$cycle" "$cluster" down
+    sleep 1
+    left="$(pgrep -af -- "$state_dir/|$cache/k8s-v|$cache/etcd-v" | grep -v pgrep || true)"
+    [ -n "$left" ] && echo "$left" | sed 's/^/  left behind: /'
+    check "down #$cycle leaves no process behind" test -z "$left"
+  done
+  kill "${load_pids[@]}" 2>/dev/null
+  wait "${load_pids[@]}" 2>/dev/null
 fi
 finish

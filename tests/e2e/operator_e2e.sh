@@ -9,7 +9,9 @@
 # Failed), a target with no endpoints shows up as connect errors, the
 # operator killed mid-run picks the run up again, so does a run during which
 # the API server restarts (and the watches resume), a deleted worker fails the
-# run, a deleted LoadTest takes its pods along, and of two replicas with
+# run, a deleted LoadTest takes its pods along, the README's `kubectl wait`
+# gate recipes return as documented (the states captured on the way are read
+# by kstatus, Flux and Argo CD code: tests/gitops), and of two replicas with
 # --leader-elect only the Lease holder acts; the other takes over when the
 # leader dies or steps down.
 # Last line: `operator-e2e: N passed, M failed`; SKIP (exit 0) where the
@@ -28,6 +30,7 @@ E2E_NAME=operator-e2e
 . "$(dirname "$0")/lib.sh"
 finish() {
   stop_operator
+  [ -z "${watch_pid:-}" ] || kill "$watch_pid" 2>/dev/null
   local pid
   for pid in "${replica_pids[@]}"; do kill "$pid" 2>/dev/null; done
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
@@ -238,6 +241,103 @@ wait_phase gone Running 120
 kubectl -n "$NS" delete lt gone --wait=false >/dev/null
 check "deleted LoadTest: its worker pods are gone" \
   bash -c "for i in \$(seq 1 150); do [ -z \"\$(kubectl -n '$NS' get pods -l kubeload.dev/loadtest=gone -o name 2>/dev/null)\" ] && exit 0; sleep 0.2; done; exit 1"
+
+# 12. Gates. The README's kubectl recipes: `kubectl wait --for=condition=
+# Finished` returns for a passing run, a missed gate and a failed run alike;
+# Ready only for the pass. Every state of a run, captured as the API server
+# returns it, is then read by kstatus, Flux's CEL evaluator and our Argo CD
+# health check (tests/gitops).
+captured=$(mktemp -d /tmp/operator-e2e-gitops.XXXXXX)
+capture() { kubectl -n "$NS" get lt "$1" -o json >"$captured/$2.json" 2>/dev/null; }
+kubectl -n "$NS" get lt --watch -o json >"$captured/watch.stream" 2>/dev/null &
+watch_pid=$!
+stop_operator
+apply_loadtest gitops-pass "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 100, duration: 4s}
+  workers: 2
+  thresholds: ['errorRate < 1%']" >/dev/null
+sleep 1
+capture gitops-pass unseen
+check "gates: before the operator sees it, status.observedGeneration reads 0 (the CRD default)" \
+  test "$(jp gitops-pass '{.status.observedGeneration}')" = 0
+start_operator || bad "gates: operator restarted"
+check "gates: a passing run: kubectl wait --for=condition=Finished returns" \
+  kubectl -n "$NS" wait --for=condition=Finished lt/gitops-pass --timeout=180s
+capture gitops-pass passed
+check "gates: a passing run: kubectl wait --for=condition=Ready returns" \
+  kubectl -n "$NS" wait --for=condition=Ready lt/gitops-pass --timeout=0s
+check "gates: a passing run: Reconciling False, Stalled False ($(jp gitops-pass '{.status.conditions[*].type}'))" \
+  test "$(jp gitops-pass '{.status.conditions[?(@.type=="Reconciling")].status}/{.status.conditions[?(@.type=="Stalled")].status}')" = False/False
+
+apply_loadtest gitops-gate "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 200}
+  thresholds: ['p50 < 0.001ms']" >/dev/null
+check "gates: a missed gate: kubectl wait --for=condition=Finished returns" \
+  kubectl -n "$NS" wait --for=condition=Finished lt/gitops-gate --timeout=180s
+capture gitops-gate failed-gate
+check "gates: a missed gate: kubectl wait --for=condition=Ready does not" \
+  bash -c "! kubectl -n '$NS' wait --for=condition=Ready lt/gitops-gate --timeout=2s >/dev/null 2>&1"
+check "gates: a missed gate: Stalled True, reason ThresholdsFailed" \
+  test "$(jp gitops-gate '{.status.conditions[?(@.type=="Stalled")].status}/{.status.conditions[?(@.type=="Stalled")].reason}')" = True/ThresholdsFailed
+
+apply_loadtest gitops-invalid "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  thresholds: ['nope.p99 < 10ms']" >/dev/null
+check "gates: a failed run (invalid spec): kubectl wait --for=condition=Finished returns" \
+  kubectl -n "$NS" wait --for=condition=Finished lt/gitops-invalid --timeout=60s
+capture gitops-invalid invalid-spec
+check "gates: a failed run (invalid spec): kubectl wait --for=condition=Ready does not" \
+  bash -c "! kubectl -n '$NS' wait --for=condition=Ready lt/gitops-invalid --timeout=2s >/dev/null 2>&1"
+check "gates: a failed run (worker deleted): kubectl wait --for=condition=Finished returns" \
+  kubectl -n "$NS" wait --for=condition=Finished lt/crash --timeout=60s
+capture crash failed-run
+check "gates: a failed run (worker deleted): Stalled True, reason WorkerFailed" \
+  test "$(jp crash '{.status.conditions[?(@.type=="Stalled")].status}/{.status.conditions[?(@.type=="Stalled")].reason}')" = True/WorkerFailed
+
+# An edited spec the operator has not observed yet reads in progress
+# everywhere, kubectl wait included. (Where the spec is immutable, the edit
+# is refused instead, which is as good.)
+stop_operator
+edit=$(kubectl -n "$NS" patch lt gitops-pass --type merge -p '{"spec":{"thresholds":["errorRate < 2%"]}}' 2>&1)
+if contains "$edit" "immutable"; then
+  ok "gates: an edit of a finished LoadTest's spec is refused as immutable"
+else
+  capture gitops-pass stale-passed
+  check "gates: an unobserved edit: generation $(jp gitops-pass '{.metadata.generation}') > observedGeneration $(jp gitops-pass '{.status.observedGeneration}')" \
+    test "$(jp gitops-pass '{.metadata.generation}')" -gt "$(jp gitops-pass '{.status.observedGeneration}')"
+  check "gates: an unobserved edit: kubectl wait --for=condition=Ready does not return" \
+    bash -c "! kubectl -n '$NS' wait --for=condition=Ready lt/gitops-pass --timeout=2s >/dev/null 2>&1"
+fi
+start_operator || bad "gates: operator restarted after the edit"
+kill "$watch_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+watch_pid=""
+# From the watch, the first version of gitops-pass in each phase before the end.
+check "gates: the watch saw gitops-pass Pending, Starting and Running" python3 - "$captured" <<'PY'
+import json, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+text = (out / "watch.stream").read_text()
+decoder, at, seen = json.JSONDecoder(), 0, {}
+while True:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    if at >= len(text):
+        break
+    obj, at = decoder.raw_decode(text, at)
+    phase = obj.get("status", {}).get("phase")
+    if obj["metadata"]["name"] == "gitops-pass" and phase in ("Pending", "Starting", "Running"):
+        seen.setdefault(phase.lower(), obj)
+for state, obj in seen.items():
+    (out / f"{state}.json").write_text(json.dumps(obj, indent=2))
+sys.exit(0 if len(seen) == 3 else 1)
+PY
+rm -f "$captured/watch.stream"
+if command -v go >/dev/null 2>&1; then
+  check "gates: every captured state ($(ls "$captured" | sed 's/.json//' | tr '\n' ' ')) reads right in kstatus, Flux CEL and Argo CD Lua" \
+    bash -c "cd '$root/tests/gitops' && KUBELOAD_CAPTURED_LOADTESTS='$captured' go test -count=1 -run TestCapturedObjects -v ./... >/tmp/operator-e2e-gitops.log 2>&1 || { tail -40 /tmp/operator-e2e-gitops.log; exit 1; }"
+else
+  bad "gates: go is not installed, so the captured objects were not read by the tools' own code"
+fi
 
 # 10. Operator metrics.
 metrics=$(curl -fs http://127.0.0.1:18481/metrics)

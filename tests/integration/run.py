@@ -35,7 +35,7 @@ from servers import (BIG_FILE_BYTES, LOOPBACK, SMALL_FILE_BYTES, CheckFailure, F
 
 RSS_LIMIT_BYTES = 100 * 1024 * 1024
 DEFAULT_LOADGEN_TIMEOUT_S = 60
-ERROR_KINDS = ("connect", "timeout", "read", "write", "status", "length")
+ERROR_KINDS = ("connect", "timeout", "read", "write", "status", "length", "dropped")
 
 LoadgenRun = collections.namedtuple(
     "LoadgenRun", "argv returncode stdout stderr timed_out max_rss_bytes elapsed_s")
@@ -161,10 +161,15 @@ def check_consistent(result, where="result"):
 
 
 def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADGEN_TIMEOUT_S,
-                      requests=None, interrupt_after_s=None, tls=False):
+                      requests=None, interrupt_after_s=None, tls=False, host=LOOPBACK,
+                      verify=True):
     """Runs loadgen against nginx and checks the request counts and bytes against
-    nginx's access log. Returns (report, log entries) for further checks."""
-    run, report = loadgen_report(env, list(args) + [env.nginx.url(path, tag, tls)], timeout_s,
+    nginx's access log. Returns (report, log entries) for further checks.
+    Over https it verifies nginx against the test's CA (`verify`)."""
+    args = list(args)
+    if tls and verify:
+        args += ["--cacert", env.nginx.ca_cert]
+    run, report = loadgen_report(env, args + [env.nginx.url(path, tag, tls, host)], timeout_s,
                                  interrupt_after_s)
     result = report["result"]
     check_consistent(result)
@@ -283,6 +288,17 @@ def check_nginx_open_model_stages(env):
            f"stage requests add up to {stage_total}, result says {result['requests']}")
 
 
+def check_nginx_open_model_threads_share_one_sequence(env):
+    # 10/s for 2 s is 20 arrivals, however many threads send them: 8 threads
+    # each following the whole schedule at 1.25/s sent 24, in bursts of 8.
+    report, _ = nginx_count_check(env, "r10_t8_d2s", ["-r", "10", "-t", "8", "-d", "2s"],
+                                  requests=20)
+    result = report["result"]
+    expect(abs(result["durationSeconds"] - 2.0) < 0.001,
+           f"durationSeconds {result['durationSeconds']}, want the planned 2.0")
+    expect(result["rate"]["target"] == 10, f"rate.target {result['rate']['target']}, want 10")
+
+
 def check_nginx_custom_header(env):
     _, entries = nginx_count_check(env, "header_n50",
                                    ["-n", "50", "-c", "2", "-H", "X-Kubeload-Probe: probe-42"],
@@ -329,6 +345,87 @@ def check_nginx_https_no_keepalive(env):
                                    tls=True)
     expect(distinct_connections(entries) == 100,
            f"{distinct_connections(entries)} TLS connections for 100 requests without keep-alive")
+
+
+def check_nginx_https_verified_with_cacert(env):
+    # The CA the test made signed nginx's certificate for 127.0.0.1: verified.
+    report, entries = nginx_count_check(env, "https_cacert", ["-n", "50", "-c", "2"],
+                                        requests=50, tls=True)
+    tls = report["result"].get("tls")
+    expect(tls is not None and tls["handshakes"] >= 1, f"result.tls {tls!r}: no handshakes")
+    # An IP literal is no host name: no SNI (RFC 6066 section 3).
+    names = collections.Counter(entry.server_name for entry in entries)
+    expect(names == {"-": 50}, f"SNI names nginx saw for an IP literal: {dict(names)}")
+
+
+def check_nginx_https_sni_for_a_host_name(env):
+    report, entries = nginx_count_check(env, "https_sni", ["-n", "20", "-c", "2"], requests=20,
+                                        tls=True, host="localhost")
+    names = collections.Counter(entry.server_name for entry in entries)
+    expect(names == {"localhost": 20}, f"SNI names nginx saw for localhost: {dict(names)}")
+
+
+def check_nginx_https_unverified_is_one_clear_error(env):
+    # Without the CA the certificate cannot verify: loadgen refuses to run,
+    # names the host and the fix, and sends no request.
+    tag = "https_unverified"
+    run = run_loadgen(env, ["-n", "20", "-c", "2", "-q", env.nginx.url("/small.bin", tag, True)],
+                      timeout_s=30)
+    expect(not run.timed_out, f"loadgen hung {describe(run)}")
+    expect(run.returncode == 2, f"exit status {run.returncode}, want 2 {describe(run)}")
+    message = run.stderr.strip()
+    expect(message and "\n" not in message, f"want one line on stderr, got {message!r}")
+    for needle in ("127.0.0.1", "certificate", "--cacert", "--insecure"):
+        expect(needle in message, f"{needle!r} not in {message!r}")
+    entries = env.nginx.logged_requests(tag, 0, quiet_s=0.5)
+    expect(not entries, f"nginx logged {len(entries)} requests of a run that must not start")
+
+
+def check_nginx_https_insecure_skips_verification(env):
+    nginx_count_check(env, "https_insecure", ["-n", "30", "-c", "2", "--insecure"], requests=30,
+                      tls=True, verify=False)
+
+
+def check_nginx_https_no_keepalive_resumes_sessions(env):
+    # One connection per request: after each connection's first full
+    # handshake the session is resumed, and nginx agrees request by request.
+    report, entries = nginx_count_check(env, "https_resume", ["-n", "200", "-c", "4",
+                                                              "--no-keepalive"], requests=200,
+                                        tls=True)
+    tls = report["result"]["tls"]
+    expect(tls["handshakes"] == 200, f"{tls['handshakes']} handshakes for 200 connections")
+    resumed_at_nginx = sum(entry.session_reused for entry in entries)
+    expect(tls["sessionsReused"] == resumed_at_nginx,
+           f"loadgen reports {tls['sessionsReused']} resumed sessions, nginx logged "
+           f"{resumed_at_nginx}")
+    expect(tls["sessionsReused"] >= 200 - 4 * 2,
+           f"only {tls['sessionsReused']} of 200 handshakes resumed a session")
+
+
+def check_nginx_https_no_tls_resume_makes_full_handshakes(env):
+    report, entries = nginx_count_check(env, "https_no_resume", ["-n", "60", "-c", "2",
+                                                                 "--no-keepalive",
+                                                                 "--no-tls-resume"],
+                                        requests=60, tls=True)
+    tls = report["result"]["tls"]
+    resumed_at_nginx = sum(entry.session_reused for entry in entries)
+    expect(tls == {"handshakes": 60, "sessionsReused": 0} and resumed_at_nginx == 0,
+           f"result.tls {tls}, nginx logged {resumed_at_nginx} resumed sessions")
+
+
+def check_nginx_https_report_names_protocol_and_cipher(env):
+    run = run_loadgen(env, ["-n", "10", "-c", "1", "-q", "--cacert", env.nginx.ca_cert,
+                            env.nginx.url("/small.bin", "https_report", True)])
+    expect(run.returncode == 0, f"exit {run.returncode} {describe(run)}")
+    tls_lines = [line for line in run.stdout.splitlines() if line.startswith("TLS")]
+    expect(len(tls_lines) == 1, f"want one TLS line in the report, got {tls_lines}")
+    fields = tls_lines[0].split(None, 1)[1].split(";")[0].split(",")
+    expect(len(fields) == 4 and fields[0].startswith("TLSv1.") and fields[1],
+           f"TLS line {tls_lines[0]!r}: want protocol,cipher,key bits,secret bits")
+    run = run_loadgen(env, ["-n", "10", "-c", "1", "-q", "--cacert", env.nginx.ca_cert,
+                            "--format", "ab", env.nginx.url("/small.bin", "https_ab", True)])
+    expect(f"SSL/TLS Protocol:       {tls_lines[0].split(None, 1)[1].split(';')[0]}"
+           in run.stdout, f"ab report lacks the SSL/TLS Protocol line: {run.stdout[:400]!r}")
 
 
 def check_nginx_hdr_log_intervals_decode(env):
@@ -384,6 +481,77 @@ def check_live_metrics_while_running(env):
         expect(process.returncode == 0, f"loadgen exited {process.returncode}")
         final = json.loads(stdout)["result"]["requests"]
         expect(requests_total(second) <= final, f"scraped {requests_total(second)} > final {final}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def scrape_metrics(port):
+    connection = http.client.HTTPConnection(LOOPBACK, port, timeout=5)
+    try:
+        connection.request("GET", "/metrics")
+        return connection.getresponse().read().decode()
+    finally:
+        connection.close()
+
+
+def metric_values(text, name, **labels):
+    """The values of the series of `name` whose labels include `labels`."""
+    values = []
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        series, value = line.rsplit(" ", 1)
+        if all(f'{key}="{wanted}"' in series for key, wanted in labels.items()):
+            values.append(float(value))
+    return values
+
+
+def check_live_metrics_code_0_counts_failures_before_a_status(env):
+    # Requests that end without a status (here: the server resets every
+    # connection) are kubeload_requests_total{code="0"}, as documented.
+    port = free_port()
+    argv = [env.loadgen, "-d", "3s", "-c", "2", "--timeout", "500ms", "-q", "--metrics-addr",
+            f"{LOOPBACK}:{port}", "--format", "json", env.fault_server.url("/reset")]
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        time.sleep(2.2)
+        text = scrape_metrics(port)
+        no_status = metric_values(text, "kubeload_requests_total", code="0")
+        expect(len(no_status) == 1 and no_status[0] > 0,
+               f'kubeload_requests_total{{code="0"}} {no_status}, want one series > 0')
+        other_codes = [line for line in text.splitlines()
+                       if line.startswith("kubeload_requests_total{") and 'code="0"' not in line]
+        expect(not other_codes, f"series with a status for a server that never answers: "
+                                f"{other_codes}")
+        read_errors = metric_values(text, "kubeload_request_errors_total", kind="read")
+        expect(read_errors and read_errors[0] > 0, f"read errors {read_errors}")
+        stdout, _ = process.communicate(timeout=30)
+        expect(process.returncode == 0, f"loadgen exited {process.returncode}")
+        result = json.loads(stdout)["result"]
+        expect(no_status[0] <= result["requests"] == result["errors"]["read"],
+               f"scraped code 0 {no_status[0]}, final {result['requests']} requests, "
+               f"errors {result['errors']}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def check_live_metrics_code_0_is_there_at_zero(env):
+    # A dashboard's error panel has its series from the first scrape.
+    port = free_port()
+    argv = [env.loadgen, "-d", "2s", "-c", "2", "-q", "--metrics-addr", f"{LOOPBACK}:{port}",
+            "--format", "json", env.fault_server.url("/ok")]
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        time.sleep(1.3)
+        no_status = metric_values(scrape_metrics(port), "kubeload_requests_total", code="0")
+        expect(no_status == [0.0], f'kubeload_requests_total{{code="0"}} {no_status}, want [0]')
+        process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
@@ -605,6 +773,102 @@ def check_fault_post_body_file(env):
            f"bytesSent {result['bytesSent']} for 20 requests with {len(body)}-byte bodies")
 
 
+def check_fault_keepalive_close_get_is_resent_and_counted(env):
+    # The server closes every kept-alive connection right after answering:
+    # each GET after the first finds its connection gone and is sent again.
+    _, result, server = fault_check(env, "/keepalive-close", requests=10, connections=1,
+                                    timeout="2s")
+    expect_all_succeeded_exactly(result, server)
+    expect(result["retries"] == 9, f"retries {result['retries']}, want 9")
+
+
+def check_fault_keepalive_close_post_is_not_resent(env):
+    # A POST may have been acted on: never sent twice unless asked. With one
+    # connection every second POST meets a closed connection and fails.
+    before = env.fault_server.stats()
+    _, report = loadgen_report(env, ["-n", "10", "-c", "1", "--timeout", "2s", "-m", "POST",
+                                     "--body", "x", env.fault_server.url("/keepalive-close")])
+    result = report["result"]
+    check_consistent(result)
+    server = env.fault_server.stats_after(before, 5)
+    expect(result["retries"] == 0, f"retries {result['retries']}, want 0")
+    expect(result["statusCodes"] == {"200": 5}, f"statusCodes {result['statusCodes']}")
+    expect(result["errors"]["read"] + result["errors"]["write"] == 5,
+           f"errors {result['errors']}: want 5 read/write")
+    expect(server["requests"] == 5, f"fault_server read {server['requests']} POSTs, want 5")
+
+
+def check_fault_keepalive_close_post_resent_when_asked(env):
+    _, result, server = fault_check(env, "/keepalive-close", requests=10, connections=1,
+                                    timeout="2s",
+                                    extra=["-m", "POST", "--retry-non-idempotent"])
+    expect_all_succeeded_exactly(result, server)
+    expect(result["retries"] == 9, f"retries {result['retries']}, want 9")
+
+
+def check_localhost_reaches_an_ipv4_only_server(env):
+    # fault_server listens on 127.0.0.1 only; where localhost resolves to ::1
+    # first, only trying the addresses in order reaches it. (Here /etc/hosts
+    # may list 127.0.0.1 alone; the engine's unit test puts a closed [::1]
+    # first explicitly.)
+    before = env.fault_server.stats()
+    _, report = loadgen_report(env, ["-n", "20", "-c", "2", "--timeout", "2s",
+                                     f"http://localhost:{env.fault_server.port}/ok"])
+    result = report["result"]
+    check_consistent(result)
+    server = env.fault_server.stats_after(before, 20)
+    expect(result["failures"] == 0 and result["requests"] == 20,
+           f"requests {result['requests']}, errors {result['errors']}")
+    expect(server["requests"] == 20, f"fault_server read {server['requests']} requests, want 20")
+
+
+def check_fault_drain_is_not_in_the_duration(env):
+    # A run of 2 s whose requests hang until the 4 s timeout: the run ends at
+    # its planned end (duration and rps), the hung requests are still counted
+    # as timeouts with the time they took, and the drain is reported apart.
+    before = env.fault_server.stats()
+    _, report = loadgen_report(env, ["-c", "2", "-d", "2s", "--timeout", "4s",
+                                     env.fault_server.url("/stall")], timeout_s=30)
+    result = report["result"]
+    check_consistent(result)
+    expect(result["requests"] == 2 and result["errors"]["timeout"] == 2,
+           f"requests {result['requests']}, errors {result['errors']}: want 2 timeouts")
+    expect(abs(result["durationSeconds"] - 2.0) < 0.001,
+           f"durationSeconds {result['durationSeconds']}, want the planned 2.0")
+    expect(1.5 <= result.get("drainSeconds", 0) <= 3.0,
+           f"drainSeconds {result.get('drainSeconds')!r}, want about 2 (4 s timeout - 2 s)")
+    failed = result.get("errorLatencyMs", {})
+    expect(failed.get("max", 0) >= 3900, f"errorLatencyMs {failed!r}: the timeouts took 4 s")
+    server = env.fault_server.stats_after(before, 2)
+    expect(server.get("requests") == 2, f"fault_server read {server.get('requests')} requests")
+
+
+def check_fault_open_model_drops_what_waits_past_the_timeout(env):
+    # 100 requests/s for 1 s on one connection to a server that never answers:
+    # every intended request is counted, those never sent as `dropped`
+    # errors, so errorRate is 100%, not a quietly smaller count.
+    before = env.fault_server.stats()
+    _, report = loadgen_report(env, ["-r", "100", "-d", "1s", "--max-connections", "1",
+                                     "--timeout", "200ms", env.fault_server.url("/stall")],
+                               timeout_s=30)
+    result = report["result"]
+    check_consistent(result)
+    errors = result["errors"]
+    expect(result["requests"] == 100, f"requests {result['requests']}, want all 100 intended")
+    expect(errors["timeout"] + errors["dropped"] == 100 and errors["dropped"] > 0,
+           f"errors {errors}: want timeouts and dropped adding up to 100")
+    expect(result["errorRate"] == 1, f"errorRate {result['errorRate']}, want 1")
+    expect(result["rate"]["dropped"] == errors["dropped"],
+           f"rate.dropped {result['rate']['dropped']} != errors.dropped {errors['dropped']}")
+    # A dropped request waited its 200 ms timeout (plus at most a tick).
+    failed = result["errorLatencyMs"]
+    expect(190 <= failed["p50"] <= 400, f"errorLatencyMs {failed}: dropped after about 200 ms")
+    server = env.fault_server.stats_after(before, errors["timeout"])
+    expect(server.get("requests") == errors["timeout"],
+           f"fault_server read {server.get('requests')} requests, loadgen sent "
+           f"{errors['timeout']}")
+
+
 def check_connection_refused_is_connect(env):
     port = free_port()
     run, report = loadgen_report(
@@ -630,6 +894,15 @@ def check_usage_zero_connections(env):
 
 def check_usage_bad_duration(env):
     usage_error_check(env, ["-d", "10x", env.fault_server.url("/ok")], "10x")
+
+
+def check_usage_duration_with_stages(env):
+    usage_error_check(env, ["-d", "5s", "--stages", "1s:5", env.fault_server.url("/ok")], "-d 5s")
+
+
+def check_usage_max_connections_below_threads(env):
+    usage_error_check(env, ["-r", "10", "--max-connections", "2", "-t", "4",
+                            env.fault_server.url("/ok")], "--max-connections 2")
 
 
 def check_usage_bad_scheme(env):
@@ -740,12 +1013,22 @@ CHECKS = (
     check_run_manifest_reports_every_problem,
     check_run_manifest_gate,
     check_nginx_https_no_keepalive,
+    check_nginx_https_verified_with_cacert,
+    check_nginx_https_sni_for_a_host_name,
+    check_nginx_https_unverified_is_one_clear_error,
+    check_nginx_https_insecure_skips_verification,
+    check_nginx_https_no_keepalive_resumes_sessions,
+    check_nginx_https_no_tls_resume_makes_full_handshakes,
+    check_nginx_https_report_names_protocol_and_cipher,
+    check_live_metrics_code_0_counts_failures_before_a_status,
+    check_live_metrics_code_0_is_there_at_zero,
     check_nginx_hdr_log_intervals_decode,
     check_nginx_duration_2s_c20,
     check_nginx_warmup_requests,
     check_nginx_warmup_duration,
     check_nginx_open_model_r500_d2s,
     check_nginx_open_model_stages,
+    check_nginx_open_model_threads_share_one_sequence,
     check_nginx_custom_header,
     check_nginx_stages,
     check_nginx_exact_split_n7_c3_t2,
@@ -772,10 +1055,18 @@ CHECKS = (
     check_fault_slow_latency_is_measured,
     check_fault_expect_status_503_succeeds,
     check_fault_post_body_file,
+    check_fault_keepalive_close_get_is_resent_and_counted,
+    check_fault_keepalive_close_post_is_not_resent,
+    check_fault_keepalive_close_post_resent_when_asked,
+    check_localhost_reaches_an_ipv4_only_server,
     check_connection_refused_is_connect,
+    check_fault_drain_is_not_in_the_duration,
+    check_fault_open_model_drops_what_waits_past_the_timeout,
     check_usage_zero_connections,
     check_usage_bad_duration,
     check_usage_bad_scheme,
+    check_usage_duration_with_stages,
+    check_usage_max_connections_below_threads,
 )
 
 

@@ -20,9 +20,15 @@ SMALL_FILE_BYTES = 100
 BIG_FILE_BYTES = 6 * 1024 * 1024
 
 # One access log line per request; the check's tag travels in the query string.
+# Over https also whether the TLS session was resumed ("r", else ".") and the
+# SNI name the client sent ("-" when none); both "-" over http. $msec and
+# $request_time last: when the request arrived (scripts/bench's spread of
+# open-model arrivals), ignored by the count checks.
 ACCESS_LOG_FORMAT = ('$connection $connection_requests $status $bytes_sent "$request" '
-                     '"$http_x_kubeload_probe"')
-ACCESS_LOG_LINE = re.compile(r'^(\d+) (\d+) (\d{3}) (\d+) "([^"]*)" "([^"]*)"$')
+                     '"$http_x_kubeload_probe" $ssl_session_reused "$ssl_server_name" '
+                     '$msec $request_time')
+ACCESS_LOG_LINE = re.compile(
+    r'^(\d+) (\d+) (\d{3}) (\d+) "([^"]*)" "([^"]*)" (\S+) "([^"]*)"(?: [\d.]+ [\d.]+)?$')
 
 
 class CheckFailure(Exception):
@@ -79,6 +85,7 @@ class Nginx:
         self.process = None
         self.port = None
         self.tls_port = None
+        self.ca_cert = None
 
     def start(self, attempts=5):
         os.makedirs(self.docroot)
@@ -119,18 +126,33 @@ class Nginx:
             except ProcessLookupError:
                 pass
 
-    def url(self, path, tag, tls=False):
+    def url(self, path, tag, tls=False, host=LOOPBACK):
         if tls:
-            return f"https://{LOOPBACK}:{self.tls_port}{path}?check={tag}"
+            return f"https://{host}:{self.tls_port}{path}?check={tag}"
         return f"http://{LOOPBACK}:{self.port}{path}?check={tag}"
 
     def _make_certificate(self):
-        # A self-signed certificate for the https server; loadgen, like ab and
-        # wrk, does not verify the server it loads.
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                        "-subj", "/CN=127.0.0.1", "-keyout", os.path.join(self.prefix, "tls.key"),
-                        "-out", os.path.join(self.prefix, "tls.crt")],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A CA of our own and a server certificate it signed for 127.0.0.1 and
+        # localhost. loadgen verifies certificates: clients pass ca_cert
+        # (--cacert), which the system store knows nothing about.
+        self.ca_cert = os.path.join(self.prefix, "ca.crt")
+        ca_key = os.path.join(self.prefix, "ca.key")
+        key = os.path.join(self.prefix, "tls.key")
+        request = os.path.join(self.prefix, "tls.csr")
+        extensions = os.path.join(self.prefix, "tls.ext")
+        with open(extensions, "w") as out:
+            out.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                      "extendedKeyUsage=serverAuth\n")
+        for command in (
+                ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                 "-subj", "/CN=kubeload test CA", "-keyout", ca_key, "-out", self.ca_cert],
+                ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                 "-keyout", key, "-out", request],
+                ["x509", "-req", "-in", request, "-CA", self.ca_cert, "-CAkey", ca_key,
+                 "-CAcreateserial", "-days", "2", "-extfile", extensions,
+                 "-out", os.path.join(self.prefix, "tls.crt")]):
+            subprocess.run(["openssl", *command], check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
 
     def _write_docroot(self):
         with open(os.path.join(self.docroot, "small.bin"), "wb") as out:
@@ -200,7 +222,8 @@ http {{
                         match = ACCESS_LOG_LINE.match(line.rstrip("\n"))
                         expect(match, f"unparsable access log line: {line!r}")
                         entries.append(LogEntry(int(match[1]), int(match[2]), int(match[3]),
-                                                int(match[4]), match[6]))
+                                                int(match[4]), match[6], match[7] == "r",
+                                                match[8]))
             now = time.monotonic()
             if previous is None or len(entries) != previous:
                 previous = len(entries)
@@ -212,9 +235,11 @@ http {{
             time.sleep(0.05)
 
 
-# probe_header: the request's X-Kubeload-Probe header ("-" when absent).
+# probe_header: the request's X-Kubeload-Probe header ("-" when absent);
+# session_reused: its TLS session was resumed; server_name: the SNI ("-": none).
 LogEntry = collections.namedtuple(
-    "LogEntry", "connection connection_requests status bytes_sent probe_header")
+    "LogEntry",
+    "connection connection_requests status bytes_sent probe_header session_reused server_name")
 
 
 class FaultServer:

@@ -170,7 +170,8 @@ spec:
     loadTestName: checkout-2026-11-28
     maxRegression: {p99: 10%, rps: 5%}
   cleanup: {policy: OnSuccess}
-  timeouts: {start: 5m}
+  timeouts: {start: 5m, run: 10m}
+  ttlSecondsAfterFinished: 86400
 )";
 
 const char* const kEveryFieldClosed = R"(
@@ -200,6 +201,29 @@ spec:
     rate: 100
     stages:
     - {duration: 10s, rate: 50}
+)";
+
+// spec.target.tls: its fields exclude each other, so one manifest each.
+const char* const kTlsSecretCa = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: tls-secret}
+spec:
+  target:
+    url: "https://checkout.shop.svc:8443/"
+    tls: {insecureSkipVerify: false, caFrom: {secretKeyRef: {name: shop-ca, key: ca.crt}}}
+  load: {duration: 10s}
+)";
+
+const char* const kTlsConfigMapCa = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: tls-configmap}
+spec:
+  target:
+    service: {name: checkout, scheme: https}
+    tls: {caFrom: {configMapKeyRef: {name: trust, key: bundle.pem}}}
+  load: {duration: 10s}
 )";
 
 // Every map key of `doc` below spec must be a property of the schema at the
@@ -238,7 +262,8 @@ void schema_paths(const YAML::Node& schema, const std::string& path, std::set<st
 
 TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
   std::set<std::string> covered;
-  for (const char* manifest : {kEveryFieldOpen, kEveryFieldClosed, kOpenStages}) {
+  for (const char* manifest :
+       {kEveryFieldOpen, kEveryFieldClosed, kOpenStages, kTlsSecretCa, kTlsConfigMapCa}) {
     const kubeload::ParsedLoadTest parsed = parse_loadtest(manifest);
     ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
     expect_in_schema(YAML::Load(manifest)["spec"], spec_schema(), "spec", covered);
@@ -306,6 +331,8 @@ TEST(Crd, CelRulesCarryMessages) {
   EXPECT_TRUE(any_contains(rule_messages(at(spec, "baseline")),
                            "exactly one of loadTestName or lastPassed"));
   EXPECT_TRUE(any_contains(rule_messages(spec), "load.connections must be >= workers"));
+  // The wording GitOps tools key on to recreate (docs/lifecycle.md).
+  EXPECT_TRUE(any_contains(rule_messages(spec), "spec is immutable"));
 }
 
 TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
@@ -315,8 +342,8 @@ TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
     SCOPED_TRACE(text);
     EXPECT_EQ(std::regex_match(text, pattern), parse_duration(text).has_value());
   }
-  for (const char* field :
-       {"load.warmup", "load.timeout", "load.stages.[].duration", "timeouts.start"}) {
+  for (const char* field : {"load.warmup", "load.timeout", "load.stages.[].duration",
+                            "timeouts.start", "timeouts.run"}) {
     EXPECT_EQ(at(spec_schema(), field)["pattern"].as<std::string>(),
               at(spec_schema(), "load.duration")["pattern"].as<std::string>())
         << field;
@@ -326,9 +353,10 @@ TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
 TEST(Crd, ThresholdPatternAdmitsTheGrammar) {
   const std::regex pattern(at(spec_schema(), "thresholds.[]")["pattern"].as<std::string>());
   // What the parser accepts, the API server must accept.
-  for (const char* text : {"p99 < 200ms", "errorRate < 1%", "rps >= 4800", "cart.p99 < 100ms",
-                           "p999<=1.5s", "requests == 100000", "failures > 0", "mean < 20",
-                           "min >= 0.5ms", "errorRate <= 0.01", "rps > 10/s", "p50 < 100us"}) {
+  for (const char* text :
+       {"p99 < 200ms", "errorRate < 1%", "rps >= 4800", "cart.p99 < 100ms", "p999<=1.5s",
+        "requests == 100000", "failures > 0", "mean < 20", "min >= 0.5ms", "errorRate <= 0.01",
+        "rps > 10/s", "p50 < 100us", "dropped < 1", "late <= 100"}) {
     SCOPED_TRACE(text);
     ASSERT_TRUE(std::holds_alternative<kubeload::Threshold>(parse_threshold(text)));
     EXPECT_TRUE(std::regex_match(text, pattern));

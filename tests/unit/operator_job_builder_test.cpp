@@ -236,6 +236,62 @@ std::vector<Row> rows() {
                                     {"scheme", "https"}}}};
          });
        }},
+      {"CA bundle from a Secret, mounted and given as --cacert",
+       [](json& lt) {
+         lt["spec"]["target"] = {
+             {"url", "https://checkout.shop.svc:8443/"},
+             {"tls", {{"caFrom", {{"secretKeyRef", {{"name", "shop-ca"}, {"key", "ca.pem"}}}}}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         container(job)["args"].push_back("--cacert");
+         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         container(job)["volumeMounts"] = json::parse(
+             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
+         job["spec"]["template"]["spec"]["volumes"] = json::parse(
+             R"([{"name": "target-ca", "secret": {"secretName": "shop-ca",
+                  "items": [{"key": "ca.pem", "path": "ca.crt"}]}}])");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {
+               {"url", "https://checkout.shop.svc:8443/"},
+               {"tls", {{"caFrom", {{"secretKeyRef", {{"name", "shop-ca"}, {"key", "ca.pem"}}}}}}}};
+         });
+       }},
+      {"CA bundle from a ConfigMap",
+       [](json& lt) {
+         lt["spec"]["target"] = {
+             {"url", "https://checkout.shop.svc:8443/"},
+             {"tls",
+              {{"caFrom", {{"configMapKeyRef", {{"name", "trust"}, {"key", "bundle.pem"}}}}}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         container(job)["args"].push_back("--cacert");
+         container(job)["args"].push_back("/etc/kubeload/target-ca/ca.crt");
+         container(job)["volumeMounts"] = json::parse(
+             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
+         job["spec"]["template"]["spec"]["volumes"] = json::parse(
+             R"([{"name": "target-ca", "configMap": {"name": "trust",
+                  "items": [{"key": "bundle.pem", "path": "ca.crt"}]}}])");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {
+               {"url", "https://checkout.shop.svc:8443/"},
+               {"tls",
+                {{"caFrom", {{"configMapKeyRef", {{"name", "trust"}, {"key", "bundle.pem"}}}}}}}};
+         });
+       }},
+      {"insecureSkipVerify travels in the spec only",
+       [](json& lt) {
+         lt["spec"]["target"] = {{"url", "https://checkout.shop.svc:8443/"},
+                                 {"tls", {{"insecureSkipVerify", true}}}};
+       },
+       [](json& job) {
+         set_arg(job, "--target", "https://checkout.shop.svc:8443/");
+         edit_manifest(job, [](json& m) {
+           m["spec"]["target"] = {{"url", "https://checkout.shop.svc:8443/"},
+                                  {"tls", {{"insecureSkipVerify", true}}}};
+         });
+       }},
       {"service target in the LoadTest's namespace, default port",
        [](json& lt) {
          lt["spec"]["target"] = {{"service", {{"name", "checkout"}}}};
@@ -368,7 +424,10 @@ TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
   EXPECT_EQ(job["metadata"]["namespace"], "shop");
   EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
   EXPECT_EQ(job["spec"]["backoffLimit"], 0);
-  EXPECT_FALSE(job["spec"].contains("ttlSecondsAfterFinished"));
+  // A Job the cleanup policy keeps (a failed run's) goes after a day; the
+  // operator deletes the others itself (docs/lifecycle.md).
+  EXPECT_EQ(job["spec"]["ttlSecondsAfterFinished"], 24 * 3600);
+  EXPECT_EQ(job["spec"]["activeDeadlineSeconds"], 692);
   const json& owner = job["metadata"]["ownerReferences"][0];
   EXPECT_EQ(owner["uid"], "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
   EXPECT_EQ(owner["controller"], true);
@@ -426,7 +485,7 @@ TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   // A header from a Secret is a reference resolved by the kubelet, never a value.
   bool found = false;
   for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
-    if (env["name"] == "KUBELOAD_SPEC") continue;
+    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == "KUBELOAD_LOADTEST_UID") continue;
     EXPECT_FALSE(env.contains("value")) << env.dump();
     EXPECT_EQ(env["valueFrom"]["secretKeyRef"]["name"], "api-token");
     found = true;

@@ -7,6 +7,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +19,7 @@
 
 #include "kubeload/result.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/conditions.hpp"
 #include "operator/phase.hpp"
 #include "operator/status.hpp"
 
@@ -79,6 +83,7 @@ json pod_json(uint32_t index, const std::string& phase, bool ready) {
         {"annotations", {{"batch.kubernetes.io/job-completion-index", i}}}}},
       {"status",
        {{"phase", phase},
+        {"podIP", phase == "Pending" ? "" : "10.244.1." + std::to_string(10 + index)},
         {"conditions",
          {{{"type", "Ready"}, {"status", ready ? "True" : "False"}},
           {{"type", "PodScheduled"}, {"status", "True"}}}}}}};
@@ -599,6 +604,159 @@ TEST(OperatorStatus, StartSkewFromTheWorkersWhenTheOperatorRecordedNone) {
   results.erase(1);  // not every worker has said when it started
   o.results = folded(std::move(results));
   EXPECT_FALSE(compute_status(o, kStartAt + seconds(3))["workers"].contains("startSkewMs"));
+}
+
+// ---- what gates read --------------------------------------------------------------
+
+json with_computed_status(json loadtest, const json& status) {
+  loadtest["status"] = status;
+  return loadtest;
+}
+
+TEST(OperatorStatus, GatesReadEveryComputedStateRight) {
+  const Timestamp done = kStartAt + seconds(31);
+  Observed starting = observe(loadtest_json());
+  starting.job = job_json();
+  starting.pods = {pod_json(0, "Running", true), waiting_pod(1, "ImagePullBackOff")};
+  Observed crashed = running(false);
+  crashed.pods[1] = failed_pod(1, "OOMKilled", 137);
+  const struct {
+    const char* name;
+    Observed observed;
+    Timestamp now;
+    GateState expected;
+  } rows[] = {
+      {"pending", observe(loadtest_json()), kCreated + seconds(1), GateState::InProgress},
+      {"starting", starting, kCreated + seconds(10), GateState::InProgress},
+      {"running", running(false), kStartAt + seconds(10), GateState::InProgress},
+      {"passed", running(true), done, GateState::Passed},
+      {"failed gate", running(true, 53, 250000), done, GateState::Failed},
+      {"failed run", crashed, kStartAt + seconds(12), GateState::Error},
+  };
+  for (const auto& row : rows) {
+    const json status = compute_status(row.observed, row.now);
+    const GateReading reading = read_gate(with_computed_status(row.observed.loadtest, status));
+    EXPECT_EQ(static_cast<int>(reading.state), static_cast<int>(row.expected))
+        << row.name << ": " << reading.message;
+    for (const json& c : status["conditions"]) {
+      EXPECT_EQ(c["observedGeneration"], 1) << row.name << " " << c["type"];
+    }
+    EXPECT_EQ(condition(status, "Reconciling")["status"],
+              row.expected == GateState::InProgress ? "True" : "False")
+        << row.name;
+  }
+}
+
+TEST(OperatorStatus, EditMidRunMovesEveryConditionToTheNewGeneration) {
+  Observed o = running(false);
+  o.loadtest["metadata"]["generation"] = 2;
+  const json status = compute_status(o, kStartAt + seconds(10));
+  EXPECT_EQ(status["observedGeneration"], 2);
+  for (const json& c : status["conditions"]) EXPECT_EQ(c["observedGeneration"], 2) << c["type"];
+  // Before the operator wrote that, a gate reads the old status as stale.
+  json before = o.loadtest;
+  before["status"] = compute_status(running(false), kStartAt + seconds(9));
+  EXPECT_EQ(static_cast<int>(read_gate(before).state), static_cast<int>(GateState::InProgress));
+}
+
+TEST(OperatorStatus, FinalStatusOfAnOlderOperatorGainsTheGateConditions) {
+  const Timestamp done = kStartAt + seconds(31);
+  for (const bool pass : {true, false}) {
+    const json full = compute_status(pass ? running(true) : running(true, 53, 250000), done);
+    json old = full;  // what an operator without Ready/Stalled/Finished wrote
+    json kept_conditions = json::array();
+    for (const json& c : full["conditions"]) {
+      if (c["type"] == "WorkersReady" || c["type"] == "Completed" || c["type"] == "Passed") {
+        kept_conditions.push_back(c);
+      }
+    }
+    old["conditions"] = kept_conditions;
+    const json status =
+        compute_status(with_status(observe(loadtest_json()), old), done + minutes(60));
+    EXPECT_EQ(condition(status, "Ready")["status"], pass ? "True" : "False");
+    EXPECT_EQ(condition(status, "Stalled")["status"], pass ? "False" : "True");
+    EXPECT_EQ(condition(status, "Finished")["status"], "True");
+    EXPECT_EQ(condition(status, "Reconciling")["status"], "False");
+    // The conditions it had keep their transition times.
+    EXPECT_EQ(condition(status, "Completed"), condition(full, "Completed"));
+    EXPECT_EQ(condition(status, "Passed"), condition(full, "Passed"));
+    json unchanged = status;
+    unchanged.erase("conditions");
+    old.erase("conditions");
+    EXPECT_EQ(unchanged, old);
+  }
+}
+
+// The LoadTest objects tests/gitops evaluates with kstatus, Flux's CEL
+// evaluator and Argo CD's Lua when no cluster captured them: written by
+// this same status code (KUBELOAD_UPDATE_GOLDEN=1 rewrites them), so a
+// change to the status shows up there too.
+std::map<std::string, json> gitops_fixtures() {
+  const Timestamp done = kStartAt + seconds(31);
+  std::map<std::string, json> out;
+  const auto object = [](json loadtest, const json& status) {
+    loadtest["status"] = status;
+    return loadtest;
+  };
+  // Created, not seen by the operator yet: the status the CRD defaults.
+  out["unseen"] = object(loadtest_json(), {{"observedGeneration", 0}});
+  const Observed pending = observe(loadtest_json());
+  out["pending"] = object(pending.loadtest, compute_status(pending, kCreated + seconds(1)));
+  Observed starting = observe(loadtest_json());
+  starting.job = job_json();
+  starting.pods = {pod_json(0, "Running", true), waiting_pod(1, "ContainerCreating"),
+                   pod_json(2, "Running", false)};
+  out["starting"] = object(starting.loadtest, compute_status(starting, kCreated + seconds(5)));
+  out["running"] = object(loadtest_json(), compute_status(running(false), kStartAt + seconds(10)));
+  const json passed = compute_status(running(true), done);
+  out["passed"] = object(loadtest_json(), passed);
+  json no_gate = loadtest_json();
+  no_gate["spec"].erase("thresholds");
+  Observed no_gate_run = running(true);
+  no_gate_run.loadtest = no_gate;
+  no_gate_run.parsed = parse_loadtest(no_gate.dump());
+  out["no-gate"] = object(no_gate, compute_status(no_gate_run, done));
+  const json failed_gate = compute_status(running(true, 53, 250000), done);
+  out["failed-gate"] = object(loadtest_json(), failed_gate);
+  Observed crashed = running(false);
+  crashed.pods[1] = failed_pod(1, "OOMKilled", 137);
+  out["failed-run"] = object(loadtest_json(), compute_status(crashed, kStartAt + seconds(12)));
+  json invalid = loadtest_json();
+  invalid["spec"]["thresholds"] = {"nope.p99 < 10ms"};
+  out["invalid-spec"] = object(invalid, compute_status(observe(invalid), kCreated + seconds(1)));
+  // Edited after the end; the operator has not seen generation 2 yet.
+  json stale = object(loadtest_json(), passed);
+  stale["metadata"]["generation"] = 2;
+  stale["spec"]["workers"] = 2;
+  out["stale-passed"] = stale;
+  stale = object(loadtest_json(), failed_gate);
+  stale["metadata"]["generation"] = 2;
+  stale["spec"]["thresholds"] = {"p99 < 900ms"};
+  out["stale-failed-gate"] = stale;
+  return out;
+}
+
+TEST(OperatorStatusGolden, GitopsFixturesAreWhatTheStatusCodeWrites) {
+  const std::filesystem::path dir =
+      std::filesystem::path(KUBELOAD_SOURCE_DIR) / "tests/gitops/testdata/operator";
+  const char* update = std::getenv("KUBELOAD_UPDATE_GOLDEN");
+  const bool updating = update != nullptr && std::string(update) == "1";
+  for (const auto& [name, object] : gitops_fixtures()) {
+    const std::filesystem::path path = dir / (name + ".json");
+    if (updating) {
+      std::filesystem::create_directories(dir);
+      std::ofstream out(path, std::ios::trunc);
+      ASSERT_TRUE(out) << "cannot write " << path;
+      out << object.dump(2) << "\n";
+      continue;
+    }
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
+    EXPECT_EQ(json::parse(in), object)
+        << path << " differs from what the status code writes; after an intended change, "
+        << "rerun with KUBELOAD_UPDATE_GOLDEN=1 and run the tests in tests/gitops";
+  }
+  if (updating) GTEST_SKIP() << "rewrote " << dir;
 }
 
 // ---- baseline ----------------------------------------------------------------------

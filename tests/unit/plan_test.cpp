@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 #include "loadgen/cli.hpp"
@@ -70,20 +73,140 @@ TEST(Split, SharesDifferByAtMostOneAndAddUp) {
 }
 
 TEST(Split, PlanSplitKeepsTotals) {
-  const CliOptions cli =
-      parse_command_line({"-c", "10", "-n", "1001", "--stages", "1s:10,1s:21", "http://h/"});
+  const CliOptions cli = parse_command_line(
+      {"-n", "1001", "--warmup-requests", "50", "--stages", "1s:10,1s:21", "http://h/"});
   std::string error;
   const RunPlan plan = plan_from_spec(cli.spec, *parse_target("http://h/", error), 3);
-  uint64_t requests = 0, stage0 = 0, stage1 = 0;
-  for (uint32_t i = 0; i < plan.threads; ++i) {
-    const RunPlan part = split_plan(plan, i, plan.threads);
+  uint64_t requests = 0, warmup = 0, stage0 = 0, stage1 = 0;
+  for (uint32_t i = 0; i < 3; ++i) {
+    const RunPlan part = split_plan(plan, i, 3);
     requests += *part.total_request_budget;
-    stage0 += part.phases[0].connections;
-    stage1 += part.phases[1].connections;
+    warmup += *part.phases[0].request_budget;
+    stage0 += part.phases[1].connections;
+    stage1 += part.phases[2].connections;
   }
   EXPECT_EQ(requests, 1001u);
+  EXPECT_EQ(warmup, 50u);
   EXPECT_EQ(stage0, 10u);
   EXPECT_EQ(stage1, 21u);
+}
+
+TEST(Split, ProportionalSharesAddUpAndFollowTheWeights) {
+  struct Case {
+    uint64_t total;
+    std::vector<uint64_t> weights;
+    std::vector<uint64_t> shares;
+  };
+  for (const Case& c : std::vector<Case>{
+           {1000, {4, 3, 3}, {400, 300, 300}},
+           {1000, {1, 1, 0}, {500, 500, 0}},
+           {7, {1, 1, 1}, {3, 2, 2}},
+           {10, {0, 0}, {5, 5}},
+           {5, {2, 1}, {3, 2}},
+           {1, {1, 2}, {0, 1}},
+           {18446744073709551615ull, {3, 1}, {13835058055282163711ull, 4611686018427387904ull}},
+       }) {
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < c.weights.size(); ++i) {
+      EXPECT_EQ(proportional_share(c.total, c.weights, i), c.shares[i])
+          << c.total << " part " << i << " of " << testing::PrintToString(c.weights);
+      sum += proportional_share(c.total, c.weights, i);
+    }
+    EXPECT_EQ(sum, c.total);
+  }
+}
+
+TEST(Split, APodsRequestBudgetFollowsItsConnections) {
+  // -n 1000 -c 10 over 3 pods: 4, 3 and 3 connections. An even split of the
+  // requests (334/333/333) leaves the pods with fewer connections the
+  // longest tail; with -c 2 the third pod has no connection at all and
+  // could never send its share.
+  std::string error;
+  const Target target = *parse_target("http://h/", error);
+  const RunPlan ten =
+      plan_from_spec(parse_command_line({"-n", "1000", "-c", "10", "http://h/"}).spec, target, 4);
+  EXPECT_EQ(*split_plan(ten, 0, 3).total_request_budget, 400u);
+  EXPECT_EQ(*split_plan(ten, 1, 3).total_request_budget, 300u);
+  EXPECT_EQ(*split_plan(ten, 2, 3).total_request_budget, 300u);
+  const RunPlan two =
+      plan_from_spec(parse_command_line({"-n", "1000", "-c", "2", "http://h/"}).spec, target, 4);
+  EXPECT_EQ(*split_plan(two, 0, 3).total_request_budget, 500u);
+  EXPECT_EQ(*split_plan(two, 2, 3).total_request_budget, 0u);
+  EXPECT_EQ(split_plan(two, 2, 3).phases[0].connections, 0u);
+  // Threads of one process share their budget: a thread's part keeps it whole.
+  EXPECT_EQ(*split_plan_for_thread(ten, 1, 4).total_request_budget, 1000u);
+  EXPECT_EQ(split_plan_for_thread(ten, 1, 4).phases[0].connections, 3u);
+}
+
+TEST(Split, BudgetBlocksAreSmall) {
+  EXPECT_EQ(budget_block(1000, 8), 1u);
+  EXPECT_EQ(budget_block(10, 1), 1u);
+  EXPECT_EQ(budget_block(100'000'000, 2), 32u);
+  EXPECT_EQ(budget_block(0, 0), 1u);
+}
+
+// Every arrival intended by every part (pods, then threads in each pod), as
+// offsets from the phase start.
+std::vector<std::chrono::nanoseconds> arrivals_of_all_parts(const RunPlan& plan, uint32_t pods,
+                                                            uint32_t threads) {
+  const Phase& phase = plan.phases.back();
+  const uint64_t arrivals = arrivals_within(phase.duration, phase.rate);
+  std::vector<std::chrono::nanoseconds> offsets;
+  for (uint32_t pod = 0; pod < pods; ++pod) {
+    const RunPlan pod_plan = split_plan(plan, pod, pods);
+    for (uint32_t thread = 0; thread < threads; ++thread) {
+      const RunPlan part = split_plan_for_thread(pod_plan, thread, threads);
+      EXPECT_DOUBLE_EQ(part.rate_of_part(part.phases.back()), phase.rate / (pods * threads));
+      for (uint64_t k = part.turns.offset; k < arrivals; k += part.turns.stride) {
+        offsets.push_back(arrival_offset(k, phase.rate));
+      }
+    }
+  }
+  std::sort(offsets.begin(), offsets.end());
+  return offsets;
+}
+
+TEST(Split, OpenModelPartsTakeTurnsInOneArrivalSequence) {
+  // -r 10 -d 5s is 50 arrivals 100 ms apart, whether one thread sends them
+  // or 3 pods of 8 threads: the parts interleave, they do not each follow
+  // the whole schedule (8 threads at 1.25/s for 5 s would be 56 arrivals, in
+  // bursts of 8).
+  std::string error;
+  const RunPlan plan =
+      plan_from_spec(parse_command_line({"-r", "10", "-d", "5s", "http://h/"}).spec,
+                     *parse_target("http://h/", error), 8);
+  for (const auto& [pods, threads] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{1, 1}, {1, 8}, {3, 8}, {2, 3}}) {
+    const auto offsets = arrivals_of_all_parts(plan, pods, threads);
+    ASSERT_EQ(offsets.size(), 50u) << pods << " pods of " << threads << " threads";
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      EXPECT_EQ(offsets[k], std::chrono::milliseconds(100 * k)) << "arrival " << k;
+    }
+  }
+  EXPECT_EQ(arrivals_within(std::chrono::seconds(5), 10), 50u);
+  EXPECT_EQ(arrivals_within(std::chrono::milliseconds(250), 20), 5u);
+  EXPECT_EQ(arrivals_within(std::chrono::milliseconds(251), 20), 6u);
+  EXPECT_EQ(arrivals_within(std::chrono::seconds(1), 3), 3u);
+  // The budget of an open-model run indexes the one sequence: no part divides it.
+  const RunPlan counted =
+      plan_from_spec(parse_command_line({"-r", "10", "-n", "7", "http://h/"}).spec,
+                     *parse_target("http://h/", error), 8);
+  EXPECT_EQ(*split_plan(counted, 1, 2).total_request_budget, 7u);
+}
+
+TEST(Split, ThreadsFollowTheLargestStageAndEachStageItsOwnConnections) {
+  std::string error;
+  const RunPlan plan =
+      plan_from_spec(parse_command_line({"--stages", "10s:1,10s:100,10s:1000", "http://h/"}).spec,
+                     *parse_target("http://h/", error), 8);
+  EXPECT_EQ(plan.usable_threads(), 8u);
+  uint64_t first_stage = 0;
+  for (uint32_t i = 0; i < 8; ++i) {
+    const RunPlan part = split_plan_for_thread(plan, i, 8);
+    first_stage += part.phases[0].connections;
+    EXPECT_EQ(part.phases[2].connections, 125u);
+  }
+  EXPECT_EQ(first_stage, 1u);
 }
 
 TEST(Split, AShareNeverRunsMoreThreadsThanItHasConnections) {
@@ -97,6 +220,10 @@ TEST(Split, AShareNeverRunsMoreThreadsThanItHasConnections) {
   EXPECT_EQ(share.usable_threads(), 1u);
   const CliOptions open = parse_command_line({"-r", "100", "http://h/"});
   EXPECT_EQ(plan_from_spec(open.spec, *parse_target("http://h/", error), 4).usable_threads(), 4u);
+  // The open model's threads each need a connection of their own.
+  const CliOptions capped =
+      parse_command_line({"-r", "100", "--max-connections", "2", "http://h/"});
+  EXPECT_EQ(plan_from_spec(capped.spec, *parse_target("http://h/", error), 4).usable_threads(), 2u);
 }
 
 TEST(Plan, WarmupComesFirstAndUsesTheFirstStageLoad) {
@@ -136,6 +263,11 @@ TEST(Cli, BadValuesAreNamed) {
       {{"-c"}, "-c: missing value"},
       {{"-c", "5", "-r", "10", "http://h/"}, "exclude"},
       {{}, "no URL"},
+      // Options that would be silently ignored are errors naming the value.
+      {{"-d", "5s", "--stages", "1s:5,1s:10", "http://h/"}, "-d 5s: not with --stages"},
+      {{"-c", "7", "--stages", "1s:5", "http://h/"}, "-c 7: not with --stages"},
+      {{"-r", "10", "--max-connections", "2", "-t", "4", "http://h/"},
+       "--max-connections 2: below --threads 4"},
   };
   for (const auto& [args, needle] : cases) {
     try {

@@ -70,10 +70,14 @@ void add_responses(Result& r, int code, uint64_t count, const ResponseShape& sha
 }
 
 // Adds requests that failed before a complete response (no latency sample).
-void add_failures(Result& r, ErrorKind kind, uint64_t count, uint64_t request_bytes = 80) {
+// Failures without a response, each taking `took_us`.
+void add_failures(Result& r, ErrorKind kind, uint64_t count, uint64_t request_bytes = 80,
+                  int64_t took_us = 1200) {
   r.errors[kind] += count;
   r.requests += count;
-  if (kind != ErrorKind::connect) r.bytes_sent += count * request_bytes;
+  if (kind != ErrorKind::connect && kind != ErrorKind::dropped)
+    r.bytes_sent += count * request_bytes;
+  if (count > 0) r.error_latency.record(took_us, count);
 }
 
 // Complete responses that count as failures (status or length).
@@ -202,7 +206,8 @@ Scenario build_open_model() {
     add_responses(r, 200, stage == 0 ? 500 : 1479, shape);
     add_failures(r, ErrorKind::write, stage == 0 ? 0 : 1);
     r.duration_seconds = 2.0;
-    r.rate = RateCounts{rates[stage], stage == 0 ? 0u : 12u, stage == 0 ? 0u : 19u};
+    add_failures(r, ErrorKind::dropped, stage == 0 ? 0 : 19, 0, 2'000'000);
+    r.rate = RateCounts{rates[stage], stage == 0 ? 0u : 12u};
     s.run.stages.push_back(row);
   }
   s.run.result = s.run.stages[0].result;
@@ -210,6 +215,8 @@ Scenario build_open_model() {
   // Rates of consecutive stages do not add up; the run asked for their time-weighted mean.
   s.run.result.rate->target = 500.0;
   s.run.result.duration_seconds = 4.0;
+  s.run.result.drain_seconds = 1.25;
+  s.run.stages[1].result.drain_seconds = 1.25;
   return s;
 }
 
@@ -739,7 +746,15 @@ TEST(ReportText, ListsOnlyTheErrorKindsThatHappenedAndTheBreakdownTables) {
 TEST(ReportText, ShowsTargetRateLateAndDroppedForTheOpenModel) {
   const std::string text = render(ReportFormat::text, open_model());
   EXPECT_EQ(line_starting(text, "Rate"),
-            "Rate        target 500.0/s, achieved 495.0/s, 12 late, 19 dropped");
+            "Rate        target 500.0/s, achieved 499.8/s, 12 late, 19 dropped");
+  // The drain after the planned end is not in the duration, and is shown.
+  EXPECT_EQ(line_starting(text, "Duration"),
+            "Duration    4.000 s, then 1.250 s draining the requests in flight (counted, not in "
+            "the duration)");
+  // Failures without a response took their own time, shown apart from the latency of responses.
+  EXPECT_NE(line_starting(text, "failed").find(" 2000."), std::string::npos)
+      << line_starting(text, "failed");
+  EXPECT_NE(line_starting(text, "Outcome").find("19 dropped"), std::string::npos);
   EXPECT_EQ(line_starting(text, "TLS"), "TLS         TLSv1.3,TLS_AES_256_GCM_SHA384,2048,256");
   EXPECT_NE(line_starting(text, "Load").find("open model, 2 stages of 250/750 requests/s"),
             std::string::npos);

@@ -53,7 +53,13 @@ TEST(Result, MergeOfTwoEqualsTheCombinedRun) {
 TEST(Result, JsonRoundTripIsExact) {
   RunResult run;
   run.result = result_of(random_responses(3, 3000), 5.5);
-  run.result.rate = RateCounts{500, 3, 1};
+  run.result.rate = RateCounts{500, 3};
+  run.result.retries = 7;
+  run.result.tls = TlsCounts{40, 31};
+  run.result.errors.dropped = 1;
+  run.result.error_latency.record(30'000'000);
+  run.result.requests += 1;
+  run.result.drain_seconds = 2.25;
   run.warmup_requests = 42;
   run.stages.push_back(StageResult{0, 5.0, 10u, std::nullopt, run.result});
   run.request_results.push_back(NamedResult{"cart", run.result});
@@ -67,8 +73,51 @@ TEST(Result, JsonRoundTripIsExact) {
   ASSERT_EQ(back.request_results.size(), 1u);
   EXPECT_EQ(back.request_results[0].name, "cart");
   EXPECT_EQ(document["result"]["bytesReceived"].get<uint64_t>(), 3000ull * 4'000'000'000ull);
-  EXPECT_EQ(document["result"]["failures"], run.result.errors.status);
+  EXPECT_EQ(document["result"]["failures"], run.result.errors.status + 1);
+  EXPECT_EQ(document["result"]["errors"]["dropped"], 1);
+  EXPECT_EQ(document["result"]["rate"]["dropped"], 1);
+  EXPECT_EQ(document["result"]["drainSeconds"], 2.25);
+  EXPECT_NEAR(document["result"]["errorLatencyMs"]["max"].get<double>(), 30'000, 30);
   EXPECT_EQ(document["version"], "v1");
+  EXPECT_EQ(document["result"]["retries"], 7u);
+  EXPECT_EQ(document["result"]["tls"]["sessionsReused"], 31u);
+}
+
+TEST(Result, RetriesAndTlsCountsMergeBySum) {
+  Result a, b;
+  a.retries = 2;
+  a.tls = TlsCounts{10, 4};
+  b.retries = 3;
+  b.tls = TlsCounts{5, 5};
+  a.merge(b);
+  EXPECT_EQ(a.retries, 5u);
+  EXPECT_EQ(a.tls, (TlsCounts{15, 9}));
+  Result plain;
+  const Result other_plain;
+  plain.merge(other_plain);
+  EXPECT_FALSE(plain.tls.has_value());
+}
+
+TEST(Result, FailuresWithoutAResponseHaveTheirOwnLatencyAndDroppedIsAnError) {
+  Result a, b;
+  a.requests = 4;
+  a.errors.dropped = 1;
+  a.errors.timeout = 1;
+  a.error_latency.record(30'000'000, 2);
+  a.latency.record(3'000, 2);
+  a.drain_seconds = 1.5;
+  b.requests = 1;
+  b.errors.dropped = 1;
+  b.error_latency.record(1'000'000);
+  b.drain_seconds = 0.5;
+  a.merge(b);
+  EXPECT_EQ(a.failures(), 3u);
+  EXPECT_DOUBLE_EQ(a.error_rate(), 0.6);
+  EXPECT_EQ(a.error_latency.total_count(), 3u);
+  EXPECT_EQ(a.latency.total_count(), 2u);
+  // Workers drain side by side: the longest drain.
+  EXPECT_EQ(a.drain_seconds, 1.5);
+  EXPECT_STREQ(to_string(ErrorKind::dropped), "dropped");
 }
 
 TEST(Result, MergedRunsMergeStagesByIndexAndRequestsByName) {

@@ -1,4 +1,5 @@
 #include "kubeload/spec.hpp"
+#include "kubeload/spec_yaml.hpp"
 
 #include <gtest/gtest.h>
 
@@ -158,11 +159,9 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
 
   EXPECT_EQ(spec.workers, 4u);
   EXPECT_EQ(spec.worker_template.image, "registry.local/loadgen:1.2");
-  EXPECT_EQ(spec.worker_template.resources["limits"]["memory"].as<std::string>(), "1Gi");
-  EXPECT_EQ(spec.worker_template.node_selector["disktype"].as<std::string>(), "ssd");
-  ASSERT_TRUE(spec.worker_template.tolerations.IsSequence());
-  EXPECT_EQ(spec.worker_template.tolerations[0]["operator"].as<std::string>(), "Exists");
-  EXPECT_TRUE(spec.worker_template.affinity["nodeAffinity"].IsMap());
+  // resources, nodeSelector, tolerations and affinity are accepted (parsed.ok()
+  // above); the Job builder passes them to the pods as written
+  // (operator_job_builder_test, case "resources, nodeSelector, tolerations and affinity").
 
   ASSERT_EQ(spec.thresholds.size(), 4u);
   EXPECT_EQ(spec.thresholds[0].expression, "p99 < 200ms");
@@ -289,8 +288,6 @@ TEST(SpecParse, AppliesTheDefaultsOfTheApi) {
   EXPECT_FALSE(spec.baseline.has_value());
   EXPECT_TRUE(spec.namespace_.empty());
   EXPECT_TRUE(spec.worker_template.image.empty());
-  EXPECT_FALSE(spec.worker_template.resources.IsDefined() &&
-               !spec.worker_template.resources.IsNull());
 }
 
 TEST(SpecParse, DefaultsThatDependOnOtherFields) {
@@ -1132,6 +1129,76 @@ TEST(SpecHostileInput, MessagesStayPrintableAndShort) {
   EXPECT_EQ(parsed.errors[1].path, "spec.requests[0].path");
   EXPECT_EQ(parsed.errors[1].message,
             "must start with '/', got \"" + std::string(100, 'p') + "\"... (5000 bytes)");
+}
+
+}  // namespace
+}  // namespace kubeload
+
+namespace kubeload {
+namespace {
+
+// ---- spec.target.tls (issue 8, defect 9) ----------------------------------------
+
+TEST(SpecTls, VerifiesByDefaultAndReadsInsecureSkipVerifyAndCaFrom) {
+  const auto defaults =
+      parse_loadtest(with_spec("target: {url: 'https://web.test/'}\nload: {duration: 10s}\n"));
+  ASSERT_TRUE(defaults.ok()) << ::testing::PrintToString(messages(defaults));
+  EXPECT_FALSE(defaults.spec.tls.insecure_skip_verify);
+  EXPECT_FALSE(defaults.spec.tls.ca_from.has_value());
+
+  const auto insecure = parse_loadtest(with_spec(
+      "target: {url: 'https://web.test/', tls: {insecureSkipVerify: true}}\nload: {duration: "
+      "10s}\n"));
+  ASSERT_TRUE(insecure.ok()) << ::testing::PrintToString(messages(insecure));
+  EXPECT_TRUE(insecure.spec.tls.insecure_skip_verify);
+
+  const auto secret = parse_loadtest(
+      with_spec("target:\n  service: {name: web, scheme: https}\n  tls:\n    caFrom:\n"
+                "      secretKeyRef: {name: web-ca, key: ca.crt}\nload: {duration: 10s}\n"));
+  ASSERT_TRUE(secret.ok()) << ::testing::PrintToString(messages(secret));
+  ASSERT_TRUE(secret.spec.tls.ca_from.has_value());
+  EXPECT_EQ(secret.spec.tls.ca_from->kind, ObjectKeyRef::Kind::secret);
+  EXPECT_EQ(secret.spec.tls.ca_from->name, "web-ca");
+  EXPECT_EQ(secret.spec.tls.ca_from->key, "ca.crt");
+
+  const auto config_map = parse_loadtest(
+      with_spec("target:\n  url: 'https://web.test/'\n  tls:\n    caFrom:\n"
+                "      configMapKeyRef: {name: trust, key: bundle.pem}\nload: {duration: 10s}\n"));
+  ASSERT_TRUE(config_map.ok()) << ::testing::PrintToString(messages(config_map));
+  EXPECT_EQ(config_map.spec.tls.ca_from->kind, ObjectKeyRef::Kind::config_map);
+  EXPECT_EQ(config_map.spec.tls.ca_from->name, "trust");
+}
+
+TEST(SpecTls, ReportsEachProblemWithItsPath) {
+  struct Row {
+    std::string target;
+    std::string error;
+  };
+  const std::vector<Row> rows = {
+      {"{url: 'http://web.test/', tls: {insecureSkipVerify: true}}",
+       "spec.target.tls: only for https targets (an https:// url or service scheme https)"},
+      {"{url: 'https://web.test/', tls: {insecureSkipVerify: 'yes please'}}",
+       "spec.target.tls.insecureSkipVerify: must be true or false, got string \"yes please\""},
+      {"{url: 'https://web.test/', tls: {verify: false}}", "spec.target.tls.verify: unknown field"},
+      {"{url: 'https://web.test/', tls: {caFrom: {}}}",
+       "spec.target.tls.caFrom: exactly one of secretKeyRef or configMapKeyRef is required"},
+      {"{url: 'https://web.test/', tls: {caFrom: {secretKeyRef: {name: a, key: b}, "
+       "configMapKeyRef: {name: a, key: b}}}}",
+       "spec.target.tls.caFrom: exactly one of secretKeyRef or configMapKeyRef is required"},
+      {"{url: 'https://web.test/', tls: {caFrom: {secretKeyRef: {name: a}}}}",
+       "spec.target.tls.caFrom.secretKeyRef.key: required"},
+      {"{url: 'https://web.test/', tls: {caFrom: {configMapKeyRef: {name: Bad_Name, key: b}}}}",
+       "spec.target.tls.caFrom.configMapKeyRef.name: invalid name \"Bad_Name\""},
+      {"{url: 'https://web.test/', tls: {insecureSkipVerify: true, caFrom: {secretKeyRef: "
+       "{name: a, key: b}}}}",
+       "spec.target.tls: insecureSkipVerify and caFrom exclude each other: a CA is used to "
+       "verify"},
+  };
+  for (const Row& row : rows) {
+    const auto parsed =
+        parse_loadtest(with_spec("target: " + row.target + "\nload: {duration: 10s}\n"));
+    EXPECT_EQ(messages(parsed), std::vector<std::string>{row.error}) << row.target;
+  }
 }
 
 }  // namespace

@@ -265,6 +265,29 @@ TEST(ThresholdEvaluate, RpsAndCounts) {
   EXPECT_EQ(check("rps > 0", run).observed, "0.0500/s");
 }
 
+TEST(ThresholdEvaluate, DroppedAndLateAreCounts) {
+  RunResult run;
+  run.result.requests = 100;
+  run.result.errors.dropped = 3;
+  run.result.rate = RateCounts{100, 7};
+  const ThresholdOutcome dropped = check("dropped < 1", run);
+  EXPECT_EQ(dropped.observed, "3");
+  EXPECT_FALSE(dropped.passed);
+  EXPECT_TRUE(check("dropped <= 3", run).passed);
+  const ThresholdOutcome late = check("late <= 10", run);
+  EXPECT_EQ(late.observed, "7");
+  EXPECT_TRUE(late.passed);
+  EXPECT_FALSE(check("late == 0", run).passed);
+  EXPECT_EQ(must_parse("late < 5").metric, ThresholdMetric::late);
+  EXPECT_NE(std::get<std::string>(parse_threshold("dropped < 5ms")).find("dropped"),
+            std::string::npos);
+  // A closed-model run has no intended times: nothing was measured.
+  run.result.rate.reset();
+  EXPECT_EQ(check("late == 0", run).observed, "n/a");
+  EXPECT_FALSE(check("late == 0", run).passed);
+  EXPECT_TRUE(check("dropped < 5", run).passed);
+}
+
 TEST(ThresholdEvaluate, RequestPrefixReadsThatRequestsRow) {
   RunResult run;
   run.result = result_with_latencies({{1000, 100}});

@@ -67,3 +67,50 @@ TEST(WorkQueue, ShutDownReleasesWaiters) {
 
 }  // namespace
 }  // namespace kubeload::controller
+
+namespace kubeload::controller {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(WorkQueue, AddAfterKeepsOneEntryPerKeyTheEarliest) {
+  WorkQueue q;
+  for (int pass = 0; pass < 50; ++pass) q.add_after("ns/a", 1s);  // every pass asks again
+  EXPECT_EQ(q.depth(), 1u);
+  q.add_after("ns/a", 20ms);  // an earlier look replaces the later one
+  EXPECT_EQ(q.depth(), 1u);
+  EXPECT_EQ(q.get(), "ns/a");
+  q.done("ns/a");
+  EXPECT_EQ(q.depth(), 0u);  // the later entry is gone, not waiting to fire again
+}
+
+TEST(WorkQueue, AddAfterOfAQueuedKeyAddsNothing) {
+  WorkQueue q;
+  q.add("k");
+  q.add_after("k", 10ms);
+  EXPECT_EQ(q.depth(), 1u);
+}
+
+// A model of one running LoadTest: each pass requeues itself after 1s and
+// its status write comes back as a watch event (filtered, see
+// event_filter_test). Over a simulated stretch the key is handed out once
+// per due time, never piling up.
+TEST(WorkQueue, ARequeueingKeyIsHandedOutOncePerDueTime) {
+  WorkQueue q;
+  q.add("ns/running");
+  int passes = 0;
+  const auto until = std::chrono::steady_clock::now() + 250ms;
+  while (std::chrono::steady_clock::now() < until) {
+    auto key = q.get();
+    ASSERT_TRUE(key);
+    ++passes;
+    q.add_after(*key, 50ms);  // the reconcile asks to look again
+    q.add_after(*key, 50ms);  // and so does a second path (an event-triggered pass)
+    q.done(*key);
+    EXPECT_LE(q.depth(), 1u);
+  }
+  EXPECT_LE(passes, 7);  // 250ms / 50ms, plus the first
+}
+
+}  // namespace
+}  // namespace kubeload::controller

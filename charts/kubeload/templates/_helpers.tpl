@@ -68,7 +68,7 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 {{- define "kubeload.rules" -}}
 - apiGroups: [kubeload.dev]
   resources: [loadtests]
-  verbs: [get, list, watch]
+  verbs: [get, list, watch, delete]
 - apiGroups: [kubeload.dev]
   resources: [loadtests/status]
   verbs: [patch]
@@ -84,4 +84,7 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, create, patch]
 {{- end }}

@@ -17,8 +17,8 @@ namespace kubeload {
 
 // How a request can fail. Every attempted request ends in exactly one outcome:
 // success or one of these.
-enum class ErrorKind { connect, timeout, read, write, status, length };
-inline constexpr int kErrorKindCount = 6;
+enum class ErrorKind { connect, timeout, read, write, status, length, dropped };
+inline constexpr int kErrorKindCount = 7;
 const char* to_string(ErrorKind kind) noexcept;
 
 struct ErrorCounts {
@@ -28,20 +28,31 @@ struct ErrorCounts {
   uint64_t write = 0;    // connection lost while sending the request
   uint64_t status = 0;   // complete response, unexpected status code
   uint64_t length = 0;   // complete response, body length differs from the expected one
+  // Open model: intended but never sent, because no connection came free
+  // within the timeout of its intended time (or the run was interrupted).
+  uint64_t dropped = 0;
 
   uint64_t& operator[](ErrorKind kind) noexcept;
   uint64_t operator[](ErrorKind kind) const noexcept;
-  uint64_t total() const noexcept { return connect + timeout + read + write + status + length; }
+  uint64_t total() const noexcept {
+    return connect + timeout + read + write + status + length + dropped;
+  }
   void add(const ErrorCounts& other) noexcept;
   bool operator==(const ErrorCounts&) const = default;
 };
 
-// Open model only.
+// Open model only. Requests never sent are errors of kind `dropped`.
 struct RateCounts {
-  double target = 0;     // requests/s that were asked for
-  uint64_t late = 0;     // sent 1 ms or more after their intended time
-  uint64_t dropped = 0;  // intended but never sent (connection cap reached or run ended)
+  double target = 0;  // requests/s that were asked for
+  uint64_t late = 0;  // sent 1 ms or more after their intended time
   bool operator==(const RateCounts&) const = default;
+};
+
+// https only: how the TLS connections were set up.
+struct TlsCounts {
+  uint64_t handshakes = 0;       // completed TLS handshakes
+  uint64_t sessions_reused = 0;  // of those, resumed sessions (abbreviated handshakes)
+  bool operator==(const TlsCounts&) const = default;
 };
 
 // Latency statistics in milliseconds, computed from a histogram of microseconds.
@@ -57,18 +68,30 @@ struct Result {
   // Relations: requests = successes + errors.total(); failures = errors.total();
   // sum(status_codes) = requests that received a complete response
   // (successes + errors.status + errors.length); latency/waiting/connect hold
-  // one value per complete response.
+  // one value per complete response; error_latency one value per failure
+  // without a complete response (connect, timeout, read, write, dropped).
   uint64_t requests = 0;
   uint64_t bytes_received = 0;       // everything read from the server, headers included
   uint64_t body_bytes_received = 0;  // decoded response bodies only (ab's "HTML transferred")
   uint64_t bytes_sent = 0;
-  double duration_seconds = 0;  // measured phase wall time; merge takes the longest
-  Histogram latency;            // us, intended send (open model) or send start -> last byte
-  Histogram connect;            // us, 0 for a reused keep-alive connection (ab's Connect)
-  Histogram waiting;            // us, request written -> first response byte (ab's Waiting)
+  // Phase wall time: a time-bounded phase ends at its planned end, a
+  // count-bounded one when its last request ended. Merge takes the longest.
+  double duration_seconds = 0;
+  // After the planned end, until the requests still in flight completed or
+  // timed out (they are counted, but their time is not in duration_seconds).
+  double drain_seconds = 0;
+  Histogram latency;        // us, intended send (open model) or send start -> last byte
+  Histogram connect;        // us, 0 for a reused keep-alive connection (ab's Connect)
+  Histogram waiting;        // us, request written -> first response byte (ab's Waiting)
+  Histogram error_latency;  // us, like latency, for failures without a complete response
   std::map<int, uint64_t> status_codes;
   ErrorCounts errors;
   std::optional<RateCounts> rate;
+  // Requests sent a second time because a kept-alive connection closed before
+  // any of the response arrived (idempotent methods only, unless asked). A
+  // retried request is still one request.
+  uint64_t retries = 0;
+  std::optional<TlsCounts> tls;
 
   uint64_t failures() const noexcept { return errors.total(); }
   double error_rate() const noexcept;

@@ -12,8 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "kubeload/threshold.hpp"
 
 namespace kubeload {
@@ -35,6 +33,20 @@ struct ServiceRef {
 struct SecretKeyRef {
   std::string name;
   std::string key;
+};
+
+// A key of a Secret or a ConfigMap in the LoadTest's namespace.
+struct ObjectKeyRef {
+  enum class Kind { secret, config_map } kind = Kind::secret;
+  std::string name;
+  std::string key;
+};
+
+// spec.target.tls: how https targets are verified. Verified against the
+// system's CAs unless a CA bundle is given or verification is switched off.
+struct TlsSpec {
+  bool insecure_skip_verify = false;
+  std::optional<ObjectKeyRef> ca_from;  // PEM CA bundle, mounted into the worker pods
 };
 
 struct HeaderFrom {
@@ -86,15 +98,12 @@ struct LoadSpec {
   bool open_model() const noexcept { return rate.has_value(); }
 };
 
-// Passed through to the worker pods as written; validation only checks the
-// shapes (maps, a list of tolerations, string node selector values). Unset
-// fields are null nodes.
+// The worker pods' image. The rest of spec.workerTemplate (resources,
+// nodeSelector, tolerations, affinity) is validated for its shape here and
+// passed through to the pods from the manifest as written, by the operator's
+// Job builder: nothing reads it from this model.
 struct WorkerTemplate {
   std::string image;
-  YAML::Node resources;  // passed through to the pod as written
-  YAML::Node node_selector;
-  YAML::Node tolerations;
-  YAML::Node affinity;
 };
 
 struct BaselineSpec {
@@ -111,6 +120,7 @@ struct LoadTestSpec {
   std::map<std::string, std::string> labels;
   std::optional<std::string> url;  // exactly one of url / service
   std::optional<ServiceRef> service;
+  TlsSpec tls;                        // spec.target.tls
   std::vector<RequestSpec> requests;  // never empty after parsing
   LoadSpec load;
   uint32_t workers = 1;
@@ -119,6 +129,13 @@ struct LoadTestSpec {
   std::optional<BaselineSpec> baseline;
   CleanupPolicy cleanup = CleanupPolicy::OnSuccess;
   std::chrono::nanoseconds start_timeout = std::chrono::minutes(5);
+  // spec.timeouts.run: how long the measured run may take from the start
+  // barrier. Unset: derived from the load for a run bounded by time.
+  std::optional<std::chrono::nanoseconds> run_timeout;
+  // spec.ttlSecondsAfterFinished: the operator deletes the finished LoadTest
+  // this long after its completionTime (never the newest passing run of its
+  // kubeload.dev/test label, which a baseline may need). Unset: kept.
+  std::optional<std::chrono::seconds> ttl_after_finished;
 };
 
 struct ParsedLoadTest {
@@ -141,8 +158,8 @@ inline constexpr size_t kMaxManifestNodes = 50000;
 // metadata fields other than name/namespace/labels and a top-level `status`
 // are ignored; any other unknown field is an error. Never throws on bad input:
 // every problem found is in `errors`, in document order, followed by the
-// problems that involve several fields.
+// problems that involve several fields. (kubeload/spec_yaml.hpp takes a
+// document already built with yaml-cpp.)
 ParsedLoadTest parse_loadtest(std::string_view yaml_or_json);
-ParsedLoadTest parse_loadtest(const YAML::Node& manifest);
 
 }  // namespace kubeload

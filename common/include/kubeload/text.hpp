@@ -1,0 +1,22 @@
+#pragma once
+// How values are shown in error messages, and the character rules several
+// parsers share. Messages end up in logs, terminals and a LoadTest's status,
+// so long values are cut (never inside a UTF-8 sequence) and their size given.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kubeload {
+
+// At most max_bytes of s, cut before a UTF-8 continuation byte.
+std::string_view utf8_head(std::string_view s, size_t max_bytes);
+
+// "value", or "its first 100 bytes"... (N bytes).
+std::string quote(std::string_view s);
+
+// Whether s has a space, a control character or DEL: never valid in a URL,
+// a path or a header value.
+bool has_space_or_control(std::string_view s);
+
+}  // namespace kubeload

@@ -1,0 +1,100 @@
+#include "kubeload/names.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace kubeload {
+namespace {
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_lower(char c) {
+  return c >= 'a' && c <= 'z';
+}
+bool is_upper(char c) {
+  return c >= 'A' && c <= 'Z';
+}
+bool is_alnum(char c) {
+  return is_digit(c) || is_lower(c) || is_upper(c);
+}
+bool is_tchar(char c) {
+  return is_alnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// [first]([middle]*[last])? with a length limit: the shape of every
+// Kubernetes name rule.
+bool matches_name_shape(std::string_view s, size_t max_length, bool (*first)(char),
+                        bool (*middle)(char), bool (*last)(char)) {
+  if (s.empty() || s.size() > max_length) return false;
+  if (!first(s.front()) || !last(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), middle);
+}
+
+bool lower_alnum(char c) {
+  return is_digit(c) || is_lower(c);
+}
+bool lower_alnum_dash(char c) {
+  return lower_alnum(c) || c == '-';
+}
+bool label_name_char(char c) {
+  return is_alnum(c) || c == '-' || c == '_' || c == '.';
+}
+
+}  // namespace
+
+bool is_http_token(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
+}
+
+bool is_http_method(std::string_view s) {
+  return is_http_token(s) && std::none_of(s.begin(), s.end(), is_lower);
+}
+
+bool is_dns1123_label(std::string_view s) {
+  return matches_name_shape(s, 63, lower_alnum, lower_alnum_dash, lower_alnum);
+}
+
+bool is_dns1035_label(std::string_view s) {
+  return matches_name_shape(s, 63, is_lower, lower_alnum_dash, lower_alnum);
+}
+
+bool is_dns1123_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = s.find('.', start);
+    const std::string_view part =
+        s.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (!matches_name_shape(part, 253, lower_alnum, lower_alnum_dash, lower_alnum)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+bool is_request_name(std::string_view s) {
+  return matches_name_shape(
+      s, 253, lower_alnum, [](char c) { return lower_alnum_dash(c) || c == '_'; }, lower_alnum);
+}
+
+bool is_qualified_name(std::string_view s) {
+  const size_t slash = s.find('/');
+  std::string_view name = s;
+  if (slash != std::string_view::npos) {
+    if (!is_dns1123_subdomain(s.substr(0, slash))) return false;
+    name = s.substr(slash + 1);
+  }
+  return matches_name_shape(name, 63, is_alnum, label_name_char, is_alnum);
+}
+
+bool is_label_value(std::string_view s) {
+  return s.empty() || matches_name_shape(s, 63, is_alnum, label_name_char, is_alnum);
+}
+
+bool is_secret_key(std::string_view s) {
+  return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char c) {
+    return is_alnum(c) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+}  // namespace kubeload

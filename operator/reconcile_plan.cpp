@@ -1,0 +1,402 @@
+#include "operator/reconcile_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "kubeload/duration.hpp"
+#include "kubeload/json_access.hpp"
+#include "operator/job_builder.hpp"
+
+namespace kubeload::controller {
+namespace {
+
+using json_access::member;
+using json_access::text;
+using nlohmann::json;
+using std::chrono::milliseconds;
+using namespace std::chrono_literals;
+
+constexpr auto kPollWhileRunning = 1s;
+constexpr auto kPollWhileStarting = 2s;
+constexpr auto kPollOtherwise = 5s;
+
+bool is_final_phase(const std::string& phase) {
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string result_key(uint32_t index) {
+  return "worker-" + std::to_string(index);
+}
+
+std::string loadtest_uid(const Observation& o) {
+  return text(member(member(o.loadtest, "metadata"), "uid"));
+}
+
+json results_config_map(const json& loadtest, const std::string& name) {
+  const json& metadata = member(loadtest, "metadata");
+  const std::string uid = text(member(metadata, "uid"));
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", text(member(metadata, "namespace"))},
+            {"labels",
+             {{std::string(kLoadTestLabel), loadtest_label_value(text(member(metadata, "name")))},
+              {std::string(kLoadTestUidLabel), uid},
+              {std::string(kManagedByLabel), std::string(kManagedBy)}}},
+            {"ownerReferences",
+             json::array({{{"apiVersion", loadtest.value("apiVersion", "kubeload.dev/v1alpha1")},
+                           {"kind", "LoadTest"},
+                           {"name", text(member(metadata, "name"))},
+                           {"uid", uid},
+                           {"controller", true},
+                           {"blockOwnerDeletion", true}}})}}},
+          {"data", json::object()}};
+}
+
+struct RunFailure {
+  std::string reason;
+  std::string message;
+};
+
+// spec.ttlSecondsAfterFinished: a finished LoadTest goes once its time is
+// up, except the newest passing run of its test label, which a lastPassed
+// baseline may need (it goes once a newer run passed).
+void plan_retention(const Observation& o, ReconcilePlan& out) {
+  const LoadTestSpec& spec = o.parsed.spec;
+  if (!spec.ttl_after_finished) return;
+  const std::optional<Timestamp> completed = parse_time(text(member(out.status, "completionTime")));
+  if (!completed) return;
+  const Timestamp due = *completed + *spec.ttl_after_finished;
+  if (o.now < due) {
+    out.requeue_after =
+        std::max<milliseconds>(std::chrono::duration_cast<milliseconds>(due - o.now), 1s);
+    return;
+  }
+  const json& metadata = member(o.loadtest, "metadata");
+  const std::string name = text(member(metadata, "name"));
+  const bool passed = text(member(out.status, "verdict")) == "Pass";
+  const bool labelled = spec.labels.count(std::string(kTestLabel)) != 0;
+  if (passed && labelled) {
+    if (!o.newest_pass_looked_up) {
+      out.actions = {LookUpNewestPass{}};
+      return;
+    }
+    if (o.newest_pass_name == name) {
+      // Still the baseline of its test: look again a TTL (at least a minute) later.
+      out.requeue_after = std::max<milliseconds>(
+          std::chrono::duration_cast<milliseconds>(*spec.ttl_after_finished), 60s);
+      return;
+    }
+  }
+  out.actions.push_back(DeleteLoadTest{name, text(member(metadata, "uid"))});
+}
+
+}  // namespace
+
+std::chrono::nanoseconds run_time_bound(const LoadTestSpec& spec) {
+  if (spec.run_timeout) return *spec.run_timeout;
+  const LoadSpec& load = spec.load;
+  const bool time_bounded = (load.duration || !load.stages.empty()) && !load.warmup_requests;
+  if (!time_bounded) return kDefaultRequestRunTimeout;
+  std::chrono::nanoseconds planned = load.warmup.value_or(std::chrono::nanoseconds(0));
+  if (!load.stages.empty()) {
+    for (const StageSpec& stage : load.stages) planned += stage.duration;
+  } else {
+    planned += *load.duration;
+  }
+  return planned + load.timeout + kRunGrace;
+}
+
+int64_t job_active_deadline_seconds(const LoadTestSpec& spec) {
+  const auto total = spec.start_timeout + kStartLead + run_time_bound(spec) + kWorkerLinger;
+  return static_cast<int64_t>(std::ceil(std::chrono::duration<double>(total).count()));
+}
+
+std::string results_config_map_name(const std::string& loadtest_name, const std::string& uid) {
+  // The uid keeps a recreated LoadTest of the same name apart from the old
+  // one's ConfigMap while that is being garbage-collected.
+  return worker_job_name(loadtest_name) + "-results-" + uid.substr(0, 8);
+}
+
+void fold_kept_results(const Observation& o, WorkerResults& folded,
+                       std::vector<std::string>& problems) {
+  const uint32_t workers = o.parsed.ok() ? o.parsed.spec.workers : 0;
+  const json& data = o.kept_results ? member(*o.kept_results, "data") : json();
+  const bool still_kept = std::all_of(
+      folded.reports().begin(), folded.reports().end(),
+      [&](const auto& entry) { return member(data, result_key(entry.first)).is_string(); });
+  if (folded.workers() != workers || !still_kept) folded = WorkerResults(workers);
+  if (!data.is_object()) return;
+  const std::string uid = loadtest_uid(o);
+  for (uint32_t i = 0; i < workers; ++i) {
+    if (folded.reports().contains(i)) continue;
+    const json& stored = member(data, result_key(i));
+    if (!stored.is_string()) continue;
+    const json document = json::parse(stored.get<std::string>(), nullptr, false);
+    if (document.is_discarded() || text(member(document, "loadTestUid")) != uid) {
+      problems.push_back(result_key(i) + " in the results ConfigMap is not this run's");
+      continue;
+    }
+    try {
+      folded.fold(i, collected_result_from_json(document));
+    } catch (const std::invalid_argument& e) {
+      problems.push_back(result_key(i) + " in the results ConfigMap: " + e.what());
+    }
+  }
+}
+
+std::optional<JobView> own_job(const Observation& o) {
+  const std::string uid = loadtest_uid(o);
+  if (o.job && !uid.empty() && o.job->owner_uid == uid) return o.job;
+  return std::nullopt;
+}
+
+std::vector<PodView> own_pods(const Observation& o) {
+  const std::string uid = loadtest_uid(o);
+  const std::optional<JobView> job = own_job(o);
+  std::vector<PodView> pods;
+  for (const PodView& pod : o.pods) {
+    const bool labelled = !uid.empty() && pod.loadtest_uid == uid;
+    const bool controlled = job && !job->uid.empty() && pod.controller_uid == job->uid;
+    if (labelled || controlled) pods.push_back(pod);
+  }
+  return pods;
+}
+
+std::map<uint32_t, std::string> workers_to_ask(const Observation& o) {
+  std::map<uint32_t, std::string> ask;
+  const json& status = member(o.loadtest, "status");
+  const std::optional<JobView> job = own_job(o);
+  if (!o.parsed.ok() || !job || !job->start_at || is_final_phase(text(member(status, "phase")))) {
+    return ask;
+  }
+  std::vector<std::string> ignored;
+  WorkerResults kept = o.kept_folded;
+  fold_kept_results(o, kept, ignored);
+  for (const PodView& pod : own_pods(o)) {
+    if (!pod.index || *pod.index >= o.parsed.spec.workers || pod.ip.empty()) continue;
+    if (pod.phase != "Running" || kept.reports().contains(*pod.index)) continue;
+    ask[*pod.index] = pod.ip;
+  }
+  return ask;
+}
+
+ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
+  ReconcilePlan out;
+  const json& metadata = member(o.loadtest, "metadata");
+  const json& current = member(o.loadtest, "status");
+  const std::string name = text(member(metadata, "name"));
+  const std::string uid = text(member(metadata, "uid"));
+  const std::string resource_version = text(member(metadata, "resourceVersion"));
+  const int64_t generation = member(metadata, "generation").is_number_integer()
+                                 ? member(metadata, "generation").get<int64_t>()
+                                 : 0;
+  const std::string current_phase = text(member(current, "phase"));
+  const bool already_final =
+      is_final_phase(current_phase) && member(current, "observedGeneration") == json(generation);
+  const bool valid = o.parsed.ok();
+  const LoadTestSpec& spec = o.parsed.spec;
+  const uint32_t workers = valid ? spec.workers : 0;
+
+  const std::optional<JobView> job = own_job(o);
+  const std::vector<PodView> pods = own_pods(o);
+
+  Observed observed;
+  observed.loadtest = o.loadtest;
+  observed.parsed = o.parsed;
+  if (job) observed.job = job->object;
+  for (const PodView& pod : pods) observed.pods.push_back(pod.object);
+  observed.baseline_status = o.baseline_status;
+  observed.baseline_name = o.baseline_name;
+
+  std::optional<RunFailure> failure;
+  bool waiting_for_old_job = false;
+  std::set<uint32_t> finishing;  // workers told to exit in this plan
+
+  if (!already_final && valid) {
+    // ---- the Job: ours, another incarnation's, or someone else's
+    const bool started_before = member(current, "startTime").is_string();
+    if (o.job && !job) {
+      if (o.job->managed_by_us) {
+        // The Job of an earlier LoadTest of this name, still being
+        // garbage-collected: it goes first (only that uid), then ours.
+        waiting_for_old_job = true;
+        if (!o.job->deleting) out.actions.push_back(DeleteJob{o.job->name, o.job->uid});
+      } else {
+        failure = RunFailure{"JobNameTaken", "a Job named \"" + o.job->name +
+                                                 "\" exists and does not belong to this LoadTest"};
+      }
+    } else if (!job && !started_before) {
+      if (o.job_rejected) {
+        failure =
+            RunFailure{"JobRejected", "the API server refused the worker Job: " + *o.job_rejected};
+      } else {
+        out.actions.push_back(CreateJob{build_worker_job(o.loadtest, spec, config)});
+      }
+    }
+
+    // ---- the start barrier
+    std::optional<Timestamp> start_at = job ? job->start_at : std::nullopt;
+    if (job && !start_at && !job->deleting && !job->failed) {
+      std::map<uint32_t, std::string> ready;
+      for (const PodView& pod : pods) {
+        if (pod.ready && !pod.deleting && pod.index && *pod.index < workers) {
+          ready[*pod.index] = pod.ip;
+        }
+      }
+      if (ready.size() == workers) {
+        start_at = o.now + kStartLead;
+        out.actions.push_back(RecordStartAt{job->name, *start_at});
+        for (const auto& [index, ip] : ready)
+          out.actions.push_back(StartWorker{index, ip, *start_at});
+      }
+    }
+    observed.start_issued_at = start_at;
+
+    // ---- results: the kept ones, then this pass's answers, folded into one
+    // merge as they come (exact in any order: RunResult::merge)
+    std::vector<std::string> problems;
+    observed.results = o.kept_folded;
+    fold_kept_results(o, observed.results, problems);
+    const std::string config_map = results_config_map_name(name, uid);
+    std::vector<std::string> unreachable;
+    for (const auto& [index, answer] : o.answers) {
+      if (index >= workers || observed.results.reports().contains(index)) continue;
+      const auto pod = std::find_if(pods.begin(), pods.end(), [&](const PodView& p) {
+        return p.index == index && !p.ip.empty();
+      });
+      const std::string ip = pod == pods.end() ? "" : pod->ip;
+      const std::string who = "worker " + std::to_string(index);
+      if (!answer.document) {
+        if (const auto since = o.unreachable_since.find(index);
+            since != o.unreachable_since.end() &&
+            o.now - since->second >= config.worker_unreachable_timeout) {
+          unreachable.push_back(who + " (" + answer.error + ")");
+        }
+        continue;
+      }
+      const json& document = *answer.document;
+      if (text(member(document, "loadTestUid")) != uid) {
+        // Another run's worker at this address (an IP reused after the old
+        // pod went): not ours to merge.
+        continue;
+      }
+      bool finished = false, started = false;
+      try {
+        CollectedResult collected = collected_result_from_json(document);
+        finished = collected.run.finished;
+        started = collected.started_at_ms.has_value();
+        // Folded as it is read: the pass holds the merge, not every result.
+        observed.results.fold(index, std::move(collected));
+      } catch (const std::invalid_argument& e) {
+        problems.push_back(who + ": unreadable result: " + e.what());
+        continue;
+      }
+      if (finished) {
+        // Kept before the worker may exit: a final result is never held in
+        // one place only.
+        out.actions.push_back(KeepResult{config_map, results_config_map(o.loadtest, config_map),
+                                         result_key(index), document.dump()});
+        out.actions.push_back(FinishWorker{index, ip});
+        finishing.insert(index);
+      } else if (!started && pod != pods.end() && pod->ready && start_at) {
+        // Not started yet: the barrier is idempotent, so sending it again is
+        // safe and covers a start lost to a restart.
+        out.actions.push_back(StartWorker{index, ip, *start_at});
+      }
+    }
+
+    // ---- deadlines
+    const auto final_ok = static_cast<uint32_t>(std::count_if(
+        observed.results.reports().begin(), observed.results.reports().end(),
+        [](const auto& entry) { return entry.second.finished && entry.second.error.empty(); }));
+    if (!failure && !unreachable.empty()) {
+      failure = RunFailure{
+          "WorkersUnreachable",
+          "no answer from " + std::to_string(unreachable.size()) + " worker(s) for " +
+              format_duration(config.worker_unreachable_timeout) + ": " + unreachable.front() +
+              "; the operator must reach every worker pod on TCP port " +
+              std::to_string(config.worker_port) +
+              " (check NetworkPolicy, service mesh, firewall)"};
+    }
+    if (!failure && start_at && final_ok < workers &&
+        o.now > *start_at + std::chrono::duration_cast<Timestamp::duration>(run_time_bound(spec))) {
+      failure = RunFailure{"RunDeadlineExceeded",
+                           "the run did not end within " + format_duration(run_time_bound(spec)) +
+                               " of its start (spec.timeouts.run); " + std::to_string(final_ok) +
+                               " of " + std::to_string(workers) + " workers finished"};
+    }
+    out.warnings = std::move(problems);
+
+    // ---- the baseline, looked up once, when the result is final
+    if (!failure && spec.baseline && final_ok >= workers && workers > 0 && !o.baseline_looked_up) {
+      out.actions = {LookUpBaseline{}};
+      return out;
+    }
+  }
+
+  if (failure) {
+    observed.run_failure_reason = failure->reason;
+    observed.run_failure_message = failure->message;
+  }
+  out.status = compute_status(observed, o.now);
+  const std::string phase = text(member(out.status, "phase"));
+  if (status_changed(current, out.status)) {
+    out.actions.push_back(WriteStatus{out.status, resource_version});
+  }
+  if (phase != current_phase) {
+    const std::string reason = text(member(out.status, "reason"));
+    out.actions.push_back(RecordEvent{phase == "Failed" ? "Warning" : "Normal",
+                                      reason.empty() ? phase : reason,
+                                      text(member(out.status, "message"))});
+  }
+  if (current_phase.empty() && !o.job) {
+    // First sight: the status (Pending, Reconciling) goes out before anything
+    // is created, so no tool reads a LoadTest without a status of ours as done.
+    std::stable_partition(out.actions.begin(), out.actions.end(), [](const Action& action) {
+      return std::holds_alternative<WriteStatus>(action) ||
+             std::holds_alternative<RecordEvent>(action);
+    });
+  }
+
+  if (is_final_phase(phase)) {
+    // After the final status is stored (the executor stops at a failed
+    // write): the workers may exit, and the Job goes per the cleanup policy.
+    for (const PodView& pod : pods) {
+      if (!pod.index || pod.ip.empty() || pod.phase != "Running" || pod.deleting) continue;
+      if (finishing.count(*pod.index) != 0) continue;
+      out.actions.push_back(FinishWorker{*pod.index, pod.ip});
+    }
+    if (job && valid) {
+      const bool succeeded = phase == "Succeeded" && text(member(out.status, "verdict")) != "Fail";
+      const bool remove = spec.cleanup == CleanupPolicy::Always ||
+                          (spec.cleanup == CleanupPolicy::OnSuccess && succeeded);
+      if (remove && !job->deleting) {
+        out.actions.push_back(DeleteJob{job->name, job->uid});
+      } else if (!remove && phase == "Failed" && !job->failed && !job->complete && !job->deleting) {
+        out.actions.push_back(EndJob{job->name});
+      }
+    }
+    if (valid) plan_retention(o, out);
+    return out;
+  }
+
+  if (waiting_for_old_job) {
+    out.requeue_after = kPollWhileStarting;
+  } else if (observed.start_issued_at) {
+    out.requeue_after = kPollWhileRunning;
+  } else if (job) {
+    out.requeue_after = kPollWhileStarting;
+    if (const auto deadline = start_deadline(observed)) {
+      const auto until = std::chrono::duration_cast<milliseconds>(*deadline - o.now);
+      out.requeue_after = std::clamp<milliseconds>(until, 100ms, kPollWhileStarting);
+    }
+  } else {
+    out.requeue_after = kPollOtherwise;
+  }
+  return out;
+}
+
+}  // namespace kubeload::controller

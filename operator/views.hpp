@@ -1,0 +1,65 @@
+#pragma once
+// Typed views of the Kubernetes objects a reconcile reads, parsed once from
+// the JSON the API server returns. Every fact the decisions use ("ready",
+// "the worker index", "ours") is defined here and nowhere else.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace kubeload::controller {
+
+using Timestamp = std::chrono::system_clock::time_point;
+
+// The label carrying the owning LoadTest's metadata.uid on the Job, its pods
+// and the results ConfigMap: names are reused, UIDs never are.
+inline constexpr std::string_view kLoadTestUidLabel = "kubeload.dev/loadtest-uid";
+// The Job annotation holding the barrier's wall time (unix ms): the one fact
+// about the start that is not visible otherwise.
+inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
+inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
+
+struct PodView {
+  nlohmann::json object;  // as the API returns it (status.cpp reads container details)
+  std::string name;
+  std::string ip;
+  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+  // batch.kubernetes.io/job-completion-index, from the annotation or the
+  // label; unset when neither is a plain decimal number.
+  std::optional<uint32_t> index;
+  // Running, Ready=True and an IP: the operator can reach it. The one
+  // definition of "ready" for both the start barrier and the status.
+  bool ready = false;
+  bool deleting = false;        // metadata.deletionTimestamp is set
+  std::string loadtest_uid;     // the kubeload.dev/loadtest-uid label
+  std::string controller_uid;   // the controlling owner's uid (the Job)
+  std::string termination_log;  // the loadgen container's termination message, if any
+};
+
+struct JobView {
+  nlohmann::json object;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::string owner_uid;  // the controlling LoadTest's uid
+  bool managed_by_us = false;
+  bool deleting = false;
+  std::optional<Timestamp> created;
+  std::optional<Timestamp> start_at;  // kubeload.dev/start-at
+  bool start_at_malformed = false;
+  bool failed = false;  // condition Failed=True
+  std::string failed_reason;
+  bool complete = false;  // condition Complete=True
+};
+
+PodView pod_view(const nlohmann::json& pod);
+JobView job_view(const nlohmann::json& job);
+
+// The uid of the controlling owner reference (controller: true), "" if none.
+std::string controller_uid(const nlohmann::json& object);
+
+}  // namespace kubeload::controller

@@ -1,0 +1,119 @@
+#pragma once
+// kubectl-kubeload's command line and the pure decisions behind it: argv ->
+// what to do, a LoadTest -> the exit status, a manifest -> the object that
+// starts a new run. Every bad value is a UsageError naming the flag and value.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/spec.hpp"
+#include "loadgen/report.hpp"
+
+namespace kubeload::plugin {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The exit statuses every command shares.
+inline constexpr int kExitPass = 0;        // run: verdict Pass (or no gate); others: done
+inline constexpr int kExitGateFailed = 1;  // run: the run finished and missed its gate
+inline constexpr int kExitError = 2;       // bad input, API errors, a failed run, a timeout
+
+enum class Command { run, report, compare, history, help, version };
+// compare and history print tables: text for people, markdown for a PR
+// comment, json for scripts.
+enum class TableFormat { text, markdown, json };
+
+struct Options {
+  Command command = Command::help;
+  std::string help_topic;  // "run", "report", ... for `COMMAND --help`; empty: the overview
+  // kubectl's connection flags
+  std::string kubeconfig;
+  std::string context;
+  std::string namespace_;  // empty: the manifest's, else the context's
+  // run
+  std::string filename;
+  bool wait = true;
+  std::optional<std::chrono::nanoseconds> timeout;  // unset: default_wait_timeout(spec)
+  // run and report
+  loadgen::ReportFormat format = loadgen::ReportFormat::text;
+  // run: --report FORMAT=FILE, more reports written to files at the end
+  std::vector<std::pair<loadgen::ReportFormat, std::string>> report_files;
+  // report: one name; compare: two or more
+  std::vector<std::string> names;
+  // history
+  std::string test;
+  std::optional<uint32_t> limit;
+  // compare and history
+  TableFormat table_format = TableFormat::text;
+};
+
+// argv without the program name. Throws UsageError.
+Options parse_arguments(const std::vector<std::string>& args);
+// The overview, or one command's usage ("run", "report", "compare", "history").
+std::string usage_text(const std::string& topic = {});
+
+// ---- run ----
+
+// Whether the operator has finished with this LoadTest: phase Succeeded or
+// Failed, written for the object's current generation.
+bool is_finished(const nlohmann::json& loadtest);
+
+struct Outcome {
+  int exit_code = kExitError;
+  std::string summary;  // one line for stderr: "verdict Pass: all 3 thresholds met"
+};
+// The exit status of a finished LoadTest: 0 for Succeeded with verdict Pass
+// (or None when the spec has no gate), 1 for Succeeded with verdict Fail, 2
+// for Failed and for any status that does not add up (a verdict None on a
+// gated spec, Pass with a threshold marked failed, an unfinished run).
+Outcome outcome_of(const nlohmann::json& loadtest);
+
+// One progress line for stderr: "Running 40%, 4/4 workers ready, 12,345
+// requests, 4,967.4/s, p99 18.200 ms, 0.00% errors".
+std::string progress_line(const nlohmann::json& loadtest);
+
+// The object that starts a new run of the manifest: metadata.generateName
+// from its name, the kubeload.dev/test label kept (or set to the name), the
+// namespace resolved as kubectl does (the flag, else the manifest's, else
+// `default_namespace`; a flag that contradicts the manifest is an error),
+// server-set fields and status dropped. The spec is validated with the same
+// parser the operator uses. Throws UsageError naming the file and field.
+struct RunObject {
+  nlohmann::json object;
+  std::string namespace_;
+  std::string test;
+  LoadTestSpec spec;
+};
+RunObject run_object_from_manifest(const std::string& manifest_text, const std::string& source,
+                                   const std::string& namespace_flag,
+                                   const std::string& default_namespace);
+
+// How long `run` waits when --timeout is not given: the start timeout, the
+// warm-up and the planned duration, plus five minutes for scheduling and
+// collection; one hour for runs bounded by a request count alone.
+std::chrono::nanoseconds default_wait_timeout(const LoadTestSpec& spec);
+
+// ---- compare and history ----
+
+// Runs side by side, each with its change against the first: rps, p50, p90,
+// p99 (percent) and the error rate (percentage points).
+void write_compare(std::ostream& out, const std::vector<nlohmann::json>& loadtests,
+                   TableFormat format);
+// The runs of one test, newest first (creationTimestamp, then name), at most
+// `limit` of them.
+void write_history(std::ostream& out, std::vector<nlohmann::json> loadtests, TableFormat format,
+                   std::optional<uint32_t> limit);
+
+// Whether `value` is a valid Kubernetes label value (63 characters at most,
+// alphanumerics with -_. inside).
+bool is_label_value(const std::string& value);
+
+}  // namespace kubeload::plugin

@@ -1,0 +1,287 @@
+// kubectl-kubeload: the kubectl plugin (kubectl finds it on PATH as
+// `kubectl kubeload`). The decisions live in cli.cpp, run.cpp and tables.cpp;
+// this file does the I/O: configuration, API calls, following a run.
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <stop_token>
+#include <thread>
+
+#include "kubeload/duration.hpp"
+#include "loadgen/gate_report.hpp"
+#include "operator/kube/client.hpp"
+#include "operator/kube/config.hpp"
+#include "plugin/cli.hpp"
+
+namespace kp = kubeload::plugin;
+namespace kube = kubeload::kube;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+// How long one watch request stays open before the loop looks at the clock.
+constexpr int kWatchSeconds = 30;
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "kubectl kubeload: %s\n", message.c_str());
+  return kp::kExitError;
+}
+
+struct Session {
+  kube::ClusterConfig config;
+  std::string namespace_;  // the flag, else the context's
+  std::unique_ptr<kube::Client> client;
+};
+
+Session connect(const kp::Options& options) {
+  Session session;
+  session.config = kube::load_config(options.kubeconfig, options.context);
+  session.namespace_ =
+      options.namespace_.empty() ? session.config.default_namespace : options.namespace_;
+  kube::ClientOptions client_options;
+  client_options.field_manager = "kubectl-kubeload";
+  client_options.user_agent = std::string("kubectl-kubeload/") + kVersion;
+  session.client = std::make_unique<kube::Client>(session.config, client_options);
+  return session;
+}
+
+std::string describe(const kube::Response& response, const std::string& what) {
+  if (response.is_not_found()) return what + " not found";
+  return what + ": " + response.describe();
+}
+
+// GET one LoadTest; throws std::runtime_error with a message naming it.
+json get_loadtest(Session& session, const std::string& ns, const std::string& name) {
+  const kube::Response response =
+      session.client->get(kubeload::kube::resources::loadtests(ns), name);
+  if (!response.ok()) {
+    throw std::runtime_error(
+        describe(response, "loadtest \"" + name + "\" in namespace \"" + ns + "\""));
+  }
+  return response.body;
+}
+
+std::string read_manifest(const std::string& path) {
+  std::ostringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw kp::UsageError("-f: cannot read \"" + path + "\"");
+  text << file.rdbuf();
+  return text.str();
+}
+
+void print_report(kubeload::loadgen::ReportFormat format, const json& loadtest) {
+  kubeload::loadgen::write_loadtest_report(std::cout, format, loadtest);
+  std::cout.flush();
+}
+
+// The --report FORMAT=FILE files; false (with a message) when one cannot be written.
+bool write_report_files(const kp::Options& options, const json& loadtest) {
+  bool ok = true;
+  for (const auto& [format, path] : options.report_files) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (file) kubeload::loadgen::write_loadtest_report(file, format, loadtest);
+    if (!file) {
+      std::fprintf(stderr, "kubectl kubeload: --report: cannot write \"%s\"\n", path.c_str());
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+int command_run(const kp::Options& options) {
+  const std::string source = options.filename == "-" ? "stdin" : options.filename;
+  const std::string manifest = read_manifest(options.filename);
+  Session session = connect(options);
+  const kp::RunObject run = kp::run_object_from_manifest(manifest, source, options.namespace_,
+                                                         session.config.default_namespace);
+  const auto loadtests = kubeload::kube::resources::loadtests(run.namespace_);
+  const kube::Response created = session.client->create(loadtests, run.object);
+  if (!created.ok()) {
+    return fail("create a run of " + source + " in namespace \"" + run.namespace_ +
+                "\": " + created.describe());
+  }
+  json current = created.body;
+  const std::string name = current["metadata"].value("name", std::string());
+  std::fprintf(stderr, "loadtest.kubeload.dev/%s created in namespace %s (test %s)\n", name.c_str(),
+               run.namespace_.c_str(), run.test.c_str());
+  if (!options.wait) {
+    std::cout << name << "\n";
+    return kp::kExitPass;
+  }
+
+  const auto timeout = options.timeout.value_or(kp::default_wait_timeout(run.spec));
+  const bool unlimited = options.timeout && options.timeout->count() == 0;
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline =
+      started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+  std::string resource_version = current["metadata"].value("resourceVersion", std::string());
+  std::string last_line;
+  bool deleted = false;
+  const auto show = [&](const json& loadtest) {
+    const std::string line = kp::progress_line(loadtest);
+    if (line == last_line) return;
+    last_line = line;
+    const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(
+        std::chrono::steady_clock::now() - started);
+    std::fprintf(stderr, "[%4llds] %s: %s\n", static_cast<long long>(elapsed.count()), name.c_str(),
+                 line.c_str());
+  };
+  show(current);
+
+  int failures_in_a_row = 0;
+  while (!kp::is_finished(current) && !deleted) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!unlimited && now >= deadline) {
+      std::fprintf(stderr,
+                   "kubectl kubeload: timed out after %s waiting for loadtest %s (%s); it goes on "
+                   "running: `kubectl kubeload report %s -n %s` shows it later\n",
+                   kubeload::format_duration(timeout).c_str(), name.c_str(), last_line.c_str(),
+                   name.c_str(), run.namespace_.c_str());
+      write_report_files(options, current);
+      return kp::kExitError;
+    }
+    kube::WatchOptions watch;
+    watch.field_selector = "metadata.name=" + name;
+    watch.resource_version = resource_version;
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - now).count() + 1;
+    watch.timeout_seconds =
+        unlimited ? kWatchSeconds : static_cast<int>(std::min<long long>(kWatchSeconds, left));
+    std::stop_source stop;
+    try {
+      const kube::WatchResult result = session.client->watch(
+          loadtests, watch,
+          [&](const kube::WatchEvent& event) {
+            if (event.type == kube::WatchEventType::Deleted) {
+              deleted = true;
+              stop.request_stop();
+            } else if (event.type == kube::WatchEventType::Added ||
+                       event.type == kube::WatchEventType::Modified) {
+              current = event.object;
+              show(current);
+              if (kp::is_finished(current)) stop.request_stop();
+            }
+          },
+          stop.get_token());
+      resource_version = result.resource_version;
+      if (result.end == kube::WatchResult::End::Gone ||
+          result.end == kube::WatchResult::End::Error) {
+        // Too old a version or a refused watch: read the object afresh.
+        const kube::Response fresh = session.client->get(loadtests, name);
+        if (fresh.is_not_found()) {
+          deleted = true;
+        } else if (fresh.ok()) {
+          current = fresh.body;
+          resource_version = current["metadata"].value("resourceVersion", std::string());
+          show(current);
+        } else if (++failures_in_a_row > 5) {
+          return fail("follow loadtest " + name + ": " + fresh.describe());
+        }
+        if (result.end == kube::WatchResult::End::Error)
+          std::this_thread::sleep_for(std::chrono::seconds(1));
+      } else {
+        failures_in_a_row = 0;
+      }
+    } catch (const kube::TransportError& e) {
+      // The API server can restart under a long run; keep trying until the deadline.
+      if (++failures_in_a_row == 1 || failures_in_a_row % 10 == 0) {
+        std::fprintf(stderr, "kubectl kubeload: %s (retrying)\n", e.what());
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(std::min(failures_in_a_row, 5)));
+    }
+  }
+  if (deleted) return fail("loadtest " + name + " was deleted before it finished");
+
+  print_report(options.format, current);
+  const bool reports_written = write_report_files(options, current);
+  const kp::Outcome outcome = kp::outcome_of(current);
+  std::fprintf(stderr, "%s: %s\n", name.c_str(), outcome.summary.c_str());
+  return reports_written ? outcome.exit_code : kp::kExitError;
+}
+
+int command_report(const kp::Options& options) {
+  Session session = connect(options);
+  const json loadtest = get_loadtest(session, session.namespace_, options.names.front());
+  print_report(options.format, loadtest);
+  return kp::kExitPass;
+}
+
+int command_compare(const kp::Options& options) {
+  Session session = connect(options);
+  std::vector<json> loadtests;
+  for (const std::string& name : options.names) {
+    loadtests.push_back(get_loadtest(session, session.namespace_, name));
+  }
+  kp::write_compare(std::cout, loadtests, options.table_format);
+  return kp::kExitPass;
+}
+
+int command_history(const kp::Options& options) {
+  Session session = connect(options);
+  kube::ListOptions list;
+  list.label_selector = "kubeload.dev/test=" + options.test;
+  std::vector<json> items;
+  const auto loadtests = kubeload::kube::resources::loadtests(session.namespace_);
+  do {
+    const kube::Response response = session.client->list(loadtests, list);
+    if (!response.ok()) {
+      return fail("list loadtests in namespace \"" + session.namespace_ +
+                  "\": " + response.describe());
+    }
+    for (const json& item : response.body.value("items", json::array())) items.push_back(item);
+    list.continue_token =
+        response.body.value("metadata", json::object()).value("continue", std::string());
+  } while (!list.continue_token.empty());
+  if (items.empty()) {
+    std::fprintf(stderr, "no runs of test \"%s\" in namespace \"%s\"\n", options.test.c_str(),
+                 session.namespace_.c_str());
+  }
+  kp::write_history(std::cout, std::move(items), options.table_format, options.limit);
+  return kp::kExitPass;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kp::Options options;
+  try {
+    options = kp::parse_arguments(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const kp::UsageError& e) {
+    return fail(e.what());
+  }
+  try {
+    switch (options.command) {
+      case kp::Command::help:
+        std::fputs(kp::usage_text(options.help_topic).c_str(), stdout);
+        return kp::kExitPass;
+      case kp::Command::version:
+        std::printf("kubectl-kubeload %s\n", kVersion);
+        return kp::kExitPass;
+      case kp::Command::run:
+        return command_run(options);
+      case kp::Command::report:
+        return command_report(options);
+      case kp::Command::compare:
+        return command_compare(options);
+      case kp::Command::history:
+        return command_history(options);
+    }
+  } catch (const kp::UsageError& e) {
+    return fail(e.what());
+  } catch (const kube::ConfigError& e) {
+    return fail(e.what());
+  } catch (const kube::TransportError& e) {
+    return fail(std::string("cannot reach the API server: ") + e.what());
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return kp::kExitError;
+}

@@ -1,0 +1,264 @@
+// compare and history: LoadTests as rows and columns. The numbers are the
+// status's own (status.result), shown the way the seed posts compared
+// servers by hand: the same metrics side by side, each change spelled out.
+
+#include <algorithm>
+#include <cmath>
+
+#include "kubeload/json_access.hpp"
+#include "loadgen/report_writers.hpp"
+#include "plugin/cli.hpp"
+
+namespace kubeload::plugin {
+namespace {
+
+using json_access::member;
+using json_access::text;
+using loadgen::report::fixed;
+using loadgen::report::grouped;
+using loadgen::report::grouped_fixed;
+using nlohmann::json;
+
+// Parsed from the API server a count is unsigned; built in code, maybe signed.
+std::optional<uint64_t> count(const json& value) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) return value.get<uint64_t>();
+  return std::nullopt;
+}
+
+std::optional<double> number(const json& value) {
+  if (!value.is_number()) return std::nullopt;
+  return value.get<double>();
+}
+
+// What compare and history show of one LoadTest.
+struct Run {
+  std::string name;
+  std::string created;
+  std::string phase;
+  std::string verdict;
+  std::optional<uint64_t> requests;
+  std::optional<uint64_t> failures;
+  std::optional<double> rps, p50, p90, p99, error_rate;
+  bool latency_measured = false;
+};
+
+Run run_of(const json& loadtest) {
+  Run run;
+  const json& metadata = member(loadtest, "metadata");
+  run.name = text(member(metadata, "name"));
+  run.created = text(member(metadata, "creationTimestamp"));
+  const json& status = member(loadtest, "status");
+  run.phase = text(member(status, "phase"));
+  if (run.phase.empty()) run.phase = "Pending";
+  run.verdict = text(member(status, "verdict"));
+  if (run.verdict.empty()) run.verdict = "None";
+  const json& result = member(status, "result");
+  if (!result.is_object()) return run;
+  run.requests = count(member(result, "requests"));
+  run.failures = count(member(result, "failures"));
+  run.rps = number(member(result, "rps"));
+  run.error_rate = number(member(result, "errorRate"));
+  // Latencies of a run without a complete response are unknown, not 0.
+  const json& codes = member(result, "statusCodes");
+  if (codes.is_object()) {
+    for (const auto& [code, n] : codes.items()) {
+      if (count(n).value_or(0) > 0) run.latency_measured = true;
+    }
+  }
+  if (run.latency_measured) {
+    const json& latency = member(result, "latencyMs");
+    run.p50 = number(member(latency, "p50"));
+    run.p90 = number(member(latency, "p90"));
+    run.p99 = number(member(latency, "p99"));
+  }
+  return run;
+}
+
+std::string or_dash(const std::optional<double>& value, int decimals) {
+  return value ? grouped_fixed(*value, decimals) : "-";
+}
+
+// Percent change of `now` against `base`; empty when either is unknown.
+std::optional<double> change_percent(const std::optional<double>& base,
+                                     const std::optional<double>& now) {
+  if (!base || !now) return std::nullopt;
+  if (*base == 0) {
+    if (*now == 0) return 0.0;
+    return std::nullopt;  // from nothing: no percentage says it
+  }
+  return (*now - *base) / *base * 100.0;
+}
+
+std::string signed_fixed(double value, int decimals) {
+  const std::string shown = fixed(value, decimals);
+  return (shown.front() == '-' || shown == fixed(0.0, decimals) ? "" : "+") + shown;
+}
+
+std::string change_text(const std::optional<double>& base, const std::optional<double>& now) {
+  if (!base || !now) return "";
+  const std::optional<double> change = change_percent(base, now);
+  if (!change) return "(new)";
+  return "(" + signed_fixed(*change, 1) + "%)";
+}
+
+std::string points_text(const std::optional<double>& base, const std::optional<double>& now) {
+  if (!base || !now) return "";
+  return "(" + signed_fixed((*now - *base) * 100.0, 2) + "pp)";
+}
+
+std::string errors_cell(const Run& run) {
+  if (!run.failures || !run.error_rate) return "-";
+  return grouped(*run.failures) + " (" + fixed(*run.error_rate * 100.0, 2) + "%)";
+}
+
+std::string with_change(const std::string& value, const std::string& change) {
+  return change.empty() ? value : value + " " + change;
+}
+
+std::string md_cell(const std::string& in) {
+  std::string out;
+  for (const char c : in) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c != '\n' && c != '\r') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void write_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 TableFormat format, size_t left_columns) {
+  if (rows.empty()) return;
+  if (format == TableFormat::markdown) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      out << "|";
+      for (const std::string& cell : rows[r]) out << " " << md_cell(cell) << " |";
+      out << "\n";
+      if (r == 0) {
+        out << "|";
+        for (size_t c = 0; c < rows[0].size(); ++c) out << (c < left_columns ? "---|" : "---:|");
+        out << "\n";
+      }
+    }
+    return;
+  }
+  std::vector<loadgen::report::TextTable::Column> columns;
+  for (size_t c = 0; c < rows[0].size(); ++c) {
+    columns.push_back({rows[0][c], c < left_columns ? loadgen::report::TextTable::Align::left
+                                                    : loadgen::report::TextTable::Align::right});
+  }
+  loadgen::report::TextTable table(columns);
+  for (size_t r = 1; r < rows.size(); ++r) table.add_row(rows[r]);
+  table.write(out);
+}
+
+json optional_json(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+}  // namespace
+
+void write_compare(std::ostream& out, const std::vector<json>& loadtests, TableFormat format) {
+  std::vector<Run> runs;
+  for (const json& loadtest : loadtests) runs.push_back(run_of(loadtest));
+  if (runs.empty()) return;
+  const Run& base = runs.front();
+  if (format == TableFormat::json) {
+    json document = {{"baseline", base.name}, {"runs", json::array()}};
+    for (const Run& run : runs) {
+      json row = {{"name", run.name},
+                  {"phase", run.phase},
+                  {"verdict", run.verdict},
+                  {"requests", run.requests ? json(*run.requests) : json(nullptr)},
+                  {"rps", optional_json(run.rps)},
+                  {"latencyMs",
+                   {{"p50", optional_json(run.p50)},
+                    {"p90", optional_json(run.p90)},
+                    {"p99", optional_json(run.p99)}}},
+                  {"errorRate", optional_json(run.error_rate)}};
+      json changes = {{"rpsPercent", optional_json(change_percent(base.rps, run.rps))},
+                      {"p50Percent", optional_json(change_percent(base.p50, run.p50))},
+                      {"p90Percent", optional_json(change_percent(base.p90, run.p90))},
+                      {"p99Percent", optional_json(change_percent(base.p99, run.p99))}};
+      changes["errorRatePoints"] = base.error_rate && run.error_rate
+                                       ? json((*run.error_rate - *base.error_rate) * 100.0)
+                                       : json(nullptr);
+      row["change"] = std::move(changes);
+      document["runs"].push_back(std::move(row));
+    }
+    out << document.dump(2) << "\n";
+    return;
+  }
+  // Metrics down, runs across: each run's column reads as one report.
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {""};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    header.push_back(runs[i].name + (i == 0 ? " (base)" : ""));
+  }
+  rows.push_back(header);
+  const auto add = [&](const std::string& label, auto cell_of) {
+    std::vector<std::string> row = {label};
+    for (size_t i = 0; i < runs.size(); ++i) row.push_back(cell_of(runs[i], i == 0));
+    rows.push_back(std::move(row));
+  };
+  add("phase", [](const Run& r, bool) { return r.phase; });
+  add("verdict", [](const Run& r, bool) { return r.verdict; });
+  add("requests", [](const Run& r, bool) { return r.requests ? grouped(*r.requests) : "-"; });
+  add("rps", [&](const Run& r, bool first) {
+    return with_change(or_dash(r.rps, 1), first ? "" : change_text(base.rps, r.rps));
+  });
+  add("p50 ms", [&](const Run& r, bool first) {
+    return with_change(or_dash(r.p50, 3), first ? "" : change_text(base.p50, r.p50));
+  });
+  add("p90 ms", [&](const Run& r, bool first) {
+    return with_change(or_dash(r.p90, 3), first ? "" : change_text(base.p90, r.p90));
+  });
+  add("p99 ms", [&](const Run& r, bool first) {
+    return with_change(or_dash(r.p99, 3), first ? "" : change_text(base.p99, r.p99));
+  });
+  add("errors", [&](const Run& r, bool first) {
+    return with_change(errors_cell(r), first ? "" : points_text(base.error_rate, r.error_rate));
+  });
+  write_table(out, rows, format, 1);
+  if (format == TableFormat::text) {
+    out << "\nChanges are against " << base.name
+        << ": percent for rps and latencies, percentage points (pp) for errors.\n";
+  }
+}
+
+void write_history(std::ostream& out, std::vector<json> loadtests, TableFormat format,
+                   std::optional<uint32_t> limit) {
+  std::vector<Run> runs;
+  for (const json& loadtest : loadtests) runs.push_back(run_of(loadtest));
+  // RFC 3339 UTC timestamps of one format sort as text.
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+    return a.created != b.created ? a.created > b.created : a.name > b.name;
+  });
+  if (limit && runs.size() > *limit) runs.resize(*limit);
+  if (format == TableFormat::json) {
+    json document = json::array();
+    for (const Run& run : runs) {
+      document.push_back({{"name", run.name},
+                          {"created", run.created},
+                          {"phase", run.phase},
+                          {"verdict", run.verdict},
+                          {"rps", optional_json(run.rps)},
+                          {"p99Ms", optional_json(run.p99)},
+                          {"errorRate", optional_json(run.error_rate)}});
+    }
+    out << document.dump(2) << "\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "CREATED", "PHASE", "VERDICT", "RPS", "P99(ms)", "ERRORS(%)"}};
+  for (const Run& run : runs) {
+    rows.push_back({run.name, run.created, run.phase, run.verdict, or_dash(run.rps, 1),
+                    or_dash(run.p99, 3),
+                    run.error_rate ? fixed(*run.error_rate * 100.0, 2) : std::string("-")});
+  }
+  write_table(out, rows, format, 4);
+}
+
+}  // namespace kubeload::plugin

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Keeps docs/reference.md honest, in both directions:
+
+- every field of the LoadTest CRD (crds/kubeload.dev_loadtests.yaml) is in the
+  field tables, and every field the tables name is in the CRD (fields under
+  status.result, which the CRD leaves open, must be keys the code writes);
+- every metric the C++ code registers ("kubeload_..." in loadgen/ and
+  operator/) is documented, and every documented metric is registered;
+- every phase reason (`{Phase::X, "Reason", ...}`) and condition type
+  (`condition("Type", ...)`) in operator/ is documented, and every reason and
+  condition the page names occurs in operator/;
+- every flag of loadgen (loadgen/cli.cpp) and kubeload-operator
+  (operator/main.cpp) is documented, and every documented flag exists.
+
+Prints what is missing where, so the page can be updated in one pass, and
+exits 1 on any difference. Run by scripts/test and `ctest -L unit`."""
+
+import glob
+import os
+import re
+import sys
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DOC = "docs/reference.md"
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def sources(*patterns):
+    text = {}
+    for pattern in patterns:
+        for path in sorted(glob.glob(os.path.join(ROOT, pattern), recursive=True)):
+            text[os.path.relpath(path, ROOT)] = read(os.path.relpath(path, ROOT))
+    return text
+
+
+def crd_fields():
+    """Dotted paths of every property below spec and status ("spec.requests[].name"),
+    and the paths whose subtree the CRD leaves open."""
+    crd = yaml.safe_load(read("crds/kubeload.dev_loadtests.yaml"))
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    fields, open_paths = set(), set()
+
+    def walk(path, node):
+        fields.add(path)
+        if node.get("x-kubernetes-preserve-unknown-fields"):
+            open_paths.add(path)
+        items = node.get("items") or {}
+        if items.get("properties") or items.get("x-kubernetes-preserve-unknown-fields"):
+            walk(path + "[]", items)
+        for name, child in (node.get("properties") or {}).items():
+            walk(f"{path}.{name}", child)
+
+    for top in ("spec", "status"):
+        walk(top, schema[top])
+    # "spec" itself and "spec.requests[]" are no fields of their own: the
+    # tables document what is in them
+    return {f for f in fields if "." in f and not f.endswith("[]")}, open_paths
+
+
+def documented_fields(doc):
+    """Paths in the first column of the field tables: | `spec.x.y` | ..."""
+    return set(re.findall(r"^\| `((?:spec|status)(?:\.[A-Za-z0-9]+(?:\[\])?)*)` \|", doc, re.M))
+
+
+def registered_metrics(code):
+    names = set()
+    for path, text in code.items():
+        names |= set(re.findall(r'"(kubeload_[a-z0-9_]+)"', text))
+    return names
+
+
+def documented_metrics(doc):
+    return set(re.findall(r"`(kubeload_[a-z0-9_]+)`", doc))
+
+
+def code_reasons(code):
+    reasons = set()
+    for text in code.values():
+        reasons |= set(re.findall(r'\{\s*Phase::\w+,\s*"([A-Z]\w+)"', text))
+    return reasons
+
+
+def code_conditions(code):
+    types = set()
+    for text in code.values():
+        types |= set(re.findall(r'\bcondition\(\s*"([A-Z]\w+)"', text))
+    return types
+
+
+def documented_reasons(doc):
+    """Backticked CamelCase words in the reason columns of the two tables."""
+    section = doc[doc.index("### Phases and reasons"):doc.index("## Thresholds")]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
+    reasons, conditions = set(), set()
+    for cells in rows:
+        cells = [c.strip() for c in cells[1:-1]]
+        if len(cells) != 3:
+            continue
+        first, second, third = cells
+        if re.fullmatch(r"`\w+`", first) and first.strip("`") in (
+                "Pending", "Starting", "Running", "Succeeded", "Failed"):
+            reasons.add(second.strip("`"))  # phase | reason | when
+        else:
+            conditions.add(first.strip("`"))  # type | status | reason
+            reasons |= set(re.findall(r"`([A-Z][a-z]+(?:[A-Z][a-z]+)+)`", third))
+    return reasons, conditions
+
+
+def code_flags(code):
+    flags = set()
+    for text in code.values():
+        flags |= set(re.findall(r'"(--[a-z][a-z0-9-]*|-[a-zA-Z])"', text))
+    return flags
+
+
+def documented_flags(doc):
+    section = doc[doc.index("## Command lines"):]
+    flags = set()
+    for line in section.splitlines():
+        if line.startswith("| `-"):
+            first = line.split("|")[1]
+            flags |= set(re.findall(r"`(--?[a-zA-Z][a-z0-9-]*)", first))
+    return flags
+
+
+def main():
+    doc = read(DOC)
+    problems = []
+
+    def compare(what, in_code, in_doc, code_where, allow_in_doc=lambda name: False):
+        missing = sorted(in_code - in_doc)
+        extra = sorted(n for n in in_doc - in_code if not allow_in_doc(n))
+        if missing:
+            problems.append(f"{what} in {code_where} but not in {DOC} (add a row):\n  " +
+                            "\n  ".join(missing))
+        if extra:
+            problems.append(f"{what} in {DOC} but not in {code_where} (remove or fix the row):\n  " +
+                            "\n  ".join(extra))
+        return len(in_code)
+
+    fields, open_paths = crd_fields()
+    result_keys = set(re.findall(r'\["([A-Za-z]+)"\]|\{"([A-Za-z]+)",',
+                                 read("common/src/result.cpp")))
+    result_keys = {a or b for a, b in result_keys}
+
+    def under_open_path(path):
+        return any(path.startswith(p + ".") or path.startswith(p + "[]") for p in open_paths) and \
+            path.rsplit(".", 1)[-1].rstrip("[]") in result_keys
+
+    n_fields = compare("LoadTest fields", fields, documented_fields(doc),
+                       "crds/kubeload.dev_loadtests.yaml", under_open_path)
+
+    metric_code = sources("loadgen/**/*.cpp", "operator/**/*.cpp")
+    n_metrics = compare("metrics", registered_metrics(metric_code), documented_metrics(doc),
+                        "the C++ registrations (loadgen/, operator/)")
+
+    operator_code = sources("operator/**/*.cpp", "operator/**/*.hpp")
+    reasons_doc, conditions_doc = documented_reasons(doc)
+    all_literals = set()
+    for text in operator_code.values():
+        all_literals |= set(re.findall(r'"([A-Z]\w+)"', text))
+    missing = sorted(code_reasons(operator_code) - reasons_doc)
+    if missing:
+        problems.append(f"phase reasons in operator/ but not in {DOC}'s \"Phases and reasons\":\n  " +
+                        "\n  ".join(missing))
+    for name in sorted((reasons_doc | conditions_doc) - all_literals):
+        problems.append(f"{DOC} names the reason or condition {name}, which no string in "
+                        "operator/ is")
+    missing = sorted(code_conditions(operator_code) - conditions_doc)
+    if missing:
+        problems.append(f"condition types in operator/ but not in {DOC}'s \"Conditions\":\n  " +
+                        "\n  ".join(missing))
+
+    cli_code = sources("loadgen/cli.cpp", "operator/main.cpp")
+    n_flags = compare("command-line flags", code_flags(cli_code), documented_flags(doc),
+                      "loadgen/cli.cpp and operator/main.cpp")
+
+    for problem in problems:
+        print(f"check_reference: {problem}")
+    print(f"check_reference: {n_fields} CRD fields, {n_metrics} metrics, "
+          f"{len(reasons_doc)} reasons, {len(conditions_doc)} conditions, {n_flags} flags; "
+          f"{len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

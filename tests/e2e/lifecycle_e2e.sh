@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# End to end: the run lifecycle (docs/lifecycle.md) on the local Kubernetes
+# (scripts/cluster), with kubeload-operator on the host. Every run ends, on
+# its own data: a LoadTest deleted and applied again under the same name
+# while the old Job is still being garbage-collected runs fresh; a Job the
+# API server refuses, a worker image that does not exist and a worker that
+# cannot be scheduled end Failed with the reason (and the kept Job's pods
+# go); the spec cannot be edited under a run; a worker evicted mid-run (the
+# Eviction API) fails the run and its kept result says it was interrupted.
+# Last line: `lifecycle-e2e: N passed, M failed`; SKIP (exit 0) where the
+# machine cannot run a local cluster.
+set -uo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cluster="$root/scripts/cluster"
+NS=kubeload-lifecycle-e2e
+IMAGE=localhost/kubeload/kubeload:dev
+operator_pid=""
+was_up=0
+
+E2E_NAME=lifecycle-e2e
+. "$(dirname "$0")/lib.sh"
+finish() {
+  [ -n "$operator_pid" ] && { kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
+  report
+  exit $?
+}
+
+[ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
+for binary in loadgen kubeload-operator; do
+  [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
+done
+
+cluster_up "$cluster"
+trap finish INT TERM
+check "image $IMAGE built and imported into the nodes" \
+  bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/lifecycle-e2e-image.log 2>&1"
+check "CRD applied and established" bash -c "kubectl apply -f '$root/crds/kubeload.dev_loadtests.yaml' >/dev/null && kubectl wait --for=condition=Established crd/loadtests.kubeload.dev --timeout=60s >/dev/null"
+kubectl create namespace "$NS" >/dev/null 2>&1
+kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
+check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
+
+: >/tmp/lifecycle-e2e-operator.log
+"$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
+  --metrics-addr 127.0.0.1:18491 --health-addr 127.0.0.1:18492 >>/tmp/lifecycle-e2e-operator.log 2>&1 &
+operator_pid=$!
+check "operator ready" bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18492/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
+
+apply_loadtest() { # name spec-yaml (indented two spaces)
+  kubectl apply -f - <<YAML
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: $1, namespace: $NS, labels: {kubeload.dev/test: lifecycle}}
+spec:
+$2
+YAML
+}
+jp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
+wait_phase() { # name phase timeout-seconds
+  for _ in $(seq 1 "$(( $3 * 5 ))"); do [ "$(jp "$1" '{.status.phase}')" = "$2" ] && return 0; sleep 0.2; done
+  return 1
+}
+no_running_pods() { # loadtest seconds: no worker pod of it is Pending or Running
+  for _ in $(seq 1 "$(( $2 * 5 ))"); do
+    [ -z "$(kubectl -n "$NS" get pods -l "kubeload.dev/loadtest=$1" --field-selector=status.phase!=Succeeded,status.phase!=Failed -o name 2>/dev/null)" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+event_reasons() { kubectl -n "$NS" get events --field-selector "involvedObject.name=$1" -o jsonpath='{.items[*].reason}' 2>/dev/null; }
+
+# 1. Recreated by name while the old run's Job is still there: the new run
+# is fresh, its numbers its own.
+apply_loadtest again "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 100, duration: 30s}
+  workers: 2" >/dev/null
+check "recreate: the first run is Running" wait_phase again Running 120
+old_uid=$(jp again '{.metadata.uid}')
+kubectl -n "$NS" delete lt again --wait=false >/dev/null
+apply_loadtest again "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 300}
+  workers: 2" >/dev/null
+new_uid=$(jp again '{.metadata.uid}')
+check "recreate: a new object ($old_uid -> $new_uid)" test -n "$new_uid" -a "$new_uid" != "$old_uid"
+check "recreate: the new run ends Succeeded ($(jp again '{.status.reason}: {.status.message}'))" wait_phase again Succeeded 180
+check "recreate: exactly its own 300 requests ($(jp again '{.status.result.requests}'))" \
+  test "$(jp again '{.status.result.requests}')" = 300
+check "recreate: the kept results are this run's" \
+  bash -c "kubectl -n '$NS' get configmap -l 'kubeload.dev/loadtest-uid=$new_uid' -o jsonpath='{.items[0].data}' | grep -q '$new_uid'"
+
+# 2. A Job the API server refuses: Failed with its message and an Event.
+apply_loadtest rejected "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  workerTemplate: {resources: {limits: {cpu: two}}}" >/dev/null
+check "rejected Job: Failed ($(jp rejected '{.status.reason}: {.status.message}'))" wait_phase rejected Failed 60
+check "rejected Job: reason JobRejected" test "$(jp rejected '{.status.reason}')" = JobRejected
+check "rejected Job: the API server's message says what is wrong" \
+  bash -c "kubectl -n '$NS' get lt rejected -o jsonpath='{.status.message}' | grep -Eq 'quantities|two|cpu'"
+check "rejected Job: a JobRejected Event ($(event_reasons rejected))" contains "$(event_reasons rejected)" JobRejected
+sleep 3
+check "rejected Job: not retried (still Failed, no Job)" \
+  bash -c "[ \"\$(kubectl -n '$NS' get lt rejected -o jsonpath='{.status.phase}')\" = Failed ] && ! kubectl -n '$NS' get job rejected-workers >/dev/null 2>&1"
+
+# 3. A worker image that does not exist: WorkersNotReady by timeouts.start,
+# and the kept Job is ended so no pod waits on.
+apply_loadtest noimage "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  workerTemplate: {image: localhost/kubeload/does-not-exist:none}
+  timeouts: {start: 20s}" >/dev/null
+check "missing image: Failed" wait_phase noimage Failed 90
+check "missing image: WorkersNotReady naming the pull error ($(jp noimage '{.status.message}'))" \
+  bash -c "[ \"\$(kubectl -n '$NS' get lt noimage -o jsonpath='{.status.reason}')\" = WorkersNotReady ] && kubectl -n '$NS' get lt noimage -o jsonpath='{.status.message}' | grep -Eq 'ErrImagePull|ImagePullBackOff|InvalidImageName'"
+check "missing image: no worker pod left waiting" no_running_pods noimage 90
+
+# 4. A worker that cannot be scheduled.
+apply_loadtest unschedulable "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  workerTemplate: {nodeSelector: {kubeload.dev/no-such-node: 'true'}}
+  timeouts: {start: 15s}" >/dev/null
+check "unschedulable: Failed WorkersNotReady ($(jp unschedulable '{.status.message}'))" \
+  bash -c "for i in \$(seq 1 300); do [ \"\$(kubectl -n '$NS' get lt unschedulable -o jsonpath='{.status.reason}')\" = WorkersNotReady ] && exit 0; sleep 0.2; done; exit 1"
+check "unschedulable: the message says why" contains "$(jp unschedulable '{.status.message}')" "Unschedulable"
+check "unschedulable: no worker pod left pending" no_running_pods unschedulable 90
+
+# 5. The spec cannot change under a run.
+apply_loadtest edited "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 50, duration: 10s}" >/dev/null
+wait_phase edited Running 120
+out=$(kubectl -n "$NS" patch lt edited --type merge -p '{"spec":{"load":{"rate":500}}}' 2>&1)
+check "spec edit: refused with \"is immutable\" ($(head -c 200 <<<"$out"))" contains "$out" "is immutable"
+check "spec edit: the run ends on its own spec" wait_phase edited Succeeded 120
+
+# 6. A worker evicted mid-run (the Eviction API: SIGTERM, then the pod goes).
+apply_loadtest evicted "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 100, duration: 30s}
+  workers: 2" >/dev/null
+check "eviction: Running" wait_phase evicted Running 120
+sleep 3
+pod=$(kubectl -n "$NS" get pods -l kubeload.dev/loadtest=evicted -o jsonpath='{.items[0].metadata.name}')
+kubectl create --raw "/api/v1/namespaces/$NS/pods/$pod/eviction" -f - >/dev/null 2>&1 <<JSON
+{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$pod", "namespace": "$NS"}}
+JSON
+check "eviction: the run is Failed" wait_phase evicted Failed 60
+check "eviction: WorkerFailed, interrupted or deleted ($(jp evicted '{.status.message}'))" \
+  bash -c "[ \"\$(kubectl -n '$NS' get lt evicted -o jsonpath='{.status.reason}')\" = WorkerFailed ] && kubectl -n '$NS' get lt evicted -o jsonpath='{.status.message}' | grep -Eq 'interrupted|deleted'"
+check "eviction: the other worker's pod does not linger" no_running_pods evicted 90
+
+kubectl -n "$NS" get lt 2>/dev/null
+finish

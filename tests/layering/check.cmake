@@ -1,0 +1,30 @@
+# Builds every layering probe (tests/layering/CMakeLists.txt) and checks the
+# outcome: a probe of an allowed include compiles, a probe of a forbidden one
+# fails because the header is not found (not for some other reason).
+#   cmake -DBUILD_DIR=<build> -DPROBES=<target:header:allowed;...> -P check.cmake
+set(failures)
+set(count 0)
+foreach(probe ${PROBES})
+  string(REPLACE ":" ";" fields "${probe}")
+  list(GET fields 0 target)
+  list(GET fields 1 library)
+  list(GET fields 2 header)
+  list(GET fields 3 allowed)
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${BUILD_DIR} --target ${target}
+                  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  math(EXPR count "${count} + 1")
+  if(allowed)
+    if(NOT result EQUAL 0)
+      list(APPEND failures "${library} cannot include ${header}, which layers.txt allows:\n${output}")
+    endif()
+  elseif(result EQUAL 0)
+    list(APPEND failures "${library} can include ${header}: the build lets a layer reach a library layers.txt does not allow")
+  elseif(NOT output MATCHES "${header}[:'].*(No such file|not found)")
+    list(APPEND failures "${library} including ${header} failed for another reason than a missing header:\n${output}")
+  endif()
+endforeach()
+if(failures)
+  list(JOIN failures "\n" failures)
+  message(FATAL_ERROR "layering: ${failures}")
+endif()
+message(STATUS "layering: ${count} probes, each library reaches exactly the layers layers.txt allows")

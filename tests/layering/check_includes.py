@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Checks every quoted #include in the library folders against the layer table
+tests/layering/layers.txt: a file may include headers of its own layer and of
+the layers the table lets it use, and no include path may climb out of a
+folder with "..". The build refuses the cross-layer includes it can see
+(tests/layering/CMakeLists.txt); this catches the ones a relative path would
+sneak past it. Prints each offence as FILE:LINE and exits 1 if there is one."""
+
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+
+
+def read_layers():
+    layers = []
+    with open(os.path.join(ROOT, "tests", "layering", "layers.txt")) as table:
+        for line in table:
+            if not line.strip() or line.startswith("#"):
+                continue
+            library, folder, prefix, *uses = line.split()
+            layers.append({"library": library, "folder": folder, "prefix": prefix,
+                           "uses": [u for u in uses if u != "-"]})
+    return layers
+
+
+def owner(layers, relative_path):
+    """The layer whose folder holds the file: the longest matching folder."""
+    best = None
+    for layer in layers:
+        if relative_path.startswith(layer["folder"] + "/"):
+            if best is None or len(layer["folder"]) > len(best["folder"]):
+                best = layer
+    return best
+
+
+def layer_of_header(layers, header):
+    best = None
+    for layer in layers:
+        if header.startswith(layer["prefix"]):
+            if best is None or len(layer["prefix"]) > len(best["prefix"]):
+                best = layer
+    return best
+
+
+def main():
+    layers = read_layers()
+    offences = []
+    checked = 0
+    for layer in layers:
+        for directory, _, files in os.walk(os.path.join(ROOT, layer["folder"])):
+            for name in sorted(files):
+                if not name.endswith((".cpp", ".hpp", ".h")):
+                    continue
+                path = os.path.join(directory, name)
+                relative = os.path.relpath(path, ROOT)
+                if owner(layers, relative) is not layer:
+                    continue  # a sub-folder that is a layer of its own
+                checked += 1
+                allowed = {layer["library"], *layer["uses"]}
+                with open(path, encoding="utf-8") as source:
+                    for number, line in enumerate(source, 1):
+                        match = INCLUDE.match(line)
+                        if not match:
+                            continue
+                        header = match.group(1)
+                        where = f"{relative}:{number}"
+                        if ".." in header.split("/") or header.startswith("/"):
+                            offences.append(f'{where}: #include "{header}" leaves its folder; '
+                                            "include by the layer's prefix instead")
+                            continue
+                        target = layer_of_header(layers, header)
+                        if target is None:
+                            if "/" in header:
+                                offences.append(f'{where}: #include "{header}" is no layer\'s '
+                                                "header (tests/layering/layers.txt)")
+                            continue  # a header next to the file
+                        if target["library"] not in allowed:
+                            offences.append(
+                                f'{where}: {layer["library"]} includes "{header}" of '
+                                f'{target["library"]}, which tests/layering/layers.txt does not '
+                                f'let it use (it may use: {", ".join(sorted(allowed))})')
+    for offence in offences:
+        print(offence)
+    print(f"includes: {checked} files checked, {len(offences)} offences")
+    return 1 if offences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

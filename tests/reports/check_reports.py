@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""The gate reports as their readers read them.
+
+1. JUnit: every golden (tests/golden/gate/*.junit.xml) and the JUnit report of
+   a real `loadgen run` parse with Python's XML parser, and their counts add
+   up: tests/failures/errors on each element match the test cases, and every
+   failure carries what was observed and the limit.
+2. Markdown of the same run: the verdict headline and the tables.
+3. HTML: the page of a real run (and any --html pages, e.g. the e2e's
+   `kubectl kubeload report -o html`) rendered by headless Chromium. The DOM
+   Chromium builds holds the latency curve with its points and the stage and
+   threshold tables; the screenshot is not blank and shows the curve's own
+   colour along a line, the verdict banner's colour, and table text.
+
+The run goes to a server on 127.0.0.1 started here. Chromium runs with every
+background service off, DNS mapped to nothing and a dead proxy on 127.0.0.1,
+so it cannot send a packet off this machine. Last line:
+"reports: N passed, M failed".
+"""
+
+import argparse
+import http.server
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ET
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CURVE_RGB = (0x09, 0x69, 0xDA)  # .curve stroke in loadgen/report_html.cpp
+FAIL_BANNER_RGB = (0xFF, 0xEB, 0xE9)  # header.fail background
+PASS_BANNER_RGB = (0xDA, 0xFB, 0xE1)  # header.pass background
+
+passed = 0
+failed = 0
+
+
+def check(what, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"reports: PASS {what}")
+    else:
+        failed += 1
+        print(f"reports: FAIL {what}" + (f": {detail}" if detail else ""))
+    return condition
+
+
+# ---- JUnit -----------------------------------------------------------------
+
+
+def check_junit(label, text, expect_failures=None):
+    try:
+        root = ET.fromstring(text.encode("utf-8"))
+    except ET.ParseError as e:
+        check(f"{label}: parses as XML", False, str(e))
+        return None
+    check(f"{label}: parses as XML", True)
+    check(f"{label}: root is <testsuites>", root.tag == "testsuites", root.tag)
+    suites = root.findall("testsuite")
+    check(f"{label}: one <testsuite>", len(suites) == 1, str(len(suites)))
+    for element in [root] + suites:
+        cases = element.iter("testcase")
+        cases = list(cases)
+        n_fail = sum(1 for c in cases if c.find("failure") is not None)
+        n_err = sum(1 for c in cases if c.find("error") is not None)
+        counts = (int(element.get("tests", -1)), int(element.get("failures", -1)),
+                  int(element.get("errors", -1)))
+        check(f"{label}: <{element.tag}> counts {counts} match its test cases",
+              counts == (len(cases), n_fail, n_err), f"cases {len(cases)}, {n_fail}, {n_err}")
+    for case in root.iter("testcase"):
+        check(f"{label}: test case {case.get('name')!r} has a classname and a time",
+              case.get("classname", "").startswith("kubeload.") and case.get("time") is not None)
+        failure = case.find("failure")
+        if failure is not None:
+            message = failure.get("message", "")
+            check(f"{label}: failure of {case.get('name')!r} carries observed and limit",
+                  "observed" in message and "limit" in message, message)
+    if expect_failures is not None:
+        actual = int(root.get("failures", -1))
+        check(f"{label}: {expect_failures} failure(s)", actual == expect_failures, str(actual))
+    return root
+
+
+# ---- a real run --------------------------------------------------------------
+
+
+class SlowTailHandler(http.server.BaseHTTPRequestHandler):
+    """Most answers at once, every 10th after 2 ms, every 100th after 15 ms:
+    a latency curve with a visible tail."""
+
+    count = 0
+    lock = threading.Lock()
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        with SlowTailHandler.lock:
+            SlowTailHandler.count += 1
+            n = SlowTailHandler.count
+        if n % 100 == 0:
+            time.sleep(0.015)
+        elif n % 10 == 0:
+            time.sleep(0.002)
+        body = b"kubeload report check\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def run_loadgen(loadgen, manifest, fmt):
+    result = subprocess.run([loadgen, "run", manifest, "--format", fmt, "-q"],
+                            capture_output=True, text=True, timeout=120)
+    return result.returncode, result.stdout, result.stderr
+
+
+# ---- Chromium and PNG --------------------------------------------------------
+
+
+def find_chromium(given):
+    for name in [given, "chromium", "chromium-browser", "google-chrome"]:
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def chromium_args(chromium, profile):
+    # Nothing may leave this machine: no background services, every host
+    # name resolves to nothing, and any request that still tries goes to a
+    # proxy on 127.0.0.1 where nothing listens.
+    return [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--disable-default-apps",
+            "--disable-domain-reliability", "--disable-client-side-phishing-detection",
+            "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication",
+            "--no-pings", "--metrics-recording-only", "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+            f"--user-data-dir={profile}"]
+
+
+def decode_png(path):
+    """RGB(A) 8-bit non-interlaced PNG -> (width, height, rows of (r, g, b))."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    pos, idat, width, height, color = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", chunk)
+            if depth != 8 or color not in (2, 6) or interlace != 0:
+                raise ValueError(f"unsupported PNG (depth {depth}, colour {color})")
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    channels = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous, i = [], bytearray(stride), 0
+    for _ in range(height):
+        kind = raw[i]
+        line = bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        for x in range(stride):
+            a = line[x - channels] if x >= channels else 0
+            b = previous[x]
+            c = previous[x - channels] if x >= channels else 0
+            if kind == 1:
+                line[x] = (line[x] + a) & 0xFF
+            elif kind == 2:
+                line[x] = (line[x] + b) & 0xFF
+            elif kind == 3:
+                line[x] = (line[x] + (a + b) // 2) & 0xFF
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                predictor = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[x] = (line[x] + predictor) & 0xFF
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, channels)])
+        previous = line
+    return width, height, rows
+
+
+def near(color, target, tolerance=24):
+    return all(abs(a - b) <= tolerance for a, b in zip(color, target))
+
+
+def check_html_page(label, html_path, chromium, out_dir, verdict, want_stages=True):
+    with open(html_path, encoding="utf-8") as f:
+        html = f.read()
+    check(f"{label}: no URL to fetch (no src=, href=, url(), @import)",
+          not re.search(r"\b(src|href)\s*=|url\(|@import", html))
+    profile = tempfile.mkdtemp(prefix="kubeload-chromium-")
+    try:
+        url = "file://" + os.path.abspath(html_path)
+        dom = subprocess.run(chromium_args(chromium, profile) + ["--dump-dom", url],
+                             capture_output=True, text=True, timeout=120)
+        check(f"{label}: Chromium loads it (exit {dom.returncode})", dom.returncode == 0,
+              dom.stderr[-500:])
+        text = dom.stdout
+        curve = re.search(r'<polyline id="latency-curve-line"[^>]*points="([^"]+)"', text)
+        points = curve.group(1).split() if curve else []
+        check(f"{label}: the DOM holds the latency curve ({len(points)} points)", len(points) >= 8)
+        check(f"{label}: the percentile axis is logarithmic (0%, 90%, 99% ticks)",
+              all(f">{p}</text>" in text for p in ("0%", "90%", "99%")))
+        check(f"{label}: the DOM holds the thresholds table",
+              re.search(r'<table id="thresholds">.*?<td', text, re.S) is not None)
+        if want_stages:
+            stages = re.search(r'<table id="stages">(.*?)</table>', text, re.S)
+            rows = stages.group(1).count("<tr>") - 1 if stages else 0
+            check(f"{label}: the DOM holds the per-stage table ({rows} stages)", rows >= 2)
+        # The full page to look at, and a half-scale one to count pixels of
+        # (a quarter of the work for this pure-Python PNG decoder).
+        png = os.path.join(out_dir, os.path.basename(html_path).rsplit(".", 1)[0] + ".png")
+        small = png[:-4] + "-half.png"
+        for path, scale in ((png, "1"), (small, "0.5")):
+            shot = subprocess.run(chromium_args(chromium, profile) +
+                                  ["--window-size=960,1500", f"--force-device-scale-factor={scale}",
+                                   f"--screenshot={path}", url],
+                                  capture_output=True, text=True, timeout=120)
+            if not check(f"{label}: Chromium takes a screenshot at scale {scale}",
+                         shot.returncode == 0 and os.path.exists(path), shot.stderr[-500:]):
+                return
+        width, height, rows = decode_png(small)
+        colors = {}
+        curve_rows = set()
+        for y in range(0, height):
+            for x in range(0, width):
+                c = rows[y][x]
+                colors[c] = colors.get(c, 0) + 1
+                if near(c, CURVE_RGB, 40):
+                    curve_rows.add(y)
+        white = colors.get((255, 255, 255), 0)
+        check(f"{label}: the screenshot ({width}x{height}) is not blank "
+              f"({len(colors)} colours, {100 * white // (width * height)}% white)",
+              len(colors) > 50 and white < width * height * 0.97)
+        check(f"{label}: the curve is drawn ({len(curve_rows)} pixel rows in its colour)",
+              len(curve_rows) >= 10)
+        banner = FAIL_BANNER_RGB if verdict == "Fail" else PASS_BANNER_RGB
+        banner_pixels = sum(n for c, n in colors.items() if near(c, banner, 6))
+        check(f"{label}: the {verdict} banner is shown ({banner_pixels} pixels)",
+              banner_pixels > 1500)
+        dark = sum(n for c, n in colors.items() if max(c) < 90)
+        check(f"{label}: text is rendered ({dark} dark pixels)", dark > 500)
+        print(f"reports: screenshot {png}")
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--loadgen", default=os.path.join(ROOT, "build", "bin", "loadgen"))
+    parser.add_argument("--chromium", default="", help="the browser (default: chromium on PATH)")
+    parser.add_argument("--out", default="/tmp/kubeload-reports", help="where pages and screenshots go")
+    parser.add_argument("--html", action="append", default=[], metavar="FILE[:VERDICT]",
+                        help="also render this page (verdict Pass or Fail for the banner)")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    golden = os.path.join(ROOT, "tests", "golden", "gate")
+    goldens = sorted(f for f in os.listdir(golden) if f.endswith(".junit.xml"))
+    check("JUnit goldens exist", len(goldens) >= 3, str(goldens))
+    for name in goldens:
+        with open(os.path.join(golden, name), encoding="utf-8") as f:
+            check_junit(name, f.read())
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowTailHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    manifest = os.path.join(args.out, "report-check.yaml")
+    with open(manifest, "w") as f:
+        f.write(f"""apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata:
+  name: report-check
+spec:
+  target: {{url: "http://127.0.0.1:{port}/"}}
+  load:
+    stages: [{{duration: 1s, connections: 2}}, {{duration: 1s, connections: 4}}]
+  thresholds: ["p999 < 10s", "errorRate < 1%", "p50 < 0.001ms"]
+""")
+    try:
+        code, junit, err = run_loadgen(args.loadgen, manifest, "junit")
+        check("loadgen --format junit: exit 1 for the missed p50 threshold", code == 1, err[-300:])
+        root = check_junit("loadgen --format junit", junit, expect_failures=1)
+        if root is not None:
+            names = [c.get("name") for c in root.iter("testcase")]
+            check("loadgen --format junit: the run and each threshold are test cases",
+                  len(names) == 4 and "p50 < 0.001ms" in names, str(names))
+        code, markdown, err = run_loadgen(args.loadgen, manifest, "markdown")
+        check("loadgen --format markdown: the verdict headline", ": ❌ Fail" in markdown,
+              markdown[:300])
+        check("loadgen --format markdown: thresholds and stages tables",
+              "| ❌ | `p50 < 0.001ms` |" in markdown and "| stage 1 (4 conns) |" in markdown)
+        code, html, err = run_loadgen(args.loadgen, manifest, "html")
+        page = os.path.join(args.out, "loadgen-report.html")
+        with open(page, "w", encoding="utf-8") as f:
+            f.write(html)
+        chromium = find_chromium(args.chromium)
+        if not check("Chromium is installed (scripts/setup installs it)", chromium is not None):
+            return finish()
+        check_html_page("loadgen --format html", page, chromium, args.out, "Fail")
+        for spec in args.html:
+            path, _, verdict = spec.partition(":")
+            check_html_page(os.path.basename(path), path, chromium, args.out, verdict or "Pass",
+                            want_stages=False)
+    finally:
+        server.shutdown()
+    return finish()
+
+
+def finish():
+    print(f"reports: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# scripts/cluster's process bookkeeping (start_proc, pid_alive, stop_pid) without
+# a cluster: no root, no network. The start-up race it guards against: right
+# after `setsid nohup CMD &` the child may not have exec'd CMD yet, so anything
+# that identifies it by /proc/PID/cmdline sees this script's own arguments and
+# calls a starting component "exited". Here the child is held exactly in that
+# window: its log is a FIFO, and the shell's redirection blocks (before the
+# exec) until the test opens the FIFO's other end.
+# Last line: "cluster-process: N passed, M failed".
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+E2E_NAME=cluster-process
+. "$root/tests/e2e/lib.sh"
+
+state="$(mktemp -d)"
+holders=()
+cleanup() {
+  local p
+  for p in "${holders[@]}"; do kill "$p" 2>/dev/null; done
+  [ -f "$state/pids/held.pid" ] && kill "$(cut -d' ' -f1 "$state/pids/held.pid")" 2>/dev/null
+  rm -rf "$state"
+}
+trap cleanup EXIT
+
+export KUBELOAD_CLUSTER_DIR="$state" KUBELOAD_CLUSTER_LIB=1
+# shellcheck source=../../scripts/cluster
+. "$root/scripts/cluster"
+set +e   # scripts/cluster sets -e; a failed check must not end the test
+refuted() { ! "$@"; }
+
+mkdir -p "$PIDS" "$LOGS"
+mkfifo "$LOGS/held.log"
+start_proc held sleep 300
+pid="$(cut -d' ' -f1 "$PIDS/held.pid")"
+cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
+say "child $pid before exec: cmdline \"$cmdline\""
+check "the child is still before its exec (it is not sleep yet)" bash -c '[[ "$0" != sleep* ]]' "$cmdline"
+check "pid_alive: a component between fork and exec is alive" pid_alive held
+check "start_proc again while it starts does not start a second one" \
+  bash -c 'KUBELOAD_CLUSTER_LIB=1 . "$0" && start_proc held sleep 1 && [ "$(cat "$PIDS/held.pid")" = "$1" ]' \
+  "$root/scripts/cluster" "$(cat "$PIDS/held.pid")"
+cat "$LOGS/held.log" >/dev/null &
+holders+=($!)
+for _ in $(seq 50); do [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" == sleep* ]] && break; sleep 0.1; done
+check "after its exec the same process is alive (now: $(tr '\0' ' ' <"/proc/$pid/cmdline"))" pid_alive held
+check "the pid file records the same process (pid and start time)" \
+  test "$(cat "$PIDS/held.pid")" = "$pid $(start_time_of "$pid")"
+
+# Another process under our PID: a pid file naming a live process whose start
+# time differs is not ours (PID reuse after a reboot or a wrap-around).
+echo "$$ 1" >"$PIDS/impostor.pid"
+check "pid_alive: a live PID with another start time is not the component" refuted pid_alive impostor
+stop_pid impostor 1
+check "stop_pid leaves a process that is not ours alone" kill -0 $$
+
+start_proc quick true
+for _ in $(seq 50); do pid_alive quick || break; sleep 0.1; done
+check "pid_alive: a component that exited is not alive" refuted pid_alive quick
+
+stop_pid held 5
+check "stop_pid stops the component" bash -c '! kill -0 "$0" 2>/dev/null' "$pid"
+check "stop_pid removes its pid file" test ! -e "$PIDS/held.pid"
+report

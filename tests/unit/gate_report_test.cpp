@@ -1,0 +1,408 @@
+// Gate reports (JUnit, Markdown, HTML) built from LoadTest objects as the
+// operator writes them, and from local runs: goldens for JUnit and Markdown,
+// and the facts that must hold whatever the layout (no false green).
+//
+// Regenerate the goldens after an intended layout change with
+//   KUBELOAD_UPDATE_GOLDEN=1 ./unit_tests --gtest_filter='GateReportGolden*'
+// and review the diff. tests/reports/check_reports.py parses the JUnit goldens
+// with Python's XML parser.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/result.hpp"
+#include "kubeload/threshold.hpp"
+#include "loadgen/gate_report.hpp"
+
+#ifndef KUBELOAD_SOURCE_DIR
+#error "gate_report_test needs KUBELOAD_SOURCE_DIR (the repository root) to find tests/golden"
+#endif
+
+namespace kubeload::loadgen {
+namespace {
+
+using nlohmann::json;
+
+// A result of `count` responses with latencies spread over [first, first + spread) us.
+Result spread_result(uint64_t count, int64_t first_us, int64_t spread_us, uint64_t errors,
+                     double seconds) {
+  Result r;
+  for (uint64_t i = 0; i < count; ++i) {
+    const int64_t total =
+        first_us + spread_us * static_cast<int64_t>(i * i) / static_cast<int64_t>(count * count);
+    r.latency.record(total);
+    r.connect.record(0);
+    r.waiting.record(total * 3 / 4);
+  }
+  r.status_codes[200] = count - errors;
+  if (errors > 0) {
+    r.status_codes[503] = errors;
+    r.errors.status = errors;
+  }
+  r.requests = count;
+  r.bytes_received = count * 300;
+  r.body_bytes_received = count * 100;
+  r.bytes_sent = count * 80;
+  r.duration_seconds = seconds;
+  return r;
+}
+
+json base_loadtest(const std::string& name) {
+  return json::parse(R"({
+    "apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+    "metadata": {"name": ")" +
+                     name + R"(", "namespace": "shop", "generation": 1,
+                 "creationTimestamp": "2026-11-30T10:00:00Z",
+                 "labels": {"kubeload.dev/test": "checkout"}},
+    "spec": {
+      "target": {"url": "http://checkout.shop.svc:8080/cart"},
+      "load": {"stages": [{"duration": "30s", "connections": 10}, {"duration": "30s", "connections": 20}]},
+      "workers": 2,
+      "thresholds": ["p99 < 20ms", "errorRate < 1%", "rps >= 100"],
+      "baseline": {"lastPassed": true, "maxRegression": {"p99": "10%", "rps": "5%"}}
+    }})");
+}
+
+// A finished status with the operator's fields, from a real Result.
+json with_result(json loadtest, const Result& total, const std::vector<Result>& stages) {
+  json& status = loadtest["status"];
+  status["observedGeneration"] = 1;
+  status["phase"] = "Succeeded";
+  status["startTime"] = "2026-11-30T10:00:05Z";
+  status["completionTime"] = "2026-11-30T10:01:07Z";
+  status["progress"] = "100%";
+  status["workers"] = {{"desired", 2}, {"ready", 2}, {"succeeded", 2}, {"failed", 0}};
+  json result;
+  to_json(result, total, true);
+  status["result"] = result;
+  status["stages"] = json::array();
+  for (size_t i = 0; i < stages.size(); ++i) {
+    json row = {{"index", i}, {"plannedDurationSeconds", 30.0}, {"connections", 10 * (i + 1)}};
+    to_json(row, stages[i], false);
+    status["stages"].push_back(row);
+  }
+  return loadtest;
+}
+
+json thresholds_of(const std::vector<std::string>& expressions, const Result& total) {
+  RunResult run;
+  run.result = total;
+  json out = json::array();
+  for (const std::string& expression : expressions) {
+    const auto parsed = parse_threshold(expression);
+    const ThresholdOutcome outcome = evaluate(std::get<Threshold>(parsed), run);
+    out.push_back({{"expression", outcome.expression},
+                   {"observed", outcome.observed},
+                   {"passed", outcome.passed}});
+  }
+  return out;
+}
+
+json passed_loadtest() {
+  const Result stage0 = spread_result(3000, 2000, 8000, 0, 30);
+  const Result stage1 = spread_result(3000, 3000, 12000, 0, 30);
+  Result total = stage0;
+  total.merge(stage1);
+  total.duration_seconds = 60;
+  json loadtest = with_result(base_loadtest("checkout-7xk2p"), total, {stage0, stage1});
+  json& status = loadtest["status"];
+  status["thresholds"] = thresholds_of({"p99 < 20ms", "errorRate < 1%", "rps >= 100"}, total);
+  status["baseline"] = {{"loadTestName", "checkout-4abcd"},
+                        {"deltas", {{"p99", "+3.2%"}, {"rps", "-0.4%"}}},
+                        {"passed", true}};
+  status["verdict"] = "Pass";
+  status["reason"] = "ThresholdsPassed";
+  status["message"] = "all 3 thresholds met and within the baseline";
+  return loadtest;
+}
+
+json gate_failed_loadtest() {
+  const Result stage0 = spread_result(3000, 2000, 8000, 40, 30);
+  const Result stage1 = spread_result(3000, 5000, 40000, 120, 30);
+  Result total = stage0;
+  total.merge(stage1);
+  total.duration_seconds = 60;
+  json loadtest = with_result(base_loadtest("checkout-9qz8w"), total, {stage0, stage1});
+  json& status = loadtest["status"];
+  status["thresholds"] = thresholds_of({"p99 < 20ms", "errorRate < 1%", "rps >= 100"}, total);
+  status["baseline"] = {{"loadTestName", "checkout-7xk2p"},
+                        {"deltas", {{"p99", "+180.4%"}, {"rps", "+0.0%"}}},
+                        {"passed", false}};
+  status["verdict"] = "Fail";
+  status["reason"] = "ThresholdsFailed";
+  status["message"] =
+      "2 of 3 thresholds missed: p99 < 20ms (observed 44.5ms); errorRate < 1% (observed "
+      "2.67%); baseline p99 +180.4% (max 10.0%)";
+  return loadtest;
+}
+
+json run_failed_loadtest() {
+  json loadtest = base_loadtest("checkout-bad01");
+  loadtest["status"] = {{"observedGeneration", 1},
+                        {"phase", "Failed"},
+                        {"verdict", "None"},
+                        {"reason", "WorkersNotReady"},
+                        {"message", "worker 1: ImagePullBackOff <after 5m>"},
+                        {"startTime", nullptr},
+                        {"completionTime", "2026-11-30T10:05:00Z"},
+                        {"progress", "0%"}};
+  loadtest["status"].erase("startTime");
+  return loadtest;
+}
+
+json running_loadtest() {
+  json loadtest = base_loadtest("checkout-run42");
+  const Result partial = spread_result(500, 2000, 4000, 0, 5);
+  json result;
+  to_json(result, partial, true);
+  loadtest["status"] = {{"observedGeneration", 1}, {"phase", "Running"},   {"verdict", "None"},
+                        {"reason", "Running"},     {"message", "running"}, {"progress", "8%"},
+                        {"result", result}};
+  return loadtest;
+}
+
+struct Scenario {
+  const char* name;
+  json (*build)();
+};
+
+constexpr Scenario kScenarios[] = {{"passed", passed_loadtest},
+                                   {"gate_failed", gate_failed_loadtest},
+                                   {"run_failed", run_failed_loadtest},
+                                   {"running", running_loadtest}};
+
+std::string render(ReportFormat format, const json& loadtest) {
+  std::ostringstream out;
+  write_loadtest_report(out, format, loadtest);
+  return out.str();
+}
+
+bool updating_goldens() {
+  const char* update = std::getenv("KUBELOAD_UPDATE_GOLDEN");
+  return update != nullptr && std::string(update) == "1";
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+void check_golden(const std::string& file, const std::string& actual) {
+  const std::string path = std::string(KUBELOAD_SOURCE_DIR) + "/tests/golden/gate/" + file;
+  if (updating_goldens()) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    ASSERT_TRUE(out) << "cannot write " << path;
+    out << actual;
+    return;
+  }
+  const std::optional<std::string> expected = read_file(path);
+  ASSERT_TRUE(expected.has_value()) << path << " is missing; KUBELOAD_UPDATE_GOLDEN=1 creates it";
+  EXPECT_EQ(*expected, actual) << "differs from " << path
+                               << " (KUBELOAD_UPDATE_GOLDEN=1 regenerates it)";
+}
+
+TEST(GateReportGolden, JunitAndMarkdownOfEveryScenario) {
+  for (const Scenario& scenario : kScenarios) {
+    SCOPED_TRACE(scenario.name);
+    const json loadtest = scenario.build();
+    check_golden(std::string(scenario.name) + ".junit.xml", render(ReportFormat::junit, loadtest));
+    check_golden(std::string(scenario.name) + ".md", render(ReportFormat::markdown, loadtest));
+  }
+}
+
+int count_of(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(GateReportJunit, EveryThresholdAndBaselineDeltaIsATestCase) {
+  const std::string xml = render(ReportFormat::junit, passed_loadtest());
+  // the run, 3 thresholds, 2 baseline deltas
+  EXPECT_EQ(count_of(xml, "<testcase "), 6);
+  EXPECT_NE(xml.find("tests=\"6\" failures=\"0\" errors=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"p99 &lt; 20ms\""), std::string::npos);
+  EXPECT_NE(xml.find("name=\"p99 vs checkout-4abcd\""), std::string::npos);
+  EXPECT_EQ(xml.find("<failure"), std::string::npos);
+}
+
+TEST(GateReportJunit, MissesCarryObservedAndLimit) {
+  const std::string xml = render(ReportFormat::junit, gate_failed_loadtest());
+  EXPECT_NE(xml.find("tests=\"6\" failures=\"3\" errors=\"0\""), std::string::npos) << xml;
+  EXPECT_TRUE(std::regex_search(
+      xml,
+      std::regex(
+          R"(<failure type="ThresholdMissed" message="p99 &lt; 20ms: observed [0-9.]+ms, limit &lt; 20ms")")))
+      << xml;
+  EXPECT_NE(xml.find("message=\"p99: observed change +180.4%, limit max regression 10%\""),
+            std::string::npos)
+      << xml;
+  // rps +0.0% is no regression: that case passes.
+  EXPECT_NE(xml.find("name=\"rps vs checkout-7xk2p\" time=\"0\">\n      <system-out>"),
+            std::string::npos)
+      << xml;
+}
+
+TEST(GateReportJunit, AFailedOrUnfinishedRunIsAnErrorNeverGreen) {
+  for (const json& loadtest : {run_failed_loadtest(), running_loadtest()}) {
+    const std::string xml = render(ReportFormat::junit, loadtest);
+    EXPECT_NE(xml.find("errors=\"1\""), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<error "), std::string::npos) << xml;
+  }
+  const std::string failed = render(ReportFormat::junit, run_failed_loadtest());
+  EXPECT_NE(failed.find("type=\"WorkersNotReady\""), std::string::npos) << failed;
+  EXPECT_NE(failed.find("ImagePullBackOff &lt;after 5m&gt;"), std::string::npos) << failed;
+}
+
+TEST(GateReportJunit, ABaselineThatFailedWithoutDeltasStillFails) {
+  json loadtest = passed_loadtest();
+  loadtest["status"]["verdict"] = "Fail";
+  loadtest["status"]["baseline"] = {
+      {"deltas", json::object()},
+      {"passed", false},
+      {"message", "baseline LoadTest \"x\" not found or has no result"}};
+  const std::string xml = render(ReportFormat::junit, loadtest);
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("type=\"BaselineFailed\""), std::string::npos) << xml;
+}
+
+TEST(GateReportJunit, RoundedDeltaAtItsLimitIsNotShownAsPassed) {
+  // The operator compared 10.04% > 10% and failed; the status shows "+10.0%".
+  json loadtest = passed_loadtest();
+  loadtest["status"]["verdict"] = "Fail";
+  loadtest["status"]["baseline"] = {
+      {"loadTestName", "b"}, {"deltas", {{"p99", "+10.0%"}}}, {"passed", false}};
+  const GateReport report = gate_report_from_loadtest(loadtest);
+  ASSERT_TRUE(report.baseline.has_value());
+  ASSERT_EQ(report.baseline->checks.size(), 1u);
+  EXPECT_FALSE(report.baseline->checks[0].passed);
+}
+
+TEST(GateReportJunit, EscapesControlCharactersAndMarkup) {
+  json loadtest = run_failed_loadtest();
+  loadtest["status"]["message"] = std::string("bad \x01 <tag> & \"quote\"");
+  const std::string xml = render(ReportFormat::junit, loadtest);
+  EXPECT_EQ(xml.find('\x01'), std::string::npos);
+  EXPECT_NE(xml.find("&lt;tag&gt; &amp; &quot;quote&quot;"), std::string::npos) << xml;
+}
+
+TEST(GateReportMarkdown, HeadlineSaysTheVerdictAndTablesEscapePipes) {
+  EXPECT_NE(render(ReportFormat::markdown, passed_loadtest()).find(": ✅ Pass"), std::string::npos);
+  EXPECT_NE(render(ReportFormat::markdown, gate_failed_loadtest()).find(": ❌ Fail"),
+            std::string::npos);
+  EXPECT_NE(render(ReportFormat::markdown, run_failed_loadtest()).find("run failed"),
+            std::string::npos);
+  json loadtest = passed_loadtest();
+  loadtest["status"]["message"] = "a | b";
+  EXPECT_NE(render(ReportFormat::markdown, loadtest).find("a \\| b"), std::string::npos);
+}
+
+TEST(GateReportHtml, IsSelfContainedWithCurveStagesAndThresholds) {
+  const std::string html = render(ReportFormat::html, gate_failed_loadtest());
+  EXPECT_EQ(html.find("http://"), html.find("http://checkout.shop.svc"))
+      << "only the target URL may appear";
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_NE(html.find("<polyline id=\"latency-curve-line\""), std::string::npos);
+  EXPECT_NE(html.find("<table id=\"stages\">"), std::string::npos);
+  EXPECT_NE(html.find("<table id=\"thresholds\">"), std::string::npos);
+  EXPECT_NE(html.find("<table id=\"baseline\">"), std::string::npos);
+  EXPECT_NE(html.find(">99.9%</text>"), std::string::npos) << "log-scale percentile axis";
+  EXPECT_NE(html.find("class=\"limit fail\""), std::string::npos) << "the missed p99 limit";
+  // Without a histogram the curve falls back to the summary's percentiles.
+  json loadtest = gate_failed_loadtest();
+  loadtest["status"]["result"].erase("histogram");
+  EXPECT_NE(render(ReportFormat::html, loadtest).find("Summary percentiles"), std::string::npos);
+}
+
+TEST(GateReportHtml, NoCurveWithoutResponses) {
+  const std::string html = render(ReportFormat::html, run_failed_loadtest());
+  EXPECT_EQ(html.find("<polyline"), std::string::npos);
+  EXPECT_NE(html.find("No latency was recorded."), std::string::npos);
+}
+
+TEST(GateReportText, StageLatenciesComeFromTheStatusSummaries) {
+  const json loadtest = passed_loadtest();
+  const std::string text = render(ReportFormat::text, loadtest);
+  const double p99 = loadtest["status"]["stages"][1]["latencyMs"]["p99"].get<double>();
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%.3f", p99);
+  EXPECT_NE(text.find(shown), std::string::npos) << text;
+  EXPECT_NE(text.find("2 workers"), std::string::npos) << text;
+  EXPECT_NE(text.find("Verdict: Pass"), std::string::npos) << text;
+  const std::string jmeter = render(ReportFormat::jmeter, loadtest);
+  EXPECT_NE(jmeter.find("stage 1 (20 conns)"), std::string::npos) << jmeter;
+}
+
+TEST(GateReport, AResultThatIsNotOneIsAnErrorNamingTheField) {
+  json loadtest = passed_loadtest();
+  loadtest["status"]["result"]["requests"] = -5;
+  EXPECT_THROW(
+      {
+        try {
+          render(ReportFormat::junit, loadtest);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("requests"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+}
+
+TEST(GateReport, ThresholdLimitIsTheRightSideWithItsOperator) {
+  EXPECT_EQ(threshold_limit("p99 < 200ms"), "< 200ms");
+  EXPECT_EQ(threshold_limit("rps>=4800"), ">= 4800");
+  EXPECT_EQ(threshold_limit("cart.p99 <= 1s"), "<= 1s");
+  EXPECT_EQ(threshold_limit("nonsense"), "");
+}
+
+TEST(PercentileDistribution, HalvesTheDistanceAndEndsAtTheMaximum) {
+  Histogram h;
+  for (int64_t v = 1; v <= 10000; ++v) h.record(v);
+  const std::vector<PercentilePoint> points = percentile_distribution(h, 5);
+  ASSERT_GT(points.size(), 60u);
+  EXPECT_EQ(points.front().percentile, 0);
+  EXPECT_DOUBLE_EQ(points[5].percentile, 50.0);
+  EXPECT_DOUBLE_EQ(points[10].percentile, 75.0);
+  EXPECT_EQ(points.back().percentile, 100);
+  EXPECT_NEAR(points.back().value_ms, 10.0, 0.01);
+  EXPECT_EQ(points.back().count_at_or_below, 10000u);
+  for (size_t i = 1; i < points.size(); ++i) {
+    EXPECT_GE(points[i].value_ms, points[i - 1].value_ms);
+    EXPECT_GE(points[i].count_at_or_below, points[i - 1].count_at_or_below);
+  }
+  // No point beyond what 10,000 samples can resolve.
+  EXPECT_LE(points[points.size() - 2].inverse, 10000.0);
+  EXPECT_TRUE(percentile_distribution(Histogram{}).empty());
+}
+
+TEST(GateReportFromRun, VerdictFollowsTheThresholds) {
+  RunInfo info;
+  info.url = "http://127.0.0.1:8080/";
+  RunResult run;
+  run.result = spread_result(100, 1000, 1000, 0, 1);
+  EXPECT_EQ(gate_report_from_run("t", info, run, {}).verdict, "None");
+  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true}}).verdict, "Pass");
+  EXPECT_EQ(gate_report_from_run("t", info, run,
+                                 {{"p99 < 1s", "1.9ms", true}, {"rps > 1000", "100.0/s", false}})
+                .verdict,
+            "Fail");
+  run.finished = false;
+  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true}}).verdict, "None");
+}
+
+}  // namespace
+}  // namespace kubeload::loadgen

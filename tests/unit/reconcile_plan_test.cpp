@@ -1,0 +1,709 @@
+// The reconcile plan, table-tested: each row is an Observation (the LoadTest
+// as the API returns it, its Job and pods as the Job controller and kubelet
+// report them, the kept results, the workers' answers, the clock) and what
+// plan() must decide: the phase and reason, the actions in order, and when to
+// look again. Crash points are rows too: an operator killed after any action
+// observes the state that action left and must continue from there.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/histogram.hpp"
+#include "kubeload/result.hpp"
+#include "operator/job_builder.hpp"
+#include "operator/reconcile_plan.hpp"
+
+namespace {
+
+using nlohmann::json;
+using namespace kubeload;
+using namespace kubeload::controller;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const Timestamp kCreated = *parse_time("2026-11-29T19:00:00Z");
+const Timestamp kStartAt = kCreated + seconds(20);
+constexpr const char* kUid = "4a1c2d3e-0000-4000-8000-000000000001";
+constexpr const char* kOldUid = "9f9f9f9f-0000-4000-8000-000000000002";
+constexpr const char* kJobUid = "j-1";
+
+int64_t unix_ms(Timestamp t) {
+  return std::chrono::duration_cast<milliseconds>(t.time_since_epoch()).count();
+}
+
+json loadtest_json(const std::string& extra_spec = "") {
+  json lt = json::parse(R"({
+    "apiVersion": "kubeload.dev/v1alpha1",
+    "kind": "LoadTest",
+    "metadata": {"name": "checkout", "namespace": "shop", "generation": 1,
+                 "resourceVersion": "1001", "creationTimestamp": "2026-11-29T19:00:00Z",
+                 "labels": {"kubeload.dev/test": "checkout"}},
+    "spec": {
+      "target": {"url": "http://checkout.shop.svc:8080/"},
+      "load": {"connections": 20, "duration": "30s"},
+      "workers": 2,
+      "thresholds": ["errorRate < 1%"]
+    }
+  })");
+  lt["metadata"]["uid"] = kUid;
+  if (!extra_spec.empty()) lt["spec"].update(json::parse(extra_spec));
+  return lt;
+}
+
+json job_json(const std::string& owner_uid = kUid, std::optional<Timestamp> start_at = {}) {
+  json job = {{"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata",
+               {{"name", "checkout-workers"},
+                {"namespace", "shop"},
+                {"uid", owner_uid == kUid ? kJobUid : "j-old"},
+                {"resourceVersion", "2002"},
+                {"creationTimestamp", format_time(kCreated + seconds(1))},
+                {"labels", {{"app.kubernetes.io/managed-by", "kubeload-operator"}}},
+                {"ownerReferences",
+                 {{{"kind", "LoadTest"},
+                   {"name", "checkout"},
+                   {"uid", owner_uid},
+                   {"controller", true}}}}}},
+              {"status", json::object()}};
+  if (start_at) {
+    job["metadata"]["annotations"]["kubeload.dev/start-at"] = std::to_string(unix_ms(*start_at));
+  }
+  return job;
+}
+
+json pod_json(uint32_t index, const std::string& phase, bool ready, const std::string& uid = kUid) {
+  const std::string i = std::to_string(index);
+  return {{"metadata",
+           {{"name", "checkout-workers-" + i + "-abcde"},
+            {"labels",
+             {{"kubeload.dev/loadtest", "checkout"},
+              {"kubeload.dev/loadtest-uid", uid},
+              {"batch.kubernetes.io/job-completion-index", i}}},
+            {"annotations", {{"batch.kubernetes.io/job-completion-index", i}}},
+            {"ownerReferences",
+             {{{"kind", "Job"},
+               {"name", "checkout-workers"},
+               {"uid", uid == kUid ? kJobUid : "j-old"},
+               {"controller", true}}}}}},
+          {"status",
+           {{"phase", phase},
+            {"podIP", phase == "Pending" ? "" : "10.244.0." + std::to_string(10 + index)},
+            {"conditions", {{{"type", "Ready"}, {"status", ready ? "True" : "False"}}}}}}};
+}
+
+RunResult run_of(uint64_t requests, bool finished) {
+  RunResult run;
+  run.result.requests = requests;
+  run.result.status_codes[200] = requests;
+  run.result.duration_seconds = finished ? 30.0 : 10.0;
+  if (finished) {
+    for (uint64_t i = 0; i < requests; ++i) run.result.latency.record(1000 + int64_t(i % 50));
+  }
+  run.request_results.push_back({"default", run.result});
+  run.finished = finished;
+  return run;
+}
+
+json answer_document(uint32_t index, uint64_t requests, bool finished,
+                     const std::string& uid = kUid, const std::string& error = "") {
+  json document = to_json(run_of(requests, finished));
+  document["worker"] = index;
+  document["startedAtMs"] = unix_ms(kStartAt);
+  document["loadTestUid"] = uid;
+  if (!error.empty()) document["error"] = error;
+  return document;
+}
+
+json kept_config_map(const std::map<uint32_t, json>& documents) {
+  json data = json::object();
+  for (const auto& [index, document] : documents) {
+    data["worker-" + std::to_string(index)] = document.dump();
+  }
+  return {{"metadata", {{"name", results_config_map_name("checkout", kUid)}}}, {"data", data}};
+}
+
+Observation observe(const json& loadtest, Timestamp now) {
+  Observation o;
+  o.loadtest = loadtest;
+  o.parsed = parse_loadtest(loadtest.dump());
+  o.now = now;
+  return o;
+}
+
+// The actions, one word each (and the worker or key where there is one).
+std::vector<std::string> names(const ReconcilePlan& p) {
+  std::vector<std::string> out;
+  for (const Action& action : p.actions) {
+    std::visit(
+        [&](const auto& a) {
+          using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, CreateJob>) out.push_back("CreateJob");
+          if constexpr (std::is_same_v<A, RecordStartAt>) out.push_back("RecordStartAt");
+          if constexpr (std::is_same_v<A, StartWorker>) {
+            out.push_back("StartWorker " + std::to_string(a.index));
+          }
+          if constexpr (std::is_same_v<A, KeepResult>) out.push_back("KeepResult " + a.key);
+          if constexpr (std::is_same_v<A, FinishWorker>) {
+            out.push_back("FinishWorker " + std::to_string(a.index));
+          }
+          if constexpr (std::is_same_v<A, WriteStatus>) out.push_back("WriteStatus");
+          if constexpr (std::is_same_v<A, RecordEvent>) out.push_back("Event " + a.reason);
+          if constexpr (std::is_same_v<A, DeleteJob>) out.push_back("DeleteJob " + a.uid);
+          if constexpr (std::is_same_v<A, EndJob>) out.push_back("EndJob");
+          if constexpr (std::is_same_v<A, LookUpBaseline>) out.push_back("LookUpBaseline");
+          if constexpr (std::is_same_v<A, LookUpNewestPass>) out.push_back("LookUpNewestPass");
+          if constexpr (std::is_same_v<A, DeleteLoadTest>) out.push_back("DeleteLoadTest " + a.uid);
+        },
+        action);
+  }
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+struct Row {
+  std::string name;
+  std::function<Observation()> observed;
+  std::string phase;
+  std::string reason;
+  Strings actions;
+  std::optional<milliseconds> requeue;
+  std::string message_contains = "";
+};
+
+// A started run at `now`: Job with the barrier, both pods running.
+Observation running(Timestamp now, const std::string& extra_spec = "") {
+  Observation o = observe(loadtest_json(extra_spec), now);
+  o.loadtest["status"] = {{"phase", "Running"}, {"startTime", format_time(kStartAt)}};
+  o.job = job_view(job_json(kUid, kStartAt));
+  o.pods = {pod_view(pod_json(0, "Running", true)), pod_view(pod_json(1, "Running", true))};
+  return o;
+}
+
+// The stored final status completed as this operator writes it (every
+// condition), so a row starts from what an earlier pass of it stored.
+Observation settled(Observation o) {
+  o.loadtest["status"] = plan(o, OperatorConfig{}).status;
+  return o;
+}
+
+// A run that ended at kStartAt + 40s with `verdict`, its Job and pods gone.
+Observation finished(Timestamp now, const std::string& phase, const std::string& verdict,
+                     const std::string& extra_spec = R"({"ttlSecondsAfterFinished": 600})") {
+  Observation o = observe(loadtest_json(extra_spec), now);
+  o.loadtest["status"] = {{"phase", phase},
+                          {"observedGeneration", 1},
+                          {"verdict", verdict},
+                          {"reason", phase == "Failed" ? "WorkerFailed" : "ThresholdsPassed"},
+                          {"completionTime", format_time(kStartAt + seconds(40))}};
+  return settled(o);
+}
+
+std::vector<Row> rows() {
+  const Timestamp early = kCreated + seconds(5);
+  const Timestamp mid = kStartAt + seconds(10);
+  return {
+      {"a new LoadTest gets a first Pending status, then its Job",
+       [=] { return observe(loadtest_json(), early); },
+       "Pending",
+       "WaitingForWorkers",
+       {"WriteStatus", "Event WaitingForWorkers", "CreateJob"},
+       seconds(5)},
+      {"a Job the API server refuses is Failed with its message, not retried",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         o.job_rejected = "exceeded quota: compute, requested: limits.cpu=8, limited: 4";
+         return o;
+       },
+       "Failed",
+       "JobRejected",
+       {"WriteStatus", "Event JobRejected"},
+       std::nullopt,
+       "exceeded quota: compute"},
+      {"killed after creating the Job: not created again; waits for the workers",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         o.job = job_view(job_json());
+         o.pods = {pod_view(pod_json(0, "Running", true)), pod_view(pod_json(1, "Pending", false))};
+         return o;
+       },
+       "Starting",
+       "WaitingForWorkers",
+       {"WriteStatus", "Event WaitingForWorkers"},
+       seconds(2)},
+      {"all workers ready: the barrier is recorded on the Job before any worker hears of it",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         o.job = job_view(job_json());
+         o.pods = {pod_view(pod_json(0, "Running", true)), pod_view(pod_json(1, "Running", true))};
+         return o;
+       },
+       "Running",
+       "Running",
+       {"RecordStartAt", "StartWorker 0", "StartWorker 1", "WriteStatus", "Event Running"},
+       seconds(1)},
+      {"killed after recording the barrier: workers that did not start get the same barrier",
+       [=] {
+         Observation o = running(kStartAt - seconds(1));
+         o.loadtest["status"] = {{"phase", "Starting"}};
+         json not_started = answer_document(1, 0, false);
+         not_started.erase("startedAtMs");
+         o.answers[0].document = answer_document(0, 0, false);
+         o.answers[1].document = not_started;
+         return o;
+       },
+       "Running",
+       "Running",
+       {"StartWorker 1", "WriteStatus", "Event Running"},
+       seconds(1)},
+      {"a worker's final result is kept before it is told to exit",
+       [=] {
+         Observation o = running(mid);
+         o.answers[0].document = answer_document(0, 500, true);
+         o.answers[1].document = answer_document(1, 200, false);
+         return o;
+       },
+       "Running",
+       "Running",
+       {"KeepResult worker-0", "FinishWorker 0", "WriteStatus"},
+       seconds(1)},
+      {"killed after fetching results: the kept results finish the run though the pods are gone",
+       [=] {
+         Observation o = running(mid + seconds(40));
+         o.pods = {pod_view(pod_json(0, "Succeeded", false)),
+                   pod_view(pod_json(1, "Succeeded", false))};
+         o.kept_results = kept_config_map(
+             {{0, answer_document(0, 500, true)}, {1, answer_document(1, 400, true)}});
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {"WriteStatus", "Event ThresholdsPassed", "DeleteJob j-1"},
+       std::nullopt},
+      {"killed after writing the final status, before /finish: the workers are told now",
+       [=] {
+         Observation o = running(mid + seconds(40));
+         o.loadtest["status"] = {{"phase", "Succeeded"},
+                                 {"observedGeneration", 1},
+                                 {"verdict", "Pass"},
+                                 {"reason", "ThresholdsPassed"}};
+         return settled(o);
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {"FinishWorker 0", "FinishWorker 1", "DeleteJob j-1"},
+       std::nullopt},
+      {"a worker's result naming another LoadTest (a reused pod IP) is not merged",
+       [=] {
+         Observation o = running(mid);
+         o.answers[0].document = answer_document(0, 500, true, kOldUid);
+         o.answers[1].document = answer_document(1, 200, false);
+         return o;
+       },
+       "Running",
+       "Running",
+       {"WriteStatus"},
+       seconds(1)},
+      {"recreated by name while the old Job is still there: the old Job goes first, by uid",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         o.job = job_view(job_json(kOldUid, kStartAt));
+         o.pods = {pod_view(pod_json(0, "Running", true, kOldUid)),
+                   pod_view(pod_json(1, "Running", true, kOldUid))};
+         return o;
+       },
+       "Pending",
+       "WaitingForWorkers",
+       {"DeleteJob j-old", "WriteStatus", "Event WaitingForWorkers"},
+       seconds(2)},
+      {"recreated by name while the old Job is being deleted: wait, touch nothing of it",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         json old = job_json(kOldUid);
+         old["metadata"]["deletionTimestamp"] = format_time(early);
+         o.job = job_view(old);
+         return o;
+       },
+       "Pending",
+       "WaitingForWorkers",
+       {"WriteStatus", "Event WaitingForWorkers"},
+       seconds(2)},
+      {"a Job of the same name that is not ours fails the run instead of being used",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         json theirs = job_json("someone-else");
+         theirs["metadata"]["labels"] = json::object();
+         o.job = job_view(theirs);
+         return o;
+       },
+       "Failed",
+       "JobNameTaken",
+       {"WriteStatus", "Event JobNameTaken"},
+       std::nullopt},
+      {"the run deadline passed: Failed, and the kept Job is ended so its pods go",
+       [=] {
+         Observation o = running(kStartAt + seconds(30 + 30 + 30 + 1));
+         o.answers[0].document = answer_document(0, 500, false);
+         o.answers[1].document = answer_document(1, 200, false);
+         return o;
+       },
+       "Failed",
+       "RunDeadlineExceeded",
+       {"WriteStatus", "Event RunDeadlineExceeded", "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       std::nullopt,
+       "did not end within 1m30s"},
+      {"spec.timeouts.run bounds a run by requests",
+       [=] {
+         Observation o = running(kStartAt + seconds(121),
+                                 R"({"load": {"connections": 20, "requests": 100000},
+                                     "timeouts": {"run": "2m"}})");
+         o.answers[0].document = answer_document(0, 500, false);
+         o.answers[1].document = answer_document(1, 200, false);
+         return o;
+       },
+       "Failed",
+       "RunDeadlineExceeded",
+       {"WriteStatus", "Event RunDeadlineExceeded", "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       std::nullopt,
+       "within 2m"},
+      {"cleanup Always: a failed run's Job is deleted",
+       [=] {
+         Observation o = running(kStartAt + seconds(100), R"({"cleanup": {"policy": "Always"}})");
+         return o;
+       },
+       "Failed",
+       "RunDeadlineExceeded",
+       {"WriteStatus", "Event RunDeadlineExceeded", "FinishWorker 0", "FinishWorker 1",
+        "DeleteJob j-1"},
+       std::nullopt},
+      {"a worker not answering for less than the bound: still running",
+       [=] {
+         Observation o = running(mid);
+         o.answers[0].error = "10.244.0.10:8080: connection timed out";
+         o.answers[1].document = answer_document(1, 200, false);
+         o.unreachable_since[0] = mid - seconds(59);
+         return o;
+       },
+       "Running",
+       "Running",
+       {"WriteStatus"},
+       seconds(1)},
+      {"a worker not answering for the bound: WorkersUnreachable, naming the port",
+       [=] {
+         Observation o = running(mid);
+         o.answers[0].error = "10.244.0.10:8080: connection timed out";
+         o.answers[1].document = answer_document(1, 200, false);
+         o.unreachable_since[0] = mid - seconds(60);
+         return o;
+       },
+       "Failed",
+       "WorkersUnreachable",
+       {"WriteStatus", "Event WorkersUnreachable", "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       std::nullopt,
+       "TCP port 8080"},
+      {"a worker cut short by SIGTERM is a failed worker, its share not counted as complete",
+       [=] {
+         Observation o = running(mid);
+         o.answers[0].document = answer_document(0, 500, true);
+         o.answers[1].document = answer_document(
+             1, 120, true, kUid, "interrupted (SIGTERM) after 120 requests in 4.0s of 30.0s");
+         return o;
+       },
+       "Failed",
+       "WorkerFailed",
+       {"KeepResult worker-0", "FinishWorker 0", "KeepResult worker-1", "FinishWorker 1",
+        "WriteStatus", "Event WorkerFailed", "EndJob"},
+       std::nullopt,
+       "interrupted (SIGTERM) after 120"},
+      {"an evicted worker fails the run",
+       [=] {
+         Observation o = running(mid);
+         json evicted = pod_json(1, "Failed", false);
+         evicted["status"]["reason"] = "Evicted";
+         evicted["status"]["message"] = "The node was low on resource: memory.";
+         o.pods[1] = pod_view(evicted);
+         o.answers[0].document = answer_document(0, 200, false);
+         return o;
+       },
+       "Failed",
+       "WorkerFailed",
+       {"WriteStatus", "Event WorkerFailed", "FinishWorker 0", "EndJob"},
+       std::nullopt,
+       "Evicted"},
+      {"the baseline is looked up once, when the result is final, and nothing else is done first",
+       [=] {
+         Observation o =
+             running(mid + seconds(40),
+                     R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})");
+         o.answers[0].document = answer_document(0, 500, true);
+         o.answers[1].document = answer_document(1, 400, true);
+         return o;
+       },
+       "",
+       "",
+       {"LookUpBaseline"},
+       std::nullopt},
+      {"after the baseline lookup the run ends",
+       [=] {
+         Observation o =
+             running(mid + seconds(40),
+                     R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})");
+         o.answers[0].document = answer_document(0, 500, true);
+         o.answers[1].document = answer_document(1, 400, true);
+         o.baseline_looked_up = true;
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {"KeepResult worker-0", "FinishWorker 0", "KeepResult worker-1", "FinishWorker 1",
+        "WriteStatus", "Event ThresholdsPassed", "DeleteJob j-1"},
+       std::nullopt},
+      {"kept results of another incarnation are not this run's",
+       [=] {
+         Observation o = running(mid);
+         o.kept_results = kept_config_map({{0, answer_document(0, 500, true, kOldUid)}});
+         o.answers[1].document = answer_document(1, 200, false);
+         return o;
+       },
+       "Running",
+       "Running",
+       {"WriteStatus"},
+       seconds(1)},
+      {"retention: a finished run is kept until its ttlSecondsAfterFinished",
+       [=] { return finished(kStartAt + seconds(40 + 590), "Succeeded", "Pass"); },
+       "Succeeded",
+       "ThresholdsPassed",
+       {},
+       seconds(10)},
+      {"retention: a run without ttlSecondsAfterFinished is kept",
+       [=] { return finished(kStartAt + seconds(40 + 6000), "Succeeded", "Pass", "{}"); },
+       "Succeeded",
+       "ThresholdsPassed",
+       {},
+       std::nullopt},
+      {"retention: a failed run goes when its time is up",
+       [=] { return finished(kStartAt + seconds(40 + 600), "Failed", "None"); },
+       "Failed",
+       "WorkerFailed",
+       {std::string("DeleteLoadTest ") + kUid},
+       std::nullopt},
+      {"retention: a passing run asks whether it is its test's newest pass first",
+       [=] { return finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"); },
+       "Succeeded",
+       "ThresholdsPassed",
+       {"LookUpNewestPass"},
+       std::nullopt},
+      {"retention: the newest passing run of its test stays (a baseline may need it)",
+       [=] {
+         Observation o = finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass");
+         o.newest_pass_looked_up = true;
+         o.newest_pass_name = "checkout";
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {},
+       seconds(600)},
+      {"retention: an older passing run goes once a newer one passed",
+       [=] {
+         Observation o = finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass");
+         o.newest_pass_looked_up = true;
+         o.newest_pass_name = "checkout-2";
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {std::string("DeleteLoadTest ") + kUid},
+       std::nullopt},
+  };
+}
+
+TEST(ReconcilePlan, Table) {
+  OperatorConfig config;
+  config.loadgen_image = "kubeload:test";
+  for (const Row& row : rows()) {
+    SCOPED_TRACE(row.name);
+    const Observation observed = row.observed();
+    const ReconcilePlan planned = plan(observed, config);
+    EXPECT_EQ(names(planned), row.actions);
+    if (!row.phase.empty()) {
+      EXPECT_EQ(planned.status.value("phase", ""), row.phase) << planned.status.dump();
+      EXPECT_EQ(planned.status.value("reason", ""), row.reason) << planned.status.dump();
+    }
+    EXPECT_EQ(planned.requeue_after, row.requeue);
+    if (!row.message_contains.empty()) {
+      EXPECT_NE(planned.status.value("message", "").find(row.message_contains), std::string::npos)
+          << planned.status.value("message", "");
+    }
+    // Planning is pure: the same observation, the same plan.
+    EXPECT_EQ(names(plan(observed, config)), names(planned));
+  }
+}
+
+TEST(ReconcilePlan, StatusWritesCarryTheResourceVersionTheyWereComputedFrom) {
+  const ReconcilePlan planned =
+      plan(observe(loadtest_json(), kCreated + seconds(5)), OperatorConfig{});
+  for (const Action& action : planned.actions) {
+    if (const auto* write = std::get_if<WriteStatus>(&action)) {
+      EXPECT_EQ(write->resource_version, "1001");
+      return;
+    }
+  }
+  ADD_FAILURE() << "no status write";
+}
+
+TEST(ReconcilePlan, TheJobCarriesTheUidLabelTheBackstopDeadlineAndATtl) {
+  const ReconcilePlan planned =
+      plan(observe(loadtest_json(), kCreated + seconds(5)), OperatorConfig{});
+  const CreateJob* create = nullptr;
+  for (const Action& action : planned.actions) {
+    if (create == nullptr) create = std::get_if<CreateJob>(&action);
+  }
+  ASSERT_NE(create, nullptr);
+  EXPECT_EQ(create->job["metadata"]["labels"]["kubeload.dev/loadtest-uid"], kUid);
+  EXPECT_EQ(create->job["spec"]["template"]["metadata"]["labels"]["kubeload.dev/loadtest-uid"],
+            kUid);
+  // 5m start + 1.5s lead + (30s + 30s request timeout + 30s grace) + 300s linger.
+  EXPECT_EQ(create->job["spec"]["activeDeadlineSeconds"], 692);
+  EXPECT_EQ(create->job["spec"]["ttlSecondsAfterFinished"], 24 * 3600);
+}
+
+TEST(ReconcilePlan, OnlyTheLoadTestsOwnPodsAreSeen) {
+  Observation o = running(kStartAt + seconds(5));
+  o.pods.push_back(pod_view(pod_json(0, "Running", true, kOldUid)));
+  const std::vector<PodView> own = own_pods(o);
+  ASSERT_EQ(own.size(), 2u);
+  for (const PodView& pod : own) EXPECT_EQ(pod.loadtest_uid, kUid);
+  // Asked: this run's running workers, not the old incarnation's pod.
+  EXPECT_EQ(workers_to_ask(o).size(), 2u);
+}
+
+TEST(ReconcilePlan, RunTimeBounds) {
+  const auto bound = [](const std::string& load) {
+    json lt = loadtest_json();
+    lt["spec"]["load"] = json::parse(load);
+    const ParsedLoadTest parsed = parse_loadtest(lt.dump());
+    EXPECT_TRUE(parsed.ok()) << load;
+    return std::chrono::duration_cast<seconds>(run_time_bound(parsed.spec));
+  };
+  EXPECT_EQ(bound(R"({"connections": 20, "duration": "1m", "warmup": "10s"})"), seconds(130));
+  EXPECT_EQ(bound(R"({"connections": 20, "duration": "1m", "timeout": "5s"})"), seconds(95));
+  EXPECT_EQ(bound(R"({"rate": 10, "stages": [{"duration": "1m", "rate": 5},
+                                              {"duration": "2m", "rate": 10}]})"),
+            seconds(240));
+  EXPECT_EQ(bound(R"({"connections": 20, "requests": 1000})"), seconds(3600));
+  EXPECT_EQ(bound(R"({"connections": 20, "duration": "1m", "warmupRequests": 100})"),
+            seconds(3600));
+}
+
+}  // namespace
+
+// ---- the running merge: kept results folded once and carried across passes -------
+
+// Five workers: three results kept by earlier passes, two final answers now.
+Observation five_workers_finishing() {
+  Observation o = running(kStartAt + seconds(40), R"({"workers": 5})");
+  o.pods.clear();
+  for (uint32_t i = 0; i < 5; ++i) o.pods.push_back(pod_view(pod_json(i, "Running", true)));
+  o.kept_results = kept_config_map({{0, answer_document(0, 500, true)},
+                                    {1, answer_document(1, 70, true)},
+                                    {2, answer_document(2, 1234, true)}});
+  o.answers[3].document = answer_document(3, 9, true);
+  o.answers[4].document = answer_document(4, 333, true);
+  return o;
+}
+
+TEST(ReconcilePlan, TheRunningMergeGivesTheNumbersOfMergingEveryResultAtOnce) {
+  // A restarted operator folds every kept document again (nothing carried);
+  // a running one carries the kept merge from its earlier passes. Both must
+  // give exactly the result of merging the five workers' results at once.
+  const Observation restarted = five_workers_finishing();
+  Observation carried = five_workers_finishing();
+  std::vector<std::string> problems;
+  fold_kept_results(carried, carried.kept_folded, problems);
+  EXPECT_TRUE(problems.empty());
+  ASSERT_EQ(carried.kept_folded.reports().size(), 3u);
+
+  const ReconcilePlan from_scratch = plan(restarted, OperatorConfig{});
+  const ReconcilePlan from_carried = plan(carried, OperatorConfig{});
+  EXPECT_EQ(from_scratch.status, from_carried.status);
+  EXPECT_EQ(names(from_scratch), names(from_carried));
+  EXPECT_EQ(names(from_carried),
+            (Strings{"KeepResult worker-3", "FinishWorker 3", "KeepResult worker-4",
+                     "FinishWorker 4", "WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
+                     "FinishWorker 1", "FinishWorker 2", "DeleteJob j-1"}));
+
+  RunResult all_at_once = run_of(500, true);
+  for (uint64_t requests : {70, 1234, 9, 333}) all_at_once.merge(run_of(requests, true));
+  json expected;
+  to_json(expected, all_at_once.result, true);
+  const json& result = from_carried.status["result"];
+  ASSERT_TRUE(result.is_object()) << from_carried.status.dump();
+  for (const auto& [key, value] : expected.items()) {
+    EXPECT_EQ(result[key], value) << key;
+  }
+  EXPECT_EQ(result["requests"], 500 + 70 + 1234 + 9 + 333);
+}
+
+TEST(ReconcilePlan, AKeptResultIsFoldedOnceAndAnAnswerOfAKeptWorkerNotAtAll) {
+  Observation o = five_workers_finishing();
+  std::vector<std::string> problems;
+  fold_kept_results(o, o.kept_folded, problems);
+  const RunResult before = *o.kept_folded.merged();
+  fold_kept_results(o, o.kept_folded, problems);  // the next pass: nothing new
+  EXPECT_EQ(o.kept_folded.merged()->result.requests, before.result.requests);
+  EXPECT_EQ(o.kept_folded.merged()->result.latency.total_count(),
+            before.result.latency.total_count());
+
+  // Worker 0 answers again (it has not exited yet): its kept result counts once.
+  o.answers[0].document = answer_document(0, 500, true);
+  const ReconcilePlan p = plan(o, OperatorConfig{});
+  EXPECT_EQ(p.status["result"]["requests"], 500 + 70 + 1234 + 9 + 333);
+  EXPECT_EQ(workers_to_ask(o).count(0), 0u);
+}
+
+TEST(ReconcilePlan, ACarriedMergeTheKeptResultsNoLongerMatchStartsOver) {
+  Observation o = five_workers_finishing();
+  std::vector<std::string> problems;
+  fold_kept_results(o, o.kept_folded, problems);
+  ASSERT_EQ(o.kept_folded.merged()->result.requests, 500u + 70 + 1234);
+
+  // The ConfigMap lost worker-0 (deleted and re-created by hand): the carried
+  // merge would count a result the cluster no longer holds.
+  o.kept_results = kept_config_map({{1, answer_document(1, 70, true)}});
+  fold_kept_results(o, o.kept_folded, problems);
+  EXPECT_EQ(o.kept_folded.merged()->result.requests, 70u);
+  EXPECT_EQ(o.kept_folded.reports().size(), 1u);
+
+  // Folded for another worker count (an edited spec): starts over as well.
+  WorkerResults other_count(2);
+  ASSERT_TRUE(other_count.fold(1, collected_result_from_json(answer_document(1, 70, true))));
+  fold_kept_results(o, other_count, problems);
+  EXPECT_EQ(other_count.workers(), 5u);
+  EXPECT_EQ(other_count.merged()->result.requests, 70u);
+}
+
+TEST(ReconcilePlan, AResultThatDoesNotMergeIsNeitherKeptNorCounted) {
+  Observation o = running(kStartAt + seconds(40));
+  o.answers[0].document = answer_document(0, 500, true);
+  json odd = answer_document(1, 400, true);
+  // A histogram of another layout (an incompatible worker build).
+  ASSERT_TRUE(odd["result"].contains("histogram")) << odd.dump();
+  Histogram other_layout(1, 1000, 2);
+  other_layout.record(500);
+  odd["result"]["histogram"] = other_layout.encode_base64();
+  o.answers[1].document = odd;
+  const ReconcilePlan p = plan(o, OperatorConfig{});
+  EXPECT_EQ(names(p)[0], "KeepResult worker-0");
+  for (const std::string& action : names(p)) EXPECT_NE(action, "KeepResult worker-1");
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("worker 1"), std::string::npos) << p.warnings[0];
+  EXPECT_EQ(p.status["result"]["requests"], 500);
+}
