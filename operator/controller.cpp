@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "operator/bounded_parallel.hpp"
 #include "operator/job_builder.hpp"
 
 namespace kubeload::controller {
@@ -147,10 +148,14 @@ void Reconciler::fold_kept(const std::string& key, Observation& observed) {
 
 void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   const std::map<uint32_t, std::string> ask = workers_to_ask(observed);
-  for (const auto& [index, ip] : ask) {
-    WorkerAnswer answer;
-    answer.document = workers_.result(WorkerAddress{ip, config_.worker_port}, answer.error);
-    observed.answers[index] = std::move(answer);
+  const std::vector<std::pair<uint32_t, std::string>> asked(ask.begin(), ask.end());
+  std::vector<WorkerAnswer> answers(asked.size());
+  for_each_bounded(asked.size(), config_.worker_calls_in_flight, [&](std::size_t i) {
+    answers[i].document =
+        workers_.result(WorkerAddress{asked[i].second, config_.worker_port}, answers[i].error);
+  });
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    observed.answers[asked[i].first] = std::move(answers[i]);
   }
   std::lock_guard lock(unreachable_mutex_);
   if (ask.empty()) {

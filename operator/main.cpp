@@ -39,6 +39,7 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --leader-election-namespace NS   where the Lease lives (default: --namespace or "default")
   --concurrency N          reconciles in parallel (default 2)
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
+  --worker-calls N         worker /result calls in flight per reconcile (default 32)
   --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
   --worker-unreachable-timeout DURATION  fail a started run whose worker has not answered
                            on its port this long (WorkersUnreachable; default 60s)
@@ -54,6 +55,7 @@ struct Flags {
   std::string lease_namespace;
   unsigned concurrency = 2;
   std::optional<uint32_t> worker_threads;
+  unsigned worker_calls = 32;
   std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
   std::chrono::seconds worker_unreachable_timeout{60};
 };
@@ -106,6 +108,8 @@ Flags parse_flags(int argc, char** argv) {
       flags.concurrency = positive(arg, next());
     else if (arg == "--worker-threads")
       flags.worker_threads = positive(arg, next());
+    else if (arg == "--worker-calls")
+      flags.worker_calls = positive(arg, next());
     else if (arg == "--resync-period") {
       const std::string text = next();
       const auto period = kubeload::parse_duration(text);
@@ -251,6 +255,7 @@ int main(int argc, char** argv) {
   config.loadgen_image = flags.loadgen_image;
   config.worker_threads = flags.worker_threads;
   config.worker_unreachable_timeout = flags.worker_unreachable_timeout;
+  config.worker_calls_in_flight = flags.worker_calls;
   kc::WorkerClient worker_client;
   kc::Reconciler reconciler(
       client, jobs, pods, config, worker_client, log, metrics,
