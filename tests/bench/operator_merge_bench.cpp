@@ -11,6 +11,10 @@
 // (each parsed anew, as if fetched), for a measurement without any server.
 // --hold-all: keep every worker's result and merge them at the end, as the
 // operator did before the running merge, for comparison.
+// --calls N: fetch as the controller's ask_workers does, N calls in flight
+// (for_each_bounded), every answer's document held until the pass folds them
+// (plan() reads the Observation's answers); without it, one call at a time,
+// each folded as it arrives.
 
 #include <sys/resource.h>
 
@@ -26,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/result.hpp"
+#include "operator/bounded_parallel.hpp"
 #include "operator/worker_client.hpp"
 #include "operator/worker_results.hpp"
 
@@ -39,7 +44,7 @@ using kubeload::controller::WorkerResults;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kUsage =
-    "usage: operator_merge_bench --addresses FILE [--hold-all]\n"
+    "usage: operator_merge_bench --addresses FILE [--hold-all] [--calls N]\n"
     "       operator_merge_bench --document FILE --workers N [--hold-all]\n";
 
 // From /proc/self/status: VmRSS now, VmHWM the peak (KiB).
@@ -87,6 +92,7 @@ int run(const std::vector<std::string>& args) {
   std::string addresses_file, document_file;
   uint32_t workers = 0;
   bool hold_all = false;
+  uint32_t calls = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) throw std::invalid_argument(args[i] + " needs a value");
@@ -98,6 +104,8 @@ int run(const std::vector<std::string>& args) {
       document_file = value();
     } else if (args[i] == "--workers") {
       workers = static_cast<uint32_t>(std::stoul(value()));
+    } else if (args[i] == "--calls") {
+      calls = static_cast<uint32_t>(std::stoul(value()));
     } else if (args[i] == "--hold-all") {
       hold_all = true;
     } else {
@@ -126,10 +134,26 @@ int run(const std::vector<std::string>& args) {
   double fetch_seconds = 0, parse_seconds = 0, merge_seconds = 0;
   uint32_t failed = 0;
   const Clock::time_point pass_start = Clock::now();
+  std::vector<std::optional<nlohmann::json>> answers;
+  if (calls > 0 && !addresses.empty()) {
+    const Clock::time_point start = Clock::now();
+    answers.resize(workers);
+    std::vector<std::string> errors(workers);
+    kubeload::controller::for_each_bounded(workers, calls, [&](std::size_t i) {
+      answers[i] = client.result(addresses[i], errors[i]);
+    });
+    fetch_seconds = seconds_since(start);
+  }
   for (uint32_t i = 0; i < workers; ++i) {
     Clock::time_point start = Clock::now();
     std::optional<nlohmann::json> document;
-    if (addresses.empty()) {
+    if (!answers.empty()) {
+      document = std::move(answers[i]);
+      if (!document) {
+        ++failed;
+        continue;
+      }
+    } else if (addresses.empty()) {
       document = nlohmann::json::parse(document_text);
       (*document)["worker"] = i;
     } else {
@@ -141,7 +165,7 @@ int run(const std::vector<std::string>& args) {
         continue;
       }
     }
-    fetch_seconds += seconds_since(start);
+    if (answers.empty()) fetch_seconds += seconds_since(start);
     start = Clock::now();
     CollectedResult collected = kubeload::controller::collected_result_from_json(*document);
     document.reset();
@@ -177,6 +201,7 @@ int run(const std::vector<std::string>& args) {
   const nlohmann::json report = {
       {"workers", workers},
       {"mode", hold_all ? "hold-all" : "running-merge"},
+      {"callsInFlight", calls},
       {"source", addresses.empty() ? "document" : "http"},
       {"stages", merged.stages.size()},
       {"requestResults", merged.request_results.size()},
