@@ -133,9 +133,9 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
 void Reconciler::fold_kept(const std::string& key, Observation& observed) {
   const std::string uid = string_at(observed.loadtest, {"metadata", "uid"});
   const std::string phase = string_at(observed.loadtest, {"status", "phase"});
-  const bool final = phase == "Succeeded" || phase == "Failed";  // plan() keeps a final status
+  const bool ended = phase == "Succeeded" || phase == "Failed";  // plan() keeps a final status
   std::lock_guard lock(kept_mutex_);
-  if (!observed.kept_results || final) {
+  if (!observed.kept_results || ended) {
     kept_merges_.erase(key);
     return;
   }
