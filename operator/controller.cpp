@@ -125,25 +125,8 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
                                kept.describe());
     }
   }
-  fold_kept(namespace_ + "/" + name, observed);
   ask_workers(uid, observed);
   return observed;
-}
-
-void Reconciler::fold_kept(const std::string& key, Observation& observed) {
-  const std::string uid = string_at(observed.loadtest, {"metadata", "uid"});
-  const std::string phase = string_at(observed.loadtest, {"status", "phase"});
-  const bool ended = phase == "Succeeded" || phase == "Failed";  // plan() keeps a final status
-  std::lock_guard lock(kept_mutex_);
-  if (!observed.kept_results || ended) {
-    kept_merges_.erase(key);
-    return;
-  }
-  KeptMerge& kept = kept_merges_[key];
-  if (kept.uid != uid) kept = KeptMerge{uid, WorkerResults()};
-  std::vector<std::string> problems;  // plan() reports them
-  fold_kept_results(observed, kept.folded, problems);
-  observed.kept_folded = kept.folded;
 }
 
 void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
@@ -280,21 +263,23 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
               log_.warn("worker did not take the start",
                         {{"loadtest", where}, {"worker", a.index}, {"error", error}});
             }
-          } else if constexpr (std::is_same_v<A, KeepResult>) {
+          } else if constexpr (std::is_same_v<A, KeepResults>) {
             const kube::ResourceRef configmaps = kube::resources::configmaps(namespace_);
-            const json patch = {{"data", {{a.key, a.document}}}};
-            kube::Response patched = client_.merge_patch(configmaps, a.config_map, patch);
-            if (patched.is_not_found()) {
+            kube::Response kept;
+            if (a.resource_version.empty()) {
               json object = a.config_map_object;
-              object["data"][a.key] = a.document;
-              patched = client_.create(configmaps, object);
-              if (patched.is_already_exists()) {
-                patched = client_.merge_patch(configmaps, a.config_map, patch);
-              }
+              object["data"] = a.data;
+              kept = client_.create(configmaps, object);
+            } else {
+              const json patch = {{"metadata", {{"resourceVersion", a.resource_version}}},
+                                  {"data", a.data}};
+              kept = client_.merge_patch(configmaps, a.config_map, patch);
             }
-            if (!patched.ok()) {
-              throw std::runtime_error("keeping " + a.key + "'s result of " + where + ": " +
-                                       patched.describe());
+            if (!kept.ok()) {
+              // A conflict (another pass wrote first) is observed again, like
+              // any failure: the workers stay until their results are kept.
+              throw std::runtime_error("keeping the results of " + where + " in " + a.config_map +
+                                       ": " + kept.describe());
             }
           } else if constexpr (std::is_same_v<A, FinishWorker>) {
             std::string error;
@@ -360,8 +345,6 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
   std::optional<Observation> observed = observe(namespace_, name);
   if (!observed) {
     metrics_.forget_loadtest(namespace_, name);
-    std::lock_guard lock(kept_mutex_);
-    kept_merges_.erase(namespace_ + "/" + name);
     return {};  // deleted: its Job, pods and kept results go with it (owner references)
   }
   ReconcilePlan planned;

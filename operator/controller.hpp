@@ -57,9 +57,6 @@ class Reconciler {
  private:
   std::optional<Observation> observe(const std::string& namespace_, const std::string& name);
   void ask_workers(const std::string& key, Observation& observed);
-  // Folds the kept results not yet in this LoadTest's carried merge and
-  // hands the merge to the observation.
-  void fold_kept(const std::string& key, Observation& observed);
   // Runs the actions in order; returns false when the plan must be made
   // again with what an action learned (a refused Job, the baseline).
   bool act(const ReconcilePlan& plan, Observation& observed);
@@ -79,15 +76,6 @@ class Reconciler {
   // index -> time): memory across passes, not a decision.
   std::mutex unreachable_mutex_;
   std::map<std::string, std::map<uint32_t, Timestamp>> unreachable_since_;
-  // The kept results folded so far, per LoadTest ("ns/name") and for the uid
-  // they were folded for: memory across passes (each kept document is
-  // parsed once), not a decision; plan() folds whatever it lacks.
-  struct KeptMerge {
-    std::string uid;
-    WorkerResults folded;
-  };
-  std::mutex kept_mutex_;
-  std::map<std::string, KeptMerge> kept_merges_;
 };
 
 }  // namespace kubeload::controller

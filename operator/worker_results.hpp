@@ -41,6 +41,10 @@ class WorkerResults {
  public:
   // Workers are indexed 0 .. workers - 1 (the Job's completion indices).
   explicit WorkerResults(uint32_t workers = 0) : workers_(workers) {}
+  // A merge kept earlier (the results ConfigMap), to fold on from.
+  WorkerResults(uint32_t workers, std::map<uint32_t, WorkerReport> reports,
+                std::optional<RunResult> merged)
+      : workers_(workers), reports_(std::move(reports)), merged_(std::move(merged)) {}
 
   // Folds worker `index`'s result into the merge and keeps its report.
   // Returns false, folding nothing, for an index outside the Job (not ours to
