@@ -60,6 +60,9 @@ struct OperatorConfig {
   // A started run whose worker has not answered on worker_port for this long
   // fails with WorkersUnreachable (--worker-unreachable-timeout).
   std::chrono::seconds worker_unreachable_timeout{60};
+  // GET /result calls a reconcile has in flight at once (--worker-calls):
+  // a pass over many workers takes about one call's time, not the sum.
+  uint32_t worker_calls_in_flight = 32;
   // ttlSecondsAfterFinished of a worker Job the cleanup policy keeps (a
   // failed run's, under OnSuccess): kept to look into, not forever.
   int64_t kept_job_ttl_seconds = 24 * 3600;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "operator/bounded_parallel.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/worker_token.hpp"
 
@@ -131,10 +132,13 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
 
 void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   const std::map<uint32_t, std::string> ask = workers_to_ask(observed);
-  for (const auto& [index, ip] : ask) {
-    WorkerAnswer answer;
-    answer.document = workers_.result(worker_address(ip, uid), answer.error);
-    observed.answers[index] = std::move(answer);
+  const std::vector<std::pair<uint32_t, std::string>> asked(ask.begin(), ask.end());
+  std::vector<WorkerAnswer> answers(asked.size());
+  for_each_bounded(asked.size(), config_.worker_calls_in_flight, [&](std::size_t i) {
+    answers[i].document = workers_.result(worker_address(asked[i].second, uid), answers[i].error);
+  });
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    observed.answers[asked[i].first] = std::move(answers[i]);
   }
   std::lock_guard lock(unreachable_mutex_);
   if (ask.empty()) {
@@ -270,21 +274,23 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
               log_.warn("worker did not take the start",
                         {{"loadtest", where}, {"worker", a.index}, {"error", error}});
             }
-          } else if constexpr (std::is_same_v<A, KeepResult>) {
+          } else if constexpr (std::is_same_v<A, KeepResults>) {
             const kube::ResourceRef configmaps = kube::resources::configmaps(namespace_);
-            const json patch = {{"data", {{a.key, a.document}}}};
-            kube::Response patched = client_.merge_patch(configmaps, a.config_map, patch);
-            if (patched.is_not_found()) {
+            kube::Response kept;
+            if (a.resource_version.empty()) {
               json object = a.config_map_object;
-              object["data"][a.key] = a.document;
-              patched = client_.create(configmaps, object);
-              if (patched.is_already_exists()) {
-                patched = client_.merge_patch(configmaps, a.config_map, patch);
-              }
+              object["data"] = a.data;
+              kept = client_.create(configmaps, object);
+            } else {
+              const json patch = {{"metadata", {{"resourceVersion", a.resource_version}}},
+                                  {"data", a.data}};
+              kept = client_.merge_patch(configmaps, a.config_map, patch);
             }
-            if (!patched.ok()) {
-              throw std::runtime_error("keeping " + a.key + "'s result of " + where + ": " +
-                                       patched.describe());
+            if (!kept.ok()) {
+              // A conflict (another pass wrote first) is observed again, like
+              // any failure: the workers stay until their results are kept.
+              throw std::runtime_error("keeping the results of " + where + " in " + a.config_map +
+                                       ": " + kept.describe());
             }
           } else if constexpr (std::is_same_v<A, FinishWorker>) {
             std::string error;

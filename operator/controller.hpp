@@ -24,6 +24,7 @@
 #include "operator/reconcile_plan.hpp"
 #include "operator/status.hpp"
 #include "operator/worker_client.hpp"
+#include "operator/worker_results.hpp"
 
 namespace kubeload::controller {
 

@@ -50,6 +50,7 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --leader-election-namespace NS   where the Lease lives (default: --namespace or "default")
   --concurrency N          reconciles in parallel (default 2)
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
+  --worker-calls N         worker /result calls in flight per reconcile (default 32)
   --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
   --target-deny-cidr CIDR  refuse load to this range too (repeatable); always denied: link-local
                            (cloud metadata), loopback, unspecified, and the API server's addresses
@@ -83,6 +84,7 @@ struct Flags {
   std::string lease_namespace;
   unsigned concurrency = 2;
   std::optional<uint32_t> worker_threads;
+  unsigned worker_calls = 32;
   std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
   std::string worker_token_key_file;
   std::vector<std::string> target_deny_cidrs;
@@ -166,6 +168,8 @@ Flags parse_flags(int argc, char** argv) {
       flags.concurrency = positive(arg, next());
     else if (arg == "--worker-threads")
       flags.worker_threads = positive(arg, next());
+    else if (arg == "--worker-calls")
+      flags.worker_calls = positive(arg, next());
     else if (arg == "--resync-period") {
       const std::string text = next();
       const auto period = kubeload::parse_duration(text);
@@ -404,6 +408,7 @@ int main(int argc, char** argv) {
         "or standby operator cannot drive workers of runs already going");
   }
   config.worker_unreachable_timeout = flags.worker_unreachable_timeout;
+  config.worker_calls_in_flight = flags.worker_calls;
   kc::WorkerClient worker_client;
   kc::Reconciler reconciler(
       client, jobs, pods, config, worker_client, log, metrics,

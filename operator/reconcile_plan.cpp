@@ -27,9 +27,9 @@ bool is_final_phase(const std::string& phase) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
-std::string result_key(uint32_t index) {
-  return "worker-" + std::to_string(index);
-}
+constexpr const char* kKeptUidKey = "loadTestUid";
+constexpr const char* kKeptWorkersKey = "workers";
+constexpr const char* kKeptMergeKey = "merged";
 
 std::string loadtest_uid(const Observation& o) {
   return text(member(member(o.loadtest, "metadata"), "uid"));
@@ -55,31 +55,6 @@ json results_config_map(const json& loadtest, const std::string& name) {
                            {"controller", true},
                            {"blockOwnerDeletion", true}}})}}},
           {"data", json::object()}};
-}
-
-// The kept final results: only documents of this incarnation count.
-std::map<uint32_t, CollectedResult> kept_results(const Observation& o, uint32_t workers,
-                                                 std::vector<std::string>& problems) {
-  std::map<uint32_t, CollectedResult> kept;
-  if (!o.kept_results) return kept;
-  const json& data = member(*o.kept_results, "data");
-  if (!data.is_object()) return kept;
-  const std::string uid = loadtest_uid(o);
-  for (uint32_t i = 0; i < workers; ++i) {
-    const json& stored = member(data, result_key(i));
-    if (!stored.is_string()) continue;
-    const json document = json::parse(stored.get<std::string>(), nullptr, false);
-    if (document.is_discarded() || text(member(document, "loadTestUid")) != uid) {
-      problems.push_back(result_key(i) + " in the results ConfigMap is not this run's");
-      continue;
-    }
-    try {
-      kept[i] = collected_result_from_json(document);
-    } catch (const std::invalid_argument& e) {
-      problems.push_back(result_key(i) + " in the results ConfigMap: " + e.what());
-    }
-  }
-  return kept;
 }
 
 struct RunFailure {
@@ -147,6 +122,66 @@ std::string results_config_map_name(const std::string& loadtest_name, const std:
   return worker_job_name(loadtest_name) + "-results-" + uid.substr(0, 8);
 }
 
+json kept_results_data(const WorkerResults& kept, const std::string& loadtest_uid) {
+  json workers = json::object();
+  for (const auto& [index, report] : kept.reports()) {
+    json facts = {{"finished", report.finished}};
+    if (report.started_at_ms) facts["startedAtMs"] = *report.started_at_ms;
+    if (!report.error.empty()) facts["error"] = report.error.substr(0, kKeptErrorLength);
+    workers[std::to_string(index)] = std::move(facts);
+  }
+  json data = {{kKeptUidKey, loadtest_uid}, {kKeptWorkersKey, workers.dump()}};
+  if (kept.merged()) data[kKeptMergeKey] = to_json(*kept.merged()).dump();
+  return data;
+}
+
+std::size_t config_map_data_size(const json& data) {
+  std::size_t size = 0;
+  for (const auto& [key, value] : data.items()) {
+    size += key.size() + (value.is_string() ? value.get_ref<const std::string&>().size() : 0);
+  }
+  return size;
+}
+
+WorkerResults kept_merge(const Observation& o, std::vector<std::string>& problems) {
+  const uint32_t workers = o.parsed.ok() ? o.parsed.spec.workers : 0;
+  const json& data = o.kept_results ? member(*o.kept_results, "data") : json();
+  if (!data.is_object() || data.empty()) return WorkerResults(workers);
+  const std::string where = "the results ConfigMap";
+  if (text(member(data, kKeptUidKey)) != loadtest_uid(o)) {
+    problems.push_back(where + " is not this run's");
+    return WorkerResults(workers);
+  }
+  try {
+    const json facts = json::parse(text(member(data, kKeptWorkersKey)));
+    if (!facts.is_object()) throw std::invalid_argument("\"workers\" is not an object");
+    std::map<uint32_t, WorkerReport> reports;
+    for (const auto& [key, fact] : facts.items()) {
+      const unsigned long index = std::stoul(key);
+      if (index >= workers) {
+        throw std::invalid_argument("worker " + key + " is not one of the " +
+                                    std::to_string(workers) + " workers");
+      }
+      WorkerReport report;
+      report.finished = member(fact, "finished") == json(true);
+      if (member(fact, "startedAtMs").is_number_integer()) {
+        report.started_at_ms = member(fact, "startedAtMs").get<int64_t>();
+      }
+      report.error = text(member(fact, "error"));
+      reports.emplace(static_cast<uint32_t>(index), std::move(report));
+    }
+    std::optional<RunResult> merged;
+    if (!reports.empty())
+      merged = run_result_from_json(json::parse(text(member(data, kKeptMergeKey))));
+    return WorkerResults(workers, std::move(reports), std::move(merged));
+  } catch (const std::exception& e) {
+    // json::parse_error, std::invalid_argument (a bad field or index),
+    // std::out_of_range (an index too large).
+    problems.push_back(where + ": " + e.what());
+    return WorkerResults(workers);
+  }
+}
+
 std::optional<JobView> own_job(const Observation& o) {
   const std::string uid = loadtest_uid(o);
   if (o.job && !uid.empty() && o.job->owner_uid == uid) return o.job;
@@ -173,10 +208,10 @@ std::map<uint32_t, std::string> workers_to_ask(const Observation& o) {
     return ask;
   }
   std::vector<std::string> ignored;
-  const auto kept = kept_results(o, o.parsed.spec.workers, ignored);
+  const WorkerResults kept = kept_merge(o, ignored);
   for (const PodView& pod : own_pods(o)) {
     if (!pod.index || *pod.index >= o.parsed.spec.workers || pod.ip.empty()) continue;
-    if (pod.phase != "Running" || kept.count(*pod.index) != 0) continue;
+    if (pod.phase != "Running" || kept.reports().contains(*pod.index)) continue;
     ask[*pod.index] = pod.ip;
   }
   return ask;
@@ -260,17 +295,24 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     }
     observed.start_issued_at = start_at;
 
-    // ---- results: kept ones, then this pass's answers
+    // ---- results: the kept merge of final results, then this pass's answers,
+    // folded as they come (exact in any order: RunResult::merge)
     std::vector<std::string> problems;
-    std::map<uint32_t, CollectedResult> kept = kept_results(o, workers, problems);
-    const std::string config_map = results_config_map_name(name, uid);
+    std::vector<std::string> kept_problems;
+    WorkerResults kept = kept_merge(o, kept_problems);
+    if (!kept_problems.empty()) {
+      // Writing over it would lose the workers it holds, who may have exited.
+      failure = RunFailure{"ResultsUnreadable",
+                           "the kept results cannot be read: " + kept_problems.front()};
+    }
+    std::vector<uint32_t> newly_kept;
+    std::vector<std::pair<uint32_t, CollectedResult>> partial;
     std::vector<std::string> unreachable;
     for (const auto& [index, answer] : o.answers) {
-      if (index >= workers || kept.count(index) != 0) continue;
+      if (index >= workers || kept.reports().contains(index)) continue;
       const auto pod = std::find_if(pods.begin(), pods.end(), [&](const PodView& p) {
         return p.index == index && !p.ip.empty();
       });
-      const std::string ip = pod == pods.end() ? "" : pod->ip;
       const std::string who = "worker " + std::to_string(index);
       if (!answer.document) {
         if (const auto since = o.unreachable_since.find(index);
@@ -286,33 +328,59 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         // pod went): not ours to merge.
         continue;
       }
-      CollectedResult collected;
       try {
-        collected = collected_result_from_json(document);
+        CollectedResult collected = collected_result_from_json(document);
+        const bool started = collected.started_at_ms.has_value();
+        if (collected.run.finished) {
+          // Folded as it is read: the pass holds the merge, not every result.
+          kept.fold(index, std::move(collected));
+          newly_kept.push_back(index);
+        } else {
+          partial.emplace_back(index, std::move(collected));
+          if (!started && pod != pods.end() && pod->ready && start_at) {
+            // Not started yet: the barrier is idempotent, so sending it again
+            // is safe and covers a start lost to a restart.
+            out.actions.push_back(StartWorker{index, pod->ip, *start_at});
+          }
+        }
       } catch (const std::invalid_argument& e) {
         problems.push_back(who + ": unreadable result: " + e.what());
-        continue;
       }
-      if (collected.run.finished) {
-        // Kept before the worker may exit: a final result is never held in
-        // one place only.
-        out.actions.push_back(KeepResult{config_map, results_config_map(o.loadtest, config_map),
-                                         result_key(index), document.dump()});
-        out.actions.push_back(FinishWorker{index, ip});
-        finishing.insert(index);
-      } else if (!collected.started_at_ms && pod != pods.end() && pod->ready && start_at) {
-        // Not started yet: the barrier is idempotent, so sending it again is
-        // safe and covers a start lost to a restart.
-        out.actions.push_back(StartWorker{index, ip, *start_at});
-      }
-      observed.results[index] = std::move(collected);
     }
-    for (auto& [index, collected] : kept) observed.results[index] = std::move(collected);
+    if (!newly_kept.empty() && !failure) {
+      json data = kept_results_data(kept, uid);
+      const std::size_t size = config_map_data_size(data);
+      if (size > kConfigMapDataLimit) {
+        failure = RunFailure{
+            "ResultsTooLarge",
+            "the merged result of " + std::to_string(kept.reports().size()) + " worker(s) is " +
+                std::to_string(size) + " bytes, over the " + std::to_string(kConfigMapDataLimit) +
+                " bytes a ConfigMap may hold; fewer stages or named requests keep it smaller"};
+      } else {
+        // Kept before the workers may exit: a final result is never held in
+        // one place only.
+        const std::string config_map = results_config_map_name(name, uid);
+        const std::string kept_version =
+            o.kept_results ? text(member(member(*o.kept_results, "metadata"), "resourceVersion"))
+                           : std::string();
+        out.actions.push_back(KeepResults{config_map, results_config_map(o.loadtest, config_map),
+                                          kept_version, std::move(data), newly_kept});
+        for (const uint32_t index : newly_kept) {
+          const auto pod = std::find_if(pods.begin(), pods.end(), [&](const PodView& p) {
+            return p.index == index && !p.ip.empty();
+          });
+          out.actions.push_back(FinishWorker{index, pod == pods.end() ? "" : pod->ip});
+          finishing.insert(index);
+        }
+      }
+    }
+    observed.results = std::move(kept);
+    for (auto& [index, collected] : partial) observed.results.fold(index, std::move(collected));
 
     // ---- deadlines
     const auto final_ok = static_cast<uint32_t>(std::count_if(
-        observed.results.begin(), observed.results.end(),
-        [](const auto& entry) { return entry.second.run.finished && entry.second.error.empty(); }));
+        observed.results.reports().begin(), observed.results.reports().end(),
+        [](const auto& entry) { return entry.second.finished && entry.second.error.empty(); }));
     if (!failure && !unreachable.empty()) {
       failure = RunFailure{
           "WorkersUnreachable",

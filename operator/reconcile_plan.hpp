@@ -8,6 +8,7 @@
 // every decision has a table test.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "operator/config.hpp"
 #include "operator/status.hpp"
 #include "operator/views.hpp"
+#include "operator/worker_results.hpp"
 
 namespace kubeload::controller {
 
@@ -35,7 +37,8 @@ struct Observation {
   ParsedLoadTest parsed;       // parse_loadtest(loadtest)
   std::optional<JobView> job;  // the Job of the worker Job's name, whoever owns it
   std::vector<PodView> pods;   // pods labelled with the LoadTest's name (any incarnation)
-  // The kept final results (the results ConfigMap's data): key -> document.
+  // The results ConfigMap as read (the running merge of the final results
+  // kept so far, see kept_merge); unset when there is none yet.
   std::optional<nlohmann::json> kept_results;
   std::map<uint32_t, WorkerAnswer> answers;  // by worker index, asked this pass
   // Since when each worker has not answered (kept by the executor across
@@ -77,13 +80,17 @@ struct StartWorker {
   std::string ip;
   Timestamp at;
 };
-// Adds one worker's final /result document to the results ConfigMap (created
-// owned by the LoadTest when missing), before the worker may exit.
-struct KeepResult {
+// Stores the running merge of the final results (kept_results_data) in the
+// results ConfigMap before any of the newly folded workers may exit. The
+// ConfigMap's resourceVersion is the precondition (none: create it), so two
+// passes can never fold the same worker twice or lose one: the second write
+// is refused and its pass observes again.
+struct KeepResults {
   std::string config_map;
-  nlohmann::json config_map_object;  // to create it when missing (empty data)
-  std::string key;                   // "worker-<index>"
-  std::string document;
+  nlohmann::json config_map_object;  // to create it (with `data`) when there is none yet
+  std::string resource_version;      // of the ConfigMap read; empty: create
+  nlohmann::json data;
+  std::vector<uint32_t> added;  // the workers folded in by this write
 };
 // POST /finish: the worker's final result is kept; it may exit.
 struct FinishWorker {
@@ -123,7 +130,7 @@ struct DeleteLoadTest {
   std::string uid;
 };
 
-using Action = std::variant<CreateTokenSecret, CreateJob, RecordStartAt, StartWorker, KeepResult,
+using Action = std::variant<CreateTokenSecret, CreateJob, RecordStartAt, StartWorker, KeepResults,
                             FinishWorker, WriteStatus, RecordEvent, DeleteJob, EndJob,
                             LookUpBaseline, LookUpNewestPass, DeleteLoadTest>;
 
@@ -162,6 +169,23 @@ std::string results_config_map_name(const std::string& loadtest_name, const std:
 // controlled by that Job. Never by name alone.
 std::optional<JobView> own_job(const Observation& observed);
 std::vector<PodView> own_pods(const Observation& observed);
+// The Kubernetes limit on a ConfigMap's data (keys and values together).
+inline constexpr std::size_t kConfigMapDataLimit = 1024 * 1024;
+// Errors are kept this long at most per worker, so the kept facts stay small.
+inline constexpr std::size_t kKeptErrorLength = 256;
+
+// The results ConfigMap's data for a running merge of final results: the
+// merge as one document (the result encoding of a worker's /result, so
+// histograms in their compact encoding), the workers folded into it with
+// what the status needs of each, and the run's uid. Its size does not grow
+// with the worker count beyond a few bytes per worker.
+nlohmann::json kept_results_data(const WorkerResults& kept, const std::string& loadtest_uid);
+// The size the API server counts against kConfigMapDataLimit.
+std::size_t config_map_data_size(const nlohmann::json& data);
+// The running merge kept in the results ConfigMap (empty when there is none
+// yet). Data of another run or that does not parse is left out and named in
+// `problems`.
+WorkerResults kept_merge(const Observation& observed, std::vector<std::string>& problems);
 // The workers plan() wants /result from in this pass (index -> pod IP).
 std::map<uint32_t, std::string> workers_to_ask(const Observation& observed);
 

@@ -413,17 +413,6 @@ std::optional<Timestamp> parse_time(const std::string& value) {
          std::chrono::minutes(minute) + std::chrono::seconds(second);
 }
 
-CollectedResult collected_result_from_json(const json& document) {
-  CollectedResult collected;
-  collected.run = run_result_from_json(document);
-  const json& started = member(document, "startedAtMs");
-  if (started.is_number_integer() && started.get<int64_t>() > 0) {
-    collected.started_at_ms = started.get<int64_t>();
-  }
-  collected.error = text(member(document, "error"));
-  return collected;
-}
-
 std::optional<Timestamp> start_deadline(const Observed& observed) {
   if (!observed.parsed.ok()) return std::nullopt;
   std::optional<Timestamp> created = observed.job ? creation_time(*observed.job) : std::nullopt;
@@ -458,12 +447,12 @@ json compute_status(const Observed& observed, Timestamp now) {
   const std::vector<WorkerPods> pods = pods_by_index(observed.pods, workers);
 
   // Only the Job's own indices count; anything else is not ours to merge.
-  std::vector<const CollectedResult*> collected(workers, nullptr);
-  for (const auto& [index, result] : observed.results) {
-    if (index < workers) collected[index] = &result;
+  std::vector<const WorkerReport*> collected(workers, nullptr);
+  for (const auto& [index, report] : observed.results.reports()) {
+    if (index < workers) collected[index] = &report;
   }
   const auto is_final_ok = [&](uint32_t i) {
-    return collected[i] != nullptr && collected[i]->run.finished && collected[i]->error.empty();
+    return collected[i] != nullptr && collected[i]->finished && collected[i]->error.empty();
   };
 
   std::optional<Timestamp> started_at;
@@ -472,7 +461,7 @@ json compute_status(const Observed& observed, Timestamp now) {
   }
   std::optional<int64_t> first_worker_start_ms, last_worker_start_ms;
   uint32_t workers_started = 0;
-  for (const CollectedResult* result : collected) {
+  for (const WorkerReport* result : collected) {
     if (result == nullptr || !result->started_at_ms) continue;
     ++workers_started;
     first_worker_start_ms =
@@ -559,16 +548,8 @@ json compute_status(const Observed& observed, Timestamp now) {
   if (!lost.empty()) facts.results_lost = join(lost, "; ");
   facts.not_ready_detail = join(waiting, ", ");
 
-  // ---- results, merged exactly in index order
-  std::optional<RunResult> merged;
-  for (const CollectedResult* result : collected) {
-    if (result == nullptr) continue;
-    if (!merged) {
-      merged = result->run;
-    } else {
-      merged->merge(result->run);
-    }
-  }
+  // ---- results, merged exactly as they were collected
+  const std::optional<RunResult>& merged = observed.results.merged();
   json result_json;
   if (merged) to_json(result_json, merged->result, true);
 

@@ -15,30 +15,20 @@
 
 #include "kubeload/result.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/worker_results.hpp"
 
 namespace kubeload::controller {
 
 using Timestamp = std::chrono::system_clock::time_point;
-
-// One worker's latest /result document, parsed.
-struct CollectedResult {
-  RunResult run;  // run.finished: the final result (with histograms), else partial counters
-  // The worker's wall-clock start of the measured run (unix ms); unset
-  // before it started.
-  std::optional<int64_t> started_at_ms;
-  std::string error;  // the worker's own report of a run that broke off
-};
-
-// Parses a worker's GET /result body. Throws std::invalid_argument naming
-// the bad field.
-CollectedResult collected_result_from_json(const nlohmann::json& document);
 
 struct Observed {
   nlohmann::json loadtest;            // as the API returns it: metadata, spec, status
   ParsedLoadTest parsed;              // parse_loadtest(loadtest)
   std::optional<nlohmann::json> job;  // the worker Job, when it exists
   std::vector<nlohmann::json> pods;   // the Job's pods, any order, terminating ones included
-  std::map<uint32_t, CollectedResult> results;  // by worker index
+  // The workers' results, merged as they were collected; the controller
+  // bounds it by spec.workers.
+  WorkerResults results;
   // When the operator issued POST /start (the barrier's wall time), if it did.
   std::optional<Timestamp> start_issued_at;
   // max - min of the workers' start acknowledgements, if the operator

@@ -15,9 +15,30 @@ void WorkQueue::add(const std::string& key) {
     return;
   }
   if (queued_.insert(key).second) {
-    queue_.push_back(key);
+    push_locked(key);
     ready_.notify_one();
   }
+}
+
+void WorkQueue::push_locked(const std::string& key) {
+  const std::string namespace_ = key.substr(0, key.find('/'));
+  std::deque<std::string>& keys = waiting_[namespace_];
+  if (keys.empty()) turns_.push_back(namespace_);
+  keys.push_back(key);
+}
+
+std::string WorkQueue::pop_locked() {
+  const std::string namespace_ = std::move(turns_.front());
+  turns_.pop_front();
+  const auto keys = waiting_.find(namespace_);
+  std::string key = std::move(keys->second.front());
+  keys->second.pop_front();
+  if (keys->second.empty()) {
+    waiting_.erase(keys);
+  } else {
+    turns_.push_back(namespace_);  // its next key waits for the other namespaces' turns
+  }
+  return key;
 }
 
 void WorkQueue::add_after(const std::string& key, std::chrono::milliseconds delay) {
@@ -74,7 +95,7 @@ void WorkQueue::move_due_locked(Clock::time_point now) {
     if (processing_.count(key) != 0) {
       dirty_.insert(key);
     } else if (queued_.insert(key).second) {
-      queue_.push_back(key);
+      push_locked(key);
     }
   }
 }
@@ -84,9 +105,8 @@ std::optional<std::string> WorkQueue::get() {
   while (true) {
     if (shutting_down_) return std::nullopt;
     move_due_locked(Clock::now());
-    if (!queue_.empty()) {
-      std::string key = std::move(queue_.front());
-      queue_.pop_front();
+    if (!turns_.empty()) {
+      std::string key = pop_locked();
       queued_.erase(key);
       processing_.insert(key);
       return key;
@@ -103,7 +123,7 @@ void WorkQueue::done(const std::string& key) {
   std::lock_guard lock(mutex_);
   processing_.erase(key);
   if (dirty_.erase(key) != 0 && queued_.insert(key).second) {
-    queue_.push_back(key);
+    push_locked(key);
     ready_.notify_one();
   }
 }
@@ -116,7 +136,7 @@ void WorkQueue::shut_down() {
 
 std::size_t WorkQueue::depth() const {
   std::lock_guard lock(mutex_);
-  return queue_.size() + delayed_.size();
+  return queued_.size() + delayed_.size();
 }
 
 }  // namespace kubeload::controller

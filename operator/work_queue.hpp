@@ -3,7 +3,10 @@
 // deduplicated while waiting; a key being processed is not handed out twice
 // (it is re-queued when it was added meanwhile); failures come back after a
 // per-key exponential backoff; add_after schedules a later look, once per
-// key (the earliest wins), so requeues do not pile up.
+// key (the earliest wins), so requeues do not pile up. Fair across
+// namespaces: waiting keys are handed out one namespace at a time in turn, so
+// a namespace with many keys (broken LoadTests coming back from backoff, big
+// runs polled every second) delays another's by at most one key per turn.
 
 #include <chrono>
 #include <condition_variable>
@@ -41,12 +44,17 @@ class WorkQueue {
 
  private:
   void move_due_locked(Clock::time_point now);
+  void push_locked(const std::string& key);  // a key just added to queued_
+  std::string pop_locked();                  // the oldest key of the next namespace in turn
 
   const std::chrono::milliseconds backoff_base_;
   const std::chrono::milliseconds backoff_max_;
   mutable std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::string> queue_;
+  // Waiting keys by namespace (the part of "namespace/name" before the
+  // slash), and the namespaces that have waiting keys, in turn order.
+  std::map<std::string, std::deque<std::string>> waiting_;
+  std::deque<std::string> turns_;
   std::set<std::string> queued_;
   std::set<std::string> processing_;
   std::set<std::string> dirty_;  // added while processing

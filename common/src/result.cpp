@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -125,6 +126,21 @@ Result result_from_json_at(const json& in, const std::string& path) {
   return r;
 }
 
+std::string layout_of(const Histogram& h) {
+  return std::to_string(h.lowest_discernible()) + "/" + std::to_string(h.highest_trackable()) +
+         "/" + std::to_string(h.significant_digits());
+}
+
+void require_same_layouts(const Histogram& reference, const Result& r, const std::string& where) {
+  for (const Histogram* h : {&r.latency, &r.connect, &r.waiting}) {
+    if (!reference.same_layout(*h)) {
+      throw std::invalid_argument("cannot merge results: a histogram of " + where + " has layout " +
+                                  layout_of(*h) + " (lowest/highest/digits), expected " +
+                                  layout_of(reference));
+    }
+  }
+}
+
 }  // namespace
 
 const char* to_string(ErrorKind kind) noexcept {
@@ -223,6 +239,9 @@ double Result::rps() const noexcept {
 }
 
 void Result::merge(const Result& other) {
+  // Checked before anything changes, so a result that cannot merge leaves this one as it was.
+  require_same_layouts(latency, other, "the result");
+  require_same_layouts(latency, *this, "the result");
   requests += other.requests;
   bytes_received += other.bytes_received;
   body_bytes_received += other.body_bytes_received;
@@ -260,6 +279,18 @@ bool Result::operator==(const Result& other) const {
 }
 
 void RunResult::merge(const RunResult& other) {
+  // Every histogram of both runs is checked before anything changes: a run
+  // that cannot merge (a histogram of another layout, decoded from a
+  // worker's document) leaves this one as it was.
+  for (const RunResult* run : {static_cast<const RunResult*>(this), &other}) {
+    require_same_layouts(result.latency, run->result, "the result");
+    for (const StageResult& stage : run->stages) {
+      require_same_layouts(result.latency, stage.result, "stage " + std::to_string(stage.index));
+    }
+    for (const NamedResult& named : run->request_results) {
+      require_same_layouts(result.latency, named.result, "request \"" + named.name + "\"");
+    }
+  }
   result.merge(other.result);
   warmup_requests += other.warmup_requests;
   finished = finished && other.finished;

@@ -145,16 +145,32 @@ Observed observe(const json& loadtest) {
   return o;
 }
 
+// What each of the three workers serves (final unless said).
+std::map<uint32_t, CollectedResult> worker_results(bool final_results,
+                                                   uint64_t failed_per_worker = 0,
+                                                   int64_t latency_us = 20000) {
+  std::map<uint32_t, CollectedResult> results;
+  for (uint32_t i = 0; i < 3; ++i) {
+    results[i] =
+        collected(run_of(1000 + i, failed_per_worker, latency_us + i * 1000, final_results),
+                  static_cast<int64_t>(i) * 4);
+  }
+  return results;
+}
+
+// Folded as the controller folds them, bounded by the spec's three workers.
+WorkerResults folded(std::map<uint32_t, CollectedResult> results) {
+  WorkerResults folded(3);
+  for (auto& [index, result] : results) EXPECT_TRUE(folded.fold(index, std::move(result)));
+  return folded;
+}
+
 // Ready workers, the start issued, and results from each (final unless said).
 Observed running(bool final_results, uint64_t failed_per_worker = 0, int64_t latency_us = 20000) {
   Observed o = observe(loadtest_json());
   o.job = job_json();
-  for (uint32_t i = 0; i < 3; ++i) {
-    o.pods.push_back(pod_json(i, "Running", true));
-    o.results[i] =
-        collected(run_of(1000 + i, failed_per_worker, latency_us + i * 1000, final_results),
-                  static_cast<int64_t>(i) * 4);
-  }
+  for (uint32_t i = 0; i < 3; ++i) o.pods.push_back(pod_json(i, "Running", true));
+  o.results = folded(worker_results(final_results, failed_per_worker, latency_us));
   o.start_issued_at = kStartAt;
   o.start_skew_ms = 9;
   return o;
@@ -410,7 +426,9 @@ TEST(OperatorStatus, DeletedJobMidRunFails) {
 
 TEST(OperatorStatus, WorkerReportingARunErrorFails) {
   Observed o = running(true);
-  o.results[0].error = "cannot resolve checkout.shop.svc";
+  auto results = worker_results(true);
+  results[0].error = "cannot resolve checkout.shop.svc";
+  o.results = folded(std::move(results));
   const json status = compute_status(o, kStartAt + seconds(31));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
@@ -420,7 +438,9 @@ TEST(OperatorStatus, WorkerReportingARunErrorFails) {
 
 TEST(OperatorStatus, WorkerExitingWithoutItsResultIsResultsLost) {
   Observed o = running(true);
-  o.results.erase(2);
+  auto results = worker_results(true);
+  results.erase(2);
+  o.results = folded(std::move(results));
   o.pods[2] = pod_json(2, "Succeeded", false);
   const json status = compute_status(o, kStartAt + seconds(40));
   EXPECT_EQ(status["phase"], "Failed");
@@ -580,7 +600,9 @@ TEST(OperatorStatus, StartSkewFromTheWorkersWhenTheOperatorRecordedNone) {
   o.start_skew_ms.reset();
   // Workers started at +0, +4 and +8 ms.
   EXPECT_EQ(compute_status(o, kStartAt + seconds(3))["workers"]["startSkewMs"], 8);
-  o.results.erase(1);  // not every worker has said when it started
+  auto results = worker_results(false);
+  results.erase(1);  // not every worker has said when it started
+  o.results = folded(std::move(results));
   EXPECT_FALSE(compute_status(o, kStartAt + seconds(3))["workers"].contains("startSkewMs"));
 }
 

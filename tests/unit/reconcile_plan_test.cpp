@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/histogram.hpp"
 #include "kubeload/result.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/reconcile_plan.hpp"
@@ -121,12 +122,17 @@ json answer_document(uint32_t index, uint64_t requests, bool finished,
   return document;
 }
 
-json kept_config_map(const std::map<uint32_t, json>& documents) {
-  json data = json::object();
+// The results ConfigMap as the API server would hold it after earlier
+// passes kept these workers' final documents.
+json kept_config_map(const std::map<uint32_t, json>& documents, uint32_t workers = 2,
+                     const std::string& uid = kUid) {
+  WorkerResults kept(workers);
   for (const auto& [index, document] : documents) {
-    data["worker-" + std::to_string(index)] = document.dump();
+    EXPECT_TRUE(kept.fold(index, collected_result_from_json(document)));
   }
-  return {{"metadata", {{"name", results_config_map_name("checkout", kUid)}}}, {"data", data}};
+  return {{"metadata",
+           {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
+          {"data", kept_results_data(kept, uid)}};
 }
 
 // The operator's configuration in these rows: every operator has a worker
@@ -160,7 +166,11 @@ std::vector<std::string> names(const ReconcilePlan& p) {
           if constexpr (std::is_same_v<A, StartWorker>) {
             out.push_back("StartWorker " + std::to_string(a.index));
           }
-          if constexpr (std::is_same_v<A, KeepResult>) out.push_back("KeepResult " + a.key);
+          if constexpr (std::is_same_v<A, KeepResults>) {
+            std::string added;
+            for (const uint32_t index : a.added) added += " " + std::to_string(index);
+            out.push_back("KeepResults" + added);
+          }
           if constexpr (std::is_same_v<A, FinishWorker>) {
             out.push_back("FinishWorker " + std::to_string(a.index));
           }
@@ -292,7 +302,7 @@ std::vector<Row> rows() {
        },
        "Running",
        "Running",
-       {"KeepResult worker-0", "FinishWorker 0", "WriteStatus"},
+       {"KeepResults 0", "FinishWorker 0", "WriteStatus"},
        seconds(1)},
       {"killed after fetching results: the kept results finish the run though the pods are gone",
        [=] {
@@ -438,8 +448,8 @@ std::vector<Row> rows() {
        },
        "Failed",
        "WorkerFailed",
-       {"KeepResult worker-0", "FinishWorker 0", "KeepResult worker-1", "FinishWorker 1",
-        "WriteStatus", "Event WorkerFailed", "EndJob"},
+       {"KeepResults 0 1", "FinishWorker 0", "FinishWorker 1", "WriteStatus", "Event WorkerFailed",
+        "EndJob"},
        std::nullopt,
        "interrupted (SIGTERM) after 120"},
       {"an evicted worker fails the run",
@@ -482,20 +492,21 @@ std::vector<Row> rows() {
        },
        "Succeeded",
        "ThresholdsPassed",
-       {"KeepResult worker-0", "FinishWorker 0", "KeepResult worker-1", "FinishWorker 1",
-        "WriteStatus", "Event ThresholdsPassed", "DeleteJob j-1"},
+       {"KeepResults 0 1", "FinishWorker 0", "FinishWorker 1", "WriteStatus",
+        "Event ThresholdsPassed", "DeleteJob j-1"},
        std::nullopt},
       {"kept results of another incarnation are not this run's",
        [=] {
          Observation o = running(mid);
-         o.kept_results = kept_config_map({{0, answer_document(0, 500, true, kOldUid)}});
+         o.kept_results = kept_config_map({{0, answer_document(0, 500, true)}}, 2, kOldUid);
          o.answers[1].document = answer_document(1, 200, false);
          return o;
        },
-       "Running",
-       "Running",
-       {"WriteStatus"},
-       seconds(1)},
+       "Failed",
+       "ResultsUnreadable",
+       {"WriteStatus", "Event ResultsUnreadable", "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       std::nullopt,
+       "not this run's"},
       {"retention: a finished run is kept until its ttlSecondsAfterFinished",
        [=] { return finished(kStartAt + seconds(40 + 590), "Succeeded", "Pass"); },
        "Succeeded",
@@ -659,3 +670,240 @@ TEST(ReconcilePlan, RunTimeBounds) {
 }
 
 }  // namespace
+
+// ---- the running merge: kept in one ConfigMap, bounded, resumed after a restart ----
+
+// The results ConfigMap as the API server keeps it: a create fails when it
+// exists, a write with a resourceVersion fails when it changed since (409).
+struct ResultsConfigMap {
+  std::optional<json> object;
+  int version = 3000;
+
+  bool apply(const KeepResults& keep) {
+    if (keep.resource_version.empty()) {
+      if (object) return false;
+      object = keep.config_map_object;
+    } else if (!object || (*object)["metadata"]["resourceVersion"] != keep.resource_version) {
+      return false;
+    }
+    (*object)["data"] = keep.data;
+    (*object)["metadata"]["resourceVersion"] = std::to_string(++version);
+    return true;
+  }
+  // Applies the plan's KeepResults; false when the API server refused it.
+  bool apply(const ReconcilePlan& p) {
+    for (const Action& action : p.actions) {
+      if (const auto* keep = std::get_if<KeepResults>(&action)) return apply(*keep);
+    }
+    return true;
+  }
+};
+
+// Five workers running; `answers` are the final results served in this pass.
+Observation five_workers(const ResultsConfigMap& kept,
+                         const std::map<uint32_t, uint64_t>& answers) {
+  Observation o = running(kStartAt + seconds(40), R"({"workers": 5})");
+  o.pods.clear();
+  for (uint32_t i = 0; i < 5; ++i) o.pods.push_back(pod_view(pod_json(i, "Running", true)));
+  o.kept_results = kept.object;
+  for (const auto& [index, requests] : answers) {
+    o.answers[index].document = answer_document(index, requests, true);
+  }
+  return o;
+}
+
+const std::map<uint32_t, uint64_t> kFiveWorkers = {{0, 500}, {1, 70}, {2, 1234}, {3, 9}, {4, 333}};
+
+void expect_the_merge_of_all_five(const ReconcilePlan& p) {
+  RunResult all_at_once = run_of(500, true);
+  for (uint64_t requests : {70, 1234, 9, 333}) all_at_once.merge(run_of(requests, true));
+  json expected;
+  to_json(expected, all_at_once.result, true);
+  const json& result = p.status["result"];
+  ASSERT_TRUE(result.is_object()) << p.status.dump();
+  for (const auto& [key, value] : expected.items()) EXPECT_EQ(result[key], value) << key;
+  EXPECT_EQ(result["requests"], 500 + 70 + 1234 + 9 + 333);
+}
+
+TEST(ReconcilePlan, AResumedRunningMergeGivesTheNumbersOfMergingEveryResultAtOnce) {
+  // Workers finish over three passes; each pass is planned from what the
+  // cluster holds (as a restarted operator does, nothing carried in memory).
+  ResultsConfigMap kept;
+  const ReconcilePlan first = plan(five_workers(kept, {{0, 500}, {1, 70}}), OperatorConfig{});
+  EXPECT_EQ(names(first),
+            (Strings{"KeepResults 0 1", "FinishWorker 0", "FinishWorker 1", "WriteStatus"}));
+  ASSERT_TRUE(kept.apply(first));
+  const ReconcilePlan second = plan(five_workers(kept, {{2, 1234}}), OperatorConfig{});
+  ASSERT_TRUE(kept.apply(second));
+  // Workers 0 and 1 have exited; their results live in the kept merge only.
+  const ReconcilePlan last = plan(five_workers(kept, {{3, 9}, {4, 333}}), OperatorConfig{});
+  EXPECT_EQ(names(last), (Strings{"KeepResults 3 4", "FinishWorker 3", "FinishWorker 4",
+                                  "WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
+                                  "FinishWorker 1", "FinishWorker 2", "DeleteJob j-1"}));
+  expect_the_merge_of_all_five(last);
+
+  // The same status as one pass that hears all five at once.
+  const ReconcilePlan at_once =
+      plan(five_workers(ResultsConfigMap{}, kFiveWorkers), OperatorConfig{});
+  EXPECT_EQ(at_once.status, last.status);
+}
+
+TEST(ReconcilePlan, AKeptWorkerIsFoldedOnceAndNotAskedAgain) {
+  ResultsConfigMap kept;
+  ASSERT_TRUE(
+      kept.apply(plan(five_workers(kept, {{0, 500}, {1, 70}, {2, 1234}}), OperatorConfig{})));
+  // Worker 0 answers again (it has not exited yet): its kept result counts once.
+  const Observation o = five_workers(kept, kFiveWorkers);
+  EXPECT_EQ(workers_to_ask(o).count(0), 0u);
+  EXPECT_EQ(workers_to_ask(o).count(3), 1u);
+  const ReconcilePlan p = plan(o, OperatorConfig{});
+  EXPECT_EQ(names(p)[0], "KeepResults 3 4");
+  expect_the_merge_of_all_five(p);
+}
+
+TEST(ReconcilePlan, TwoPassesFromTheSameReadCannotLoseOrDoubleAWorker) {
+  ResultsConfigMap kept;
+  ASSERT_TRUE(
+      kept.apply(plan(five_workers(kept, {{0, 500}, {1, 70}, {2, 1234}}), OperatorConfig{})));
+  // Two passes read the same ConfigMap; one heard worker 3, the other worker 4.
+  const ReconcilePlan hears_3 = plan(five_workers(kept, {{3, 9}}), OperatorConfig{});
+  const ReconcilePlan hears_4 = plan(five_workers(kept, {{4, 333}}), OperatorConfig{});
+  ASSERT_TRUE(kept.apply(hears_3));
+  // The second write would drop worker 3: the precondition refuses it, and the
+  // executor stops before telling worker 4 it may exit.
+  EXPECT_FALSE(kept.apply(hears_4));
+  // Worker 4's pass observes again and folds onto what is kept now.
+  const ReconcilePlan again = plan(five_workers(kept, {{4, 333}}), OperatorConfig{});
+  EXPECT_EQ(names(again)[0], "KeepResults 4");
+  ASSERT_TRUE(kept.apply(again));
+  expect_the_merge_of_all_five(again);
+  // A worker answering again after its result is kept is not added twice.
+  ASSERT_TRUE(kept.apply(plan(five_workers(kept, {{3, 9}}), OperatorConfig{})));
+  expect_the_merge_of_all_five(plan(five_workers(kept, {}), OperatorConfig{}));
+}
+
+TEST(ReconcilePlan, AKeptWorkersErrorAndStartAreWhatTheStatusNeeds) {
+  ResultsConfigMap kept;
+  Observation o = five_workers(kept, {});
+  o.answers[2].document =
+      answer_document(2, 120, true, kUid, "interrupted (SIGTERM) after 120 requests");
+  ASSERT_TRUE(kept.apply(plan(o, OperatorConfig{})));
+  // A restarted operator, worker 2 gone: its error still fails the run.
+  const ReconcilePlan p = plan(five_workers(kept, {}), OperatorConfig{});
+  EXPECT_EQ(p.status.value("reason", ""), "WorkerFailed") << p.status.dump();
+  EXPECT_NE(p.status.value("message", "").find("interrupted (SIGTERM)"), std::string::npos)
+      << p.status.value("message", "");
+}
+
+// A worker's final /result of 10 stages x 5 named requests, latencies spread
+// as a real run's are.
+json staged_document(uint32_t index, uint32_t stages, uint32_t named, uint64_t requests,
+                     uint64_t spread) {
+  RunResult run;
+  auto fill = [&](Result& r, uint64_t salt) {
+    r.requests = requests;
+    r.status_codes[200] = requests;
+    r.duration_seconds = 30;
+    for (uint64_t i = 0; i < requests; ++i) {
+      r.latency.record(100 + int64_t((i * 2654435761u + salt * 104729) % spread));
+      r.waiting.record(50 + int64_t((i * 2246822519u + salt) % spread));
+      r.connect.record(10 + int64_t((i * 3266489917u + salt) % spread));
+    }
+  };
+  fill(run.result, 0);
+  for (uint32_t s = 0; s < stages; ++s) {
+    StageResult stage;
+    stage.index = int(s);
+    stage.duration_seconds_planned = 3;
+    stage.connections = 10;
+    fill(stage.result, s + 1);
+    run.stages.push_back(stage);
+  }
+  for (uint32_t n = 0; n < named; ++n) {
+    NamedResult request;
+    request.name = "request-" + std::to_string(n);
+    fill(request.result, 1000 + n);
+    run.request_results.push_back(request);
+  }
+  json document = to_json(run);
+  document["worker"] = index;
+  document["startedAtMs"] = unix_ms(kStartAt);
+  document["loadTestUid"] = kUid;
+  return document;
+}
+
+TEST(ReconcilePlan, TheKeptResultsStayUnderTheConfigMapLimitWhateverTheWorkerCount) {
+  // Keeping one document per worker would need workers x document bytes and
+  // be refused beyond ~20 workers; the kept merge grows by a few bytes per
+  // worker only.
+  const json document = staged_document(0, 10, 5, 2000, 200000);
+  const std::size_t document_bytes = document.dump().size();
+  struct Point {
+    uint32_t workers;
+    bool documents_fit;  // one document per worker
+  };
+  std::size_t one_worker_bytes = 0;
+  for (const Point& point :
+       {Point{1, true}, Point{30, false}, Point{300, false}, Point{1000, false}}) {
+    SCOPED_TRACE(point.workers);
+    EXPECT_EQ(point.workers * document_bytes <= kConfigMapDataLimit, point.documents_fit)
+        << document_bytes << " bytes per document";
+    WorkerResults kept(point.workers);
+    const CollectedResult collected = collected_result_from_json(document);
+    for (uint32_t i = 0; i < point.workers; ++i) ASSERT_TRUE(kept.fold(i, collected));
+    const std::size_t kept_bytes = config_map_data_size(kept_results_data(kept, kUid));
+    EXPECT_LE(kept_bytes, kConfigMapDataLimit);
+    if (point.workers == 1) one_worker_bytes = kept_bytes;
+    // Per worker: its index and facts (~40 bytes); the merge: larger counts.
+    EXPECT_LE(kept_bytes, one_worker_bytes + point.workers * 64 + 64 * 1024) << kept_bytes;
+  }
+}
+
+TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
+  // The CRD's maximum: 100 stages x 100 named requests, latencies all over.
+  // Worker 0 is done, worker 1 still running: worker 0 may not exit before
+  // its result is kept, and it cannot be.
+  Observation o = running(kStartAt + seconds(20));
+  o.answers[0].document = staged_document(0, 100, 100, 30000, 3'600'000'000);
+  o.answers[1].document = answer_document(1, 200, false);
+  WorkerResults alone(2);
+  ASSERT_TRUE(alone.fold(0, collected_result_from_json(*o.answers[0].document)));
+  const std::size_t bytes = config_map_data_size(kept_results_data(alone, kUid));
+  ASSERT_GT(bytes, kConfigMapDataLimit);
+
+  const ReconcilePlan p = plan(o, OperatorConfig{});
+  EXPECT_EQ(p.status.value("phase", ""), "Failed");
+  EXPECT_EQ(p.status.value("reason", ""), "ResultsTooLarge");
+  EXPECT_NE(p.status.value("message", "").find(std::to_string(bytes) + " bytes"), std::string::npos)
+      << p.status.value("message", "");
+  // Nothing is kept that the API server would refuse; the run ends, not hangs.
+  EXPECT_EQ(names(p), (Strings{"WriteStatus", "Event ResultsTooLarge", "FinishWorker 0",
+                               "FinishWorker 1", "EndJob"}));
+  EXPECT_EQ(p.requeue_after, std::nullopt);
+
+  // Every worker's result in one pass: the final status holds the exact
+  // numbers before any worker exits, so nothing needs keeping.
+  Observation all = o;
+  all.answers[1].document = answer_document(1, 200, true);
+  const ReconcilePlan done = plan(all, OperatorConfig{});
+  EXPECT_EQ(done.status.value("phase", ""), "Succeeded");
+  EXPECT_EQ(names(done), (Strings{"WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
+                                  "FinishWorker 1", "DeleteJob j-1"}));
+}
+
+TEST(ReconcilePlan, AResultThatDoesNotMergeIsNeitherKeptNorCounted) {
+  Observation o = running(kStartAt + seconds(40));
+  o.answers[0].document = answer_document(0, 500, true);
+  json odd = answer_document(1, 400, true);
+  // A histogram of another layout (an incompatible worker build).
+  ASSERT_TRUE(odd["result"].contains("histogram")) << odd.dump();
+  Histogram other_layout(1, 1000, 2);
+  other_layout.record(500);
+  odd["result"]["histogram"] = other_layout.encode_base64();
+  o.answers[1].document = odd;
+  const ReconcilePlan p = plan(o, OperatorConfig{});
+  EXPECT_EQ(names(p)[0], "KeepResults 0");
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("worker 1"), std::string::npos) << p.warnings[0];
+  EXPECT_EQ(p.status["result"]["requests"], 500);
+}

@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -110,6 +113,54 @@ TEST(WorkQueue, ARequeueingKeyIsHandedOutOncePerDueTime) {
     EXPECT_LE(q.depth(), 1u);
   }
   EXPECT_LE(passes, 7);  // 250ms / 50ms, plus the first
+}
+
+// Fairness: one namespace with a thousand waiting keys (a thousand broken
+// LoadTests back from their backoff at once) delays another namespace's key
+// by one hand-out, not a thousand.
+TEST(WorkQueue, NamespacesTakeTurns) {
+  WorkQueue q;
+  for (int i = 0; i < 1000; ++i) q.add("busy/broken-" + std::to_string(i));
+  q.add("quiet/checkout");
+  q.add("other/search");
+  EXPECT_EQ(q.get(), "busy/broken-0");
+  EXPECT_EQ(q.get(), "quiet/checkout");
+  EXPECT_EQ(q.get(), "other/search");
+  EXPECT_EQ(q.get(), "busy/broken-1");
+  EXPECT_EQ(q.get(), "busy/broken-2");  // alone now: its keys in order
+  EXPECT_EQ(q.depth(), 997u);
+}
+
+// A big run re-added while it is being reconciled (its pass takes long,
+// events keep coming) goes to the back of its namespace's turn: the other
+// namespaces' keys are handed out first, the dirty key only once.
+TEST(WorkQueue, AKeyBackFromProcessingWaitsForTheOtherNamespacesTurns) {
+  WorkQueue q;
+  q.add("load/thousand-workers");
+  ASSERT_EQ(q.get(), "load/thousand-workers");
+  q.add("load/thousand-workers");
+  q.add("load/thousand-workers");
+  q.add("a/one");
+  q.add("b/two");
+  q.done("load/thousand-workers");
+  EXPECT_EQ(q.depth(), 3u);
+  EXPECT_EQ(q.get(), "a/one");
+  EXPECT_EQ(q.get(), "b/two");
+  EXPECT_EQ(q.get(), "load/thousand-workers");
+  EXPECT_EQ(q.depth(), 0u);
+}
+
+// Keys due from add_after join the turns like added ones.
+TEST(WorkQueue, DelayedKeysTakeTurnsToo) {
+  WorkQueue q;
+  for (int i = 0; i < 5; ++i) q.add_after("busy/k" + std::to_string(i), 1ms);
+  q.add_after("quiet/k", 1ms);
+  std::this_thread::sleep_for(5ms);
+  std::vector<std::string> order;
+  for (int i = 0; i < 6; ++i) order.push_back(*q.get());
+  const auto quiet = std::find(order.begin(), order.end(), "quiet/k");
+  ASSERT_NE(quiet, order.end());
+  EXPECT_LE(quiet - order.begin(), 1);
 }
 
 }  // namespace
