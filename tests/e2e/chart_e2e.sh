@@ -97,9 +97,12 @@ check "ServiceMonitor only when asked for" \
   bash -c "! grep -q 'kind: ServiceMonitor' <<<\"\$1\" && grep -q 'kind: ServiceMonitor' <<<\"\$2\"" _ \
   "$(render)" "$(render --set metrics.serviceMonitor.enabled=true)"
 monitoring="--set podMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"
-check "PodMonitor, PrometheusRule and dashboard ConfigMaps only when enabled" \
-  bash -c "! grep -q -e 'kind: PodMonitor' -e 'kind: PrometheusRule' -e 'grafana_dashboard' <<<\"\$1\" && test \"\$(kinds <<<\"\$2\")\" = 'ClusterRole ClusterRoleBinding ConfigMap ConfigMap Deployment PodMonitor PrometheusRule Service ServiceAccount'" _ \
-  "$(render)" "$(render $monitoring)"
+# What enabling them adds to the default render, and nothing else.
+added=$(comm -13 <(render | grep '^kind: ' | sort) <(render $monitoring | grep '^kind: ' | sort) |
+  cut -d' ' -f2 | paste -sd' ')
+check "PodMonitor, PrometheusRule and dashboard ConfigMaps only when enabled (added: $added)" \
+  bash -c "! grep -q -e 'kind: PodMonitor' -e 'kind: PrometheusRule' -e 'grafana_dashboard' <<<\"\$1\" && test \"\$2\" = 'ConfigMap ConfigMap PodMonitor PrometheusRule'" _ \
+  "$(render)" "$added"
 check "helm lint --strict with the PodMonitor, PrometheusRule and dashboards" \
   bash -c "'$helm_bin' lint --strict '$chart' $monitoring >>/tmp/chart-e2e-lint.log 2>&1"
 check "the PrometheusRule is files/prometheus-rules.yaml (promtool check rules), the dashboard ConfigMaps dashboards/*.json verbatim with the sidecar label and folder" \
