@@ -43,22 +43,8 @@ std::optional<double> unix_seconds(const json& text) {
 // compare milliseconds), the rest as compared.
 double base_unit_value(const std::string& expression, double value) {
   const auto parsed = parse_threshold(expression);
-  if (const auto* threshold = std::get_if<Threshold>(&parsed)) {
-    switch (threshold->metric) {
-      case ThresholdMetric::p50:
-      case ThresholdMetric::p90:
-      case ThresholdMetric::p95:
-      case ThresholdMetric::p99:
-      case ThresholdMetric::p999:
-      case ThresholdMetric::max:
-      case ThresholdMetric::mean:
-      case ThresholdMetric::min:
-        return value / 1000.0;
-      default:
-        break;
-    }
-  }
-  return value;
+  const auto* threshold = std::get_if<Threshold>(&parsed);
+  return threshold && is_latency(threshold->metric) ? value / 1000.0 : value;
 }
 
 template <typename Metric>

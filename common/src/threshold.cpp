@@ -34,22 +34,6 @@ constexpr std::array<MetricName, 14> kMetrics{{
     {"late", ThresholdMetric::late},
 }};
 
-bool is_latency(ThresholdMetric metric) {
-  switch (metric) {
-    case ThresholdMetric::p50:
-    case ThresholdMetric::p90:
-    case ThresholdMetric::p95:
-    case ThresholdMetric::p99:
-    case ThresholdMetric::p999:
-    case ThresholdMetric::max:
-    case ThresholdMetric::mean:
-    case ThresholdMetric::min:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool is_space(char c) {
   return c == ' ' || c == '\t';
 }
@@ -278,6 +262,22 @@ std::string_view to_string(ThresholdOp op) noexcept {
       return "==";
   }
   return "?";
+}
+
+bool is_latency(ThresholdMetric metric) {
+  switch (metric) {
+    case ThresholdMetric::p50:
+    case ThresholdMetric::p90:
+    case ThresholdMetric::p95:
+    case ThresholdMetric::p99:
+    case ThresholdMetric::p999:
+    case ThresholdMetric::max:
+    case ThresholdMetric::mean:
+    case ThresholdMetric::min:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::variant<Threshold, std::string> parse_threshold(std::string_view expression) {

@@ -49,6 +49,9 @@ struct Threshold {
 // form here: whether the request exists is for the spec to say.
 std::variant<Threshold, std::string> parse_threshold(std::string_view expression);
 
+// A latency metric (p50 ... max, mean, min): compared in milliseconds.
+bool is_latency(ThresholdMetric metric);
+
 // The metric's name as written in expressions ("p99", "errorRate").
 std::string_view to_string(ThresholdMetric metric) noexcept;
 std::string_view to_string(ThresholdOp op) noexcept;
