@@ -210,6 +210,60 @@ say "  api-client ($phase): $api_msg"
 check "a pod reaches the API server by DNS with its service account token (RBAC answers for system:serviceaccount:$NS:default)" \
   bash -c '[[ "$0" == *"system:serviceaccount:'"$NS"':default"* ]]' "$api_msg"
 
+# The cluster's Prometheus scrapes both kubelets' cAdvisor: a CPU-burning pod on each node
+# must show up under its own node with the labels kubeload's operator queries by, once,
+# and its CPU counter must rise. Queried only at the URL scripts/cluster prints.
+if [ "$external" = 0 ]; then
+  prom="$("$cluster" prometheus-url)"
+  promq() { # query -> per series: "node namespace pod container id value" ("-" when a label is absent)
+    curl -sf --max-time 10 "$prom/api/v1/query" --data-urlencode "query=$1" | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["data"]["result"]:
+    m = r["metric"]
+    print(*(m.get(k, "-") for k in ("node", "namespace", "pod", "container", "id")), r["value"][1])'
+  }
+  poll() { # seconds command... : until the command succeeds
+    local i
+    for ((i = 0; i < $1; i++)); do "${@:2}" && return 0; sleep 1; done
+    return 1
+  }
+  check "Prometheus is ready at $prom (scripts/cluster prometheus-url)" curl -sf --max-time 5 -o /dev/null "$prom/-/ready"
+  targets_up() { [ "$(promq 'up{job="kubelet-cadvisor"} == 1' | awk '{print $1}' | sort | tr '\n' ' ')" = "kl-node-1 kl-node-2 " ]; }
+  check "Prometheus's cAdvisor targets are up for both nodes (kl-node-1, kl-node-2)" poll 30 targets_up
+  for n in 1 2; do
+    k -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: burn-$n}
+spec:
+  nodeName: kl-node-$n
+  containers:
+  - name: burn
+    image: $CLIENT_IMAGE
+    imagePullPolicy: $PULL_POLICY
+    command: ["/bin/bash", "-c", "while :; do :; done"]
+    resources: {limits: {cpu: 200m, memory: 64Mi}}
+EOF
+  done
+  check "CPU-burning pods run on both nodes" k -n "$NS" wait --for=condition=Ready pod/burn-1 pod/burn-2 --timeout=90s
+  check "a pod reaches Prometheus at $("$cluster" prometheus-url --from-pods)" \
+    k -n "$NS" exec burn-1 -- curl -sf --max-time 5 -o /dev/null "$("$cluster" prometheus-url --from-pods)/-/ready"
+  for n in 1 2; do
+    sel="{namespace=\"$NS\",pod=\"burn-$n\",container=\"burn\"}"
+    labelled() { [ "$(promq "$1$sel" | awk '{print $1, $2, $3, $4}')" = "kl-node-$n $NS burn-$n burn" ]; }
+    for m in container_cpu_usage_seconds_total container_memory_rss container_memory_working_set_bytes container_start_time_seconds; do
+      check "$m$sel: one series, on kl-node-$n, labelled namespace/pod/container" poll 60 labelled "$m"
+    done
+    id="$(promq "container_cpu_usage_seconds_total$sel" | awk '{print $5}')"
+    check "burn-$n's cgroup is exported once (not also by the other node's kubelet)" \
+      test "$(promq "count(container_cpu_usage_seconds_total{id=\"$id\"})" | awk '{print $6}')" = 1
+    cpu_before="$(promq "container_cpu_usage_seconds_total$sel" | awk '{print $6}')"
+    cpu_rises() { python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' \
+      "$(promq "container_cpu_usage_seconds_total$sel" | awk '{print $6}')" "${cpu_before:-inf}"; }
+    check "burn-$n's CPU counter rises (from ${cpu_before:-nothing} s)" poll 30 cpu_rises
+  done
+fi
+
 k -n "$NS" delete job fetch --wait=false >/dev/null
 gc_done() {
   for _ in $(seq 60); do
