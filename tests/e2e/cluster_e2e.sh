@@ -4,7 +4,8 @@
 # each fetch from that Service and exit; pods spread over both nodes; the Job
 # completes; its termination messages show in pod status; the kernel routes nothing from a
 # pod off the machine (policy routing, checked with `ip route get`, never by sending); deleting the Job
-# garbage-collects its pods; `scripts/cluster down` leaves no process behind.
+# garbage-collects its pods; the cluster's Prometheus has both kubelets' cAdvisor series, labelled,
+# for a CPU-burning pod on each node; `scripts/cluster down` leaves no process behind.
 #
 # Each Job pod resolves the Service through cluster DNS (CoreDNS).
 # Then the cluster goes up and down KUBELOAD_E2E_UP_CYCLES times in all (default
@@ -43,7 +44,7 @@ else
   [ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
   missing_tools() {
     local t
-    for t in containerd runc ctr buildah debootstrap iptables ip openssl kubectl go curl python3; do
+    for t in containerd runc ctr buildah debootstrap iptables ip openssl kubectl go curl python3 prometheus promtool socat; do
       command -v "$t" >/dev/null 2>&1 || echo "$t"
     done
     [ -x /usr/lib/cni/bridge ] || echo "containernetworking-plugins"
