@@ -349,8 +349,8 @@ def check_nginx_stages(env):
 
 
 def check_nginx_open_model_stages(env):
-    report, _ = nginx_count_check(env, "r_stages_1s100_1s200", ["-r", "200", "--stages",
-                                                                "1s:100,1s:200"])
+    report, _ = nginx_count_check(env, "r_stages_1s100_1s200", ["--stages",
+                                                                "1s:100/s,1s:200/s"])
     result, stages = report["result"], report.get("stages")
     expect(isinstance(stages, list) and len(stages) == 2, f"stages {stages!r}, want 2 rows")
     for index, (stage, rate) in enumerate(zip(stages, (100, 200))):
@@ -1077,6 +1077,16 @@ def check_usage_duration_with_stages(env):
     usage_error_check(env, ["-d", "5s", "--stages", "1s:5", env.fault_server.url("/ok")], "-d 5s")
 
 
+def check_usage_rate_with_stages(env):
+    # The stages give the rates; a -r value beside them would be ignored.
+    usage_error_check(env, ["-r", "999", "--stages", "1s:10/s", env.fault_server.url("/ok")],
+                      "-r 999")
+
+
+def check_usage_threads_above_connections(env):
+    usage_error_check(env, ["-t", "8", "-c", "2", env.fault_server.url("/ok")], "-t 8")
+
+
 def check_usage_max_connections_below_threads(env):
     usage_error_check(env, ["-r", "10", "--max-connections", "2", "-t", "4",
                             env.fault_server.url("/ok")], "--max-connections 2")
@@ -1404,6 +1414,8 @@ CHECKS = (
     check_usage_bad_scheme,
     check_usage_duration_with_stages,
     check_usage_max_connections_below_threads,
+    check_usage_rate_with_stages,
+    check_usage_threads_above_connections,
     check_worker_control_needs_the_runs_token,
     check_worker_refuses_to_run_without_a_token,
     check_worker_guard_refuses_denied_targets_by_resolved_address,
