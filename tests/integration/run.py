@@ -668,6 +668,39 @@ def check_run_manifest_gate(env):
                f"verdict {document.get('verdict')}")
 
 
+def check_run_manifest_http2_and_h2c(env):
+    # README's `spec.target.protocol` example through `loadgen run` (what the
+    # worker pods run): nginx logs the requests reported plus the warm-up.
+    path = os.path.join(env.workdir, "h2.yaml")
+    for protocol in ("h2c", "http2"):
+        tag = f"run_manifest_{protocol}"
+        tls = protocol == "http2"
+        url = env.nginx.url("/small.bin", tag, tls, LOOPBACK, protocol)
+        with open(path, "w") as out:
+            out.write("apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\n"
+                      f"metadata: {{name: {tag.replace('_', '-')}}}\nspec:\n"
+                      f"  target: {{url: '{url}', protocol: {protocol}}}\n"
+                      "  load: {connections: 2, maxStreams: 8, requests: 400, warmupRequests: 40}\n"
+                      "  thresholds: ['errorRate < 1%']\n")
+        args = ["run", path, "-q", "--format", "json"]
+        if tls:
+            args += ["--cacert", env.nginx.ca_cert]
+        run = run_loadgen(env, args)
+        expect(run.returncode == 0, f"{protocol}: exit {run.returncode}: {run.stderr[-300:]}")
+        document = json.loads(run.stdout)
+        expect(document.get("protocol") == protocol,
+               f"report protocol {document.get('protocol')!r}, want {protocol!r}")
+        result = document["result"]
+        check_consistent(result)
+        expect(result["requests"] == 400 and result["failures"] == 0,
+               f"{protocol}: requests {result['requests']}, failures {result['failures']}")
+        expect(document.get("warmupRequests") == 40,
+               f"{protocol}: warm-up {document.get('warmupRequests')}, want 40")
+        entries = env.nginx.logged_requests(tag, 440)
+        expect(len(entries) == 440, f"{protocol}: nginx logged {len(entries)}, want 400 + 40")
+        expect(all(entry.status == 200 for entry in entries), f"{protocol}: nginx statuses")
+
+
 def check_nginx_sigint_reports_what_was_done(env):
     # Interrupted half-way through a 30 s run: the report covers what was done,
     # and what was done is what nginx saw.
@@ -1350,6 +1383,7 @@ CHECKS = (
     check_live_metrics_while_running,
     check_run_manifest_reports_every_problem,
     check_run_manifest_gate,
+    check_run_manifest_http2_and_h2c,
     check_nginx_https_no_keepalive,
     check_nginx_https_verified_with_cacert,
     check_nginx_https_sni_for_a_host_name,
