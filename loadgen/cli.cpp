@@ -237,6 +237,38 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
 
 }  // namespace
 
+void check_threads_usable(const LoadSpec& load, std::optional<uint32_t> threads,
+                          LoadSource source) {
+  // Each thread needs a connection of its own. The default thread count is
+  // capped at the connections; an explicit one that they could never use is
+  // an error rather than quietly fewer threads.
+  if (!threads) return;
+  const bool manifest = source == LoadSource::manifest;
+  const bool open_model = load.rate || (!load.stages.empty() && load.stages.front().rate);
+  if (open_model) {
+    if (load.max_connections && *load.max_connections < *threads) {
+      throw UsageError(std::string(manifest ? "spec.load.maxConnections " : "--max-connections ") +
+                       std::to_string(*load.max_connections) + ": below --threads " +
+                       std::to_string(*threads) + " (each thread needs a connection of its own)");
+    }
+    return;
+  }
+  uint64_t most_connections = load.connections.value_or(kDefaultConnections);
+  std::string whose = load.connections ? (manifest ? "spec.load.connections" : "-c")
+                                       : (manifest ? "the default connections" : "the default -c");
+  if (!load.stages.empty()) {
+    most_connections = 0;
+    for (const StageSpec& stage : load.stages)
+      most_connections = std::max(most_connections, stage.connections.value_or(0));
+    whose = manifest ? "the largest of spec.load.stages" : "the largest stage";
+  }
+  if (*threads > most_connections) {
+    throw UsageError("-t " + std::to_string(*threads) + ": above the " +
+                     std::to_string(most_connections) + " connections of " + whose +
+                     " (each thread needs a connection of its own)");
+  }
+}
+
 const char* usage_text() {
   return R"(usage:
   loadgen [OPTIONS] URL          load one URL, like ab or wrk
@@ -260,7 +292,8 @@ options:
       --max-connections N open model: connection cap (default 1000); not below -t
   -t, --threads N         event-loop threads (default: the whole CPUs of the cgroup
                           CPU quota, else the cores, at most the connections); an
-                          explicit N above -c (or the largest stage) is an error
+                          explicit N above -c (or the largest stage; with run, the
+                          manifest's connections) is an error
       --warmup D          warm up for D first (not counted)
       --warmup-requests N warm up with N requests first (not counted)
       --stages SPEC       closed model 10s:10,10s:20 (DURATION:CONNECTIONS), or open
@@ -538,29 +571,7 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     throw UsageError("--max-connections " + std::to_string(*load.max_connections) +
                      ": only in the open model (-r, or --stages DURATION:RATE/s)");
   }
-  // Each thread needs a connection of its own. The default thread count is
-  // capped at the connections; an explicit one that they could never use is
-  // an error rather than quietly fewer threads.
-  if (load.max_connections && options.threads && *load.max_connections < *options.threads) {
-    throw UsageError("--max-connections " + std::to_string(*load.max_connections) +
-                     ": below --threads " + std::to_string(*options.threads) +
-                     " (each thread needs a connection of its own)");
-  }
-  if (!open_model && options.threads) {
-    uint64_t most_connections = connections.value_or(kDefaultConnections);
-    if (!load.stages.empty()) {
-      most_connections = 0;
-      for (const StageSpec& stage : load.stages)
-        most_connections = std::max(most_connections, stage.connections.value_or(0));
-    }
-    if (*options.threads > most_connections) {
-      throw UsageError("-t " + std::to_string(*options.threads) + ": above the " +
-                       std::to_string(most_connections) + " connections " +
-                       (load.stages.empty() ? (connections ? "of -c" : "of the default -c")
-                                            : "of the largest stage") +
-                       " (each thread needs a connection of its own)");
-    }
-  }
+  check_threads_usable(load, options.threads, LoadSource::options);
   options.spec.name = "local";
   options.spec.url = *url;
   options.spec.requests.push_back(std::move(request));

@@ -323,6 +323,36 @@ TEST(Cli, ThreadsUpToTheConnectionsAreAccepted) {
   EXPECT_EQ(parse_command_line({"-t", "8", "-r", "10", "http://h/"}).threads, 8u);
 }
 
+TEST(Cli, AManifestsLoadIsCheckedAgainstTheThreadsByItsFieldNames) {
+  auto message = [](const LoadSpec& load, uint32_t threads) -> std::string {
+    try {
+      check_threads_usable(load, threads, LoadSource::manifest);
+      return "";
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+  };
+  LoadSpec closed;
+  closed.connections = 2;
+  EXPECT_EQ(message(closed, 4),
+            "-t 4: above the 2 connections of spec.load.connections (each thread needs a "
+            "connection of its own)");
+  EXPECT_EQ(message(closed, 2), "");
+  LoadSpec stages;
+  stages.stages = {StageSpec{std::chrono::seconds(1), 1, std::nullopt},
+                   StageSpec{std::chrono::seconds(1), 3, std::nullopt}};
+  EXPECT_NE(message(stages, 4).find("-t 4: above the 3 connections of the largest of "
+                                    "spec.load.stages"),
+            std::string::npos);
+  LoadSpec open;
+  open.rate = 10;
+  open.max_connections = 2;
+  EXPECT_NE(message(open, 4).find("spec.load.maxConnections 2: below --threads 4"),
+            std::string::npos);
+  EXPECT_EQ(message(open, 2), "");
+  EXPECT_NO_THROW(check_threads_usable(closed, std::nullopt, LoadSource::manifest));
+}
+
 TEST(Cli, ShortOptionsTakeAttachedValues) {
   const CliOptions cli = parse_command_line({"-c50", "-n", "100", "--format=ab", "-HX-Test: 1",
                                              "--expect-status", "2xx,404", "http://h/"});
