@@ -43,8 +43,8 @@ class HandlerMemory {
 
  private:
   // Room for a socket operation wrapping a composed write or a TLS operation
-  // and its handler (a few hundred bytes in Boost 1.74).
-  alignas(std::max_align_t) std::array<std::byte, 1024> storage_{};
+  // and its handler: at most 288 bytes in Boost 1.74 (a TLS write, measured).
+  alignas(std::max_align_t) std::array<std::byte, 512> storage_{};
   bool in_use_ = false;
 };
 
