@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kubeload/duration.hpp"
+#include "loadgen/plan.hpp"
 
 namespace kubeload::loadgen {
 namespace {
@@ -81,21 +82,35 @@ std::vector<int> status_list(const std::string& option, const std::string& text)
   return codes;
 }
 
-std::vector<StageSpec> stage_list(const std::string& option, const std::string& text,
-                                  bool open_model) {
+// "10s:10,20s:50" (closed model: DURATION:CONNECTIONS) or "10s:100/s,20s:500/s"
+// (open model: DURATION:RATE/s); the unit says which, so no other option has to.
+std::vector<StageSpec> stage_list(const std::string& option, const std::string& text) {
+  static constexpr std::string_view kRateUnit = "/s";
   std::vector<StageSpec> stages;
+  std::optional<std::string> first_item;
+  bool open_model = false;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     const auto colon = item.find(':');
     if (colon == std::string::npos) {
       throw UsageError(option + ": stage \"" + item +
-                       "\" must be DURATION:" + (open_model ? "RATE" : "CONNECTIONS"));
+                       "\" must be DURATION:CONNECTIONS or DURATION:RATE/s");
     }
     StageSpec stage;
     stage.duration = positive_duration(option, item.substr(0, colon));
-    const std::string amount = item.substr(colon + 1);
-    if (open_model) {
+    std::string amount = item.substr(colon + 1);
+    const bool rate = amount.ends_with(kRateUnit);
+    if (!first_item) {
+      first_item = item;
+      open_model = rate;
+    } else if (rate != open_model) {
+      throw UsageError(option + ": stage \"" + item + "\" and stage \"" + *first_item +
+                       "\" mix the models: give every stage as DURATION:CONNECTIONS (closed) "
+                       "or every stage as DURATION:RATE/s (open)");
+    }
+    if (rate) {
+      amount.resize(amount.size() - kRateUnit.size());
       stage.rate = positive_number(option, amount);
     } else {
       stage.connections = positive_integer(option, amount);
@@ -222,6 +237,38 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
 
 }  // namespace
 
+void check_threads_usable(const LoadSpec& load, std::optional<uint32_t> threads,
+                          LoadSource source) {
+  // Each thread needs a connection of its own. The default thread count is
+  // capped at the connections; an explicit one that they could never use is
+  // an error rather than quietly fewer threads.
+  if (!threads) return;
+  const bool manifest = source == LoadSource::manifest;
+  const bool open_model = load.rate || (!load.stages.empty() && load.stages.front().rate);
+  if (open_model) {
+    if (load.max_connections && *load.max_connections < *threads) {
+      throw UsageError(std::string(manifest ? "spec.load.maxConnections " : "--max-connections ") +
+                       std::to_string(*load.max_connections) + ": below --threads " +
+                       std::to_string(*threads) + " (each thread needs a connection of its own)");
+    }
+    return;
+  }
+  uint64_t most_connections = load.connections.value_or(kDefaultConnections);
+  std::string whose = load.connections ? (manifest ? "spec.load.connections" : "-c")
+                                       : (manifest ? "the default connections" : "the default -c");
+  if (!load.stages.empty()) {
+    most_connections = 0;
+    for (const StageSpec& stage : load.stages)
+      most_connections = std::max(most_connections, stage.connections.value_or(0));
+    whose = manifest ? "the largest of spec.load.stages" : "the largest stage";
+  }
+  if (*threads > most_connections) {
+    throw UsageError("-t " + std::to_string(*threads) + ": above the " +
+                     std::to_string(most_connections) + " connections of " + whose +
+                     " (each thread needs a connection of its own)");
+  }
+}
+
 const char* usage_text() {
   return R"(usage:
   loadgen [OPTIONS] URL          load one URL, like ab or wrk
@@ -244,11 +291,15 @@ options:
                           error of kind "dropped"
       --max-connections N open model: connection cap (default 1000); not below -t
   -t, --threads N         event-loop threads (default: the whole CPUs of the cgroup
-                          CPU quota, else the cores; at most the connections)
+                          CPU quota, else the cores, at most the connections); an
+                          explicit N above -c (or the largest stage; with run, the
+                          manifest's connections) is an error
       --warmup D          warm up for D first (not counted)
       --warmup-requests N warm up with N requests first (not counted)
-      --stages SPEC       e.g. 10s:10,10s:20 (duration:connections, or duration:rate with -r);
-                          not with -d or -c
+      --stages SPEC       closed model 10s:10,10s:20 (DURATION:CONNECTIONS), or open
+                          model 10s:100/s,10s:200/s (DURATION:RATE/s); not with -d, -c
+                          or -r (the stages set them); -n, the warm-up and the other
+                          options apply as without stages
   -k, --keepalive         keep connections alive (the default)
       --no-keepalive      one connection per request
   -m, --method M          request method (default GET)
@@ -293,7 +344,7 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
   std::optional<uint64_t> connections;
   std::optional<double> rate;
   std::optional<std::string> stages_text;
-  std::string duration_text, connections_text;  // as given, for usage errors
+  std::string duration_text, connections_text, rate_text;  // as given, for usage errors
   std::string load_option;  // the last option that shapes the load (not for `run`)
   RequestSpec request;
   request.name = "default";
@@ -356,7 +407,8 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       duration_text = value();
       load.duration = positive_duration(name, duration_text);
     } else if (name == "-r" || name == "--rate") {
-      rate = positive_number(name, value());
+      rate_text = value();
+      rate = positive_number(name, rate_text);
     } else if (name == "--max-connections") {
       load.max_connections = positive_integer(name, value());
     } else if (name == "-t" || name == "--threads") {
@@ -492,8 +544,8 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     throw UsageError("-c and -r: the closed model (-c) and the open model (-r) exclude each other");
   }
   if (stages_text) {
-    // Each stage sets its own duration and load; a -d or -c beside them would
-    // be silently ignored.
+    // Each stage sets its own duration and load; a -d, -c or -r beside them
+    // would be silently ignored.
     if (load.duration) {
       throw UsageError("-d " + duration_text +
                        ": not with --stages (each stage DURATION:... sets its own duration)");
@@ -502,20 +554,24 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
       throw UsageError("-c " + connections_text +
                        ": not with --stages (each stage DURATION:CONNECTIONS sets its own)");
     }
-    load.stages = stage_list("--stages", *stages_text, rate.has_value());
+    if (rate) {
+      throw UsageError("-r " + rate_text +
+                       ": not with --stages (each stage DURATION:RATE/s sets its own rate, "
+                       "e.g. --stages 10s:" +
+                       rate_text + "/s)");
+    }
+    load.stages = stage_list("--stages", *stages_text);
   }
   if (!load.requests && !load.duration && load.stages.empty())
     load.duration = std::chrono::seconds(10);
   load.connections = connections;
   load.rate = rate;
-  if (load.max_connections && !rate) throw UsageError("--max-connections: only with -r");
-  // Each thread needs a connection of its own; the default thread count is
-  // capped at the connection limit, an explicit one cannot be.
-  if (load.max_connections && options.threads && *load.max_connections < *options.threads) {
+  const bool open_model = rate || (!load.stages.empty() && load.stages.front().rate);
+  if (load.max_connections && !open_model) {
     throw UsageError("--max-connections " + std::to_string(*load.max_connections) +
-                     ": below --threads " + std::to_string(*options.threads) +
-                     " (each thread needs a connection of its own)");
+                     ": only in the open model (-r, or --stages DURATION:RATE/s)");
   }
+  check_threads_usable(load, options.threads, LoadSource::options);
   options.spec.name = "local";
   options.spec.url = *url;
   options.spec.requests.push_back(std::move(request));

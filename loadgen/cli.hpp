@@ -49,6 +49,14 @@ struct CliOptions {
 // Throws UsageError.
 CliOptions parse_command_line(const std::vector<std::string>& args);
 
+// Where a run's load was given, for naming it in usage errors.
+enum class LoadSource { options, manifest };
+
+// Throws UsageError naming the value when an explicit thread count (-t) could
+// never be used: above the closed model's connections (-c, or the largest
+// stage's), or above the open model's connection cap.
+void check_threads_usable(const LoadSpec& load, std::optional<uint32_t> threads, LoadSource source);
+
 const char* usage_text();
 
 }  // namespace kubeload::loadgen

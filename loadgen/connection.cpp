@@ -47,6 +47,7 @@ Connection::Connection(Worker& worker, asio::io_context& io, uint32_t index, H2S
       plain_(io),
       read_buffer_(h2 == nullptr ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
                                  : nullptr),
+      operation_memory_(h2 == nullptr ? std::make_unique<HandlerMemory>() : nullptr),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),
       h2_(h2) {}
 
@@ -138,9 +139,9 @@ void Connection::write_request() {
   // send, so the two coincide but for that scheduling delay.
   written_at_ = Clock::now();
   if (tls_) {
-    asio::async_write(*tls_, asio::buffer(wire), std::move(on_written));
+    asio::async_write(*tls_, asio::buffer(wire), with_memory(*operation_memory_, on_written));
   } else {
-    asio::async_write(plain_, asio::buffer(wire), std::move(on_written));
+    asio::async_write(plain_, asio::buffer(wire), with_memory(*operation_memory_, on_written));
   }
 }
 
@@ -149,9 +150,11 @@ void Connection::read_response() {
     this->on_read(ec, bytes);
   };
   if (tls_) {
-    tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize), std::move(on_read));
+    tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
+                          with_memory(*operation_memory_, on_read));
   } else {
-    plain_.async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize), std::move(on_read));
+    plain_.async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
+                           with_memory(*operation_memory_, on_read));
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "loadgen/asio.hpp"
+#include "loadgen/handler_memory.hpp"
 #include "loadgen/http1_parser.hpp"
 #include "loadgen/network.hpp"
 #include "loadgen/request_slot.hpp"
@@ -78,6 +79,10 @@ class Connection {
   tcp::socket plain_;
   std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
   std::unique_ptr<char[]> read_buffer_;
+  // A request's write, then its reads: one operation at a time. Like the
+  // read buffer, only for an HTTP/1.1 connection (an HTTP/2 lane's session
+  // does the I/O).
+  std::unique_ptr<HandlerMemory> operation_memory_;
   Http1ResponseParser parser_;
 
   bool busy_ = false;

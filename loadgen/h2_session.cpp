@@ -228,9 +228,9 @@ void H2Session::flush() {
     flush();
   };
   if (tls_) {
-    asio::async_write(*tls_, asio::buffer(out_), std::move(on_written));
+    asio::async_write(*tls_, asio::buffer(out_), with_memory(write_memory_, on_written));
   } else {
-    asio::async_write(plain_, asio::buffer(out_), std::move(on_written));
+    asio::async_write(plain_, asio::buffer(out_), with_memory(write_memory_, on_written));
   }
 }
 
@@ -240,9 +240,11 @@ void H2Session::read() {
     this->on_read(ec, bytes);
   };
   if (tls_) {
-    tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize), std::move(on_read));
+    tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
+                          with_memory(read_memory_, on_read));
   } else {
-    plain_.async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize), std::move(on_read));
+    plain_.async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
+                           with_memory(read_memory_, on_read));
   }
 }
 

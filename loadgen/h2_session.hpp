@@ -18,6 +18,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "loadgen/asio.hpp"
+#include "loadgen/handler_memory.hpp"
 #include "loadgen/network.hpp"
 #include "loadgen/request_slot.hpp"
 
@@ -120,6 +121,9 @@ class H2Session {
   std::vector<Connection*> ending_;   // scratch for fail_all
   std::vector<uint8_t> out_;
   std::unique_ptr<uint8_t[]> read_buffer_;
+  // The session reads and writes at once: memory for each direction.
+  HandlerMemory read_memory_;
+  HandlerMemory write_memory_;
 };
 
 }  // namespace kubeload::loadgen

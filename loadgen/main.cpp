@@ -207,6 +207,11 @@ int main(int argc, char** argv) {
     auto spec = load_manifest(options.manifest_path, options.target_override, options.ca_file);
     if (!spec) return kExitUsage;
     options.spec = std::move(*spec);
+    try {
+      kl::check_threads_usable(options.spec.load, options.threads, kl::LoadSource::manifest);
+    } catch (const kl::UsageError& e) {
+      return usage_error(options.manifest_path + ": " + e.what());
+    }
   }
 
   std::string error;

@@ -278,7 +278,7 @@ RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t 
     plan.requests.push_back(std::move(t));
   }
 
-  const uint64_t default_connections = spec.load.connections.value_or(10);
+  const uint64_t default_connections = spec.load.connections.value_or(kDefaultConnections);
   const double default_rate = spec.load.rate.value_or(0);
   std::vector<Phase> stages;
   if (spec.load.stages.empty()) {

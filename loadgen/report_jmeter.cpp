@@ -3,6 +3,9 @@
 // a TOTAL row for the whole run. Units as JMeter's: latencies in whole
 // milliseconds, error percentage with two decimals, throughput in requests
 // per second with one, and received kilobytes (1024 bytes) per second.
+// JMeter's table has no protocol column: an HTTP/2 run names its protocol in
+// a line above the table (an HTTP/1.1 run keeps the table alone, as ab's
+// report keeps its layout).
 
 #include <string>
 #include <vector>
@@ -41,6 +44,8 @@ std::vector<std::string> row(std::string label, const ResultView& r) {
 }  // namespace
 
 void write_jmeter_report(std::ostream& out, const ReportModel& model) {
+  if (model.info.protocol != "http1")
+    out << "Protocol: " << protocol_description(model.info) << '\n';
   TextTable table({{"Label", TextTable::Align::left},
                    {"Samples"},
                    {"Average"},

@@ -299,9 +299,10 @@ uint64_t Worker::arrival_index(uint64_t turn) const noexcept {
 void Worker::schedule_open() {
   if (stopping_) return;
   open_timer_.expires_at(arrival_index(turn_) < phase_arrivals_ ? next_intended_ : phase_ends_);
-  open_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) on_open_timer();
-  });
+  open_timer_.async_wait(
+      with_memory(open_timer_memory_, [this](const boost::system::error_code& ec) {
+        if (!ec) on_open_timer();
+      }));
 }
 
 void Worker::on_open_timer() {

@@ -18,6 +18,7 @@
 #include "loadgen/asio.hpp"
 #include "loadgen/connection.hpp"
 #include "loadgen/h2_session.hpp"
+#include "loadgen/handler_memory.hpp"
 #include "loadgen/plan.hpp"
 #include "loadgen/request_slot.hpp"
 
@@ -157,6 +158,7 @@ class Worker {
   asio::io_context io_{1};
   asio::steady_timer tick_timer_{io_};
   asio::steady_timer open_timer_{io_};
+  HandlerMemory open_timer_memory_;  // re-armed for every arrival
   // HTTP/2: the connections, each carrying lanes_per_connection() of the
   // lanes below (connections_[i] is on sessions_[i / lanes_per_connection()]).
   std::vector<std::unique_ptr<H2Session>> sessions_;

@@ -349,8 +349,8 @@ def check_nginx_stages(env):
 
 
 def check_nginx_open_model_stages(env):
-    report, _ = nginx_count_check(env, "r_stages_1s100_1s200", ["-r", "200", "--stages",
-                                                                "1s:100,1s:200"])
+    report, _ = nginx_count_check(env, "r_stages_1s100_1s200", ["--stages",
+                                                                "1s:100/s,1s:200/s"])
     result, stages = report["result"], report.get("stages")
     expect(isinstance(stages, list) and len(stages) == 2, f"stages {stages!r}, want 2 rows")
     for index, (stage, rate) in enumerate(zip(stages, (100, 200))):
@@ -666,6 +666,39 @@ def check_run_manifest_gate(env):
         document = json.loads(run.stdout)
         expect(document["verdict"] == ("Pass" if want == 0 else "Fail"),
                f"verdict {document.get('verdict')}")
+
+
+def check_run_manifest_http2_and_h2c(env):
+    # README's `spec.target.protocol` example through `loadgen run` (what the
+    # worker pods run): nginx logs the requests reported plus the warm-up.
+    path = os.path.join(env.workdir, "h2.yaml")
+    for protocol in ("h2c", "http2"):
+        tag = f"run_manifest_{protocol}"
+        tls = protocol == "http2"
+        url = env.nginx.url("/small.bin", tag, tls, LOOPBACK, protocol)
+        with open(path, "w") as out:
+            out.write("apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\n"
+                      f"metadata: {{name: {tag.replace('_', '-')}}}\nspec:\n"
+                      f"  target: {{url: '{url}', protocol: {protocol}}}\n"
+                      "  load: {connections: 2, maxStreams: 8, requests: 400, warmupRequests: 40}\n"
+                      "  thresholds: ['errorRate < 1%']\n")
+        args = ["run", path, "-q", "--format", "json"]
+        if tls:
+            args += ["--cacert", env.nginx.ca_cert]
+        run = run_loadgen(env, args)
+        expect(run.returncode == 0, f"{protocol}: exit {run.returncode}: {run.stderr[-300:]}")
+        document = json.loads(run.stdout)
+        expect(document.get("protocol") == protocol,
+               f"report protocol {document.get('protocol')!r}, want {protocol!r}")
+        result = document["result"]
+        check_consistent(result)
+        expect(result["requests"] == 400 and result["failures"] == 0,
+               f"{protocol}: requests {result['requests']}, failures {result['failures']}")
+        expect(document.get("warmupRequests") == 40,
+               f"{protocol}: warm-up {document.get('warmupRequests')}, want 40")
+        entries = env.nginx.logged_requests(tag, 440)
+        expect(len(entries) == 440, f"{protocol}: nginx logged {len(entries)}, want 400 + 40")
+        expect(all(entry.status == 200 for entry in entries), f"{protocol}: nginx statuses")
 
 
 def check_nginx_sigint_reports_what_was_done(env):
@@ -1077,6 +1110,16 @@ def check_usage_duration_with_stages(env):
     usage_error_check(env, ["-d", "5s", "--stages", "1s:5", env.fault_server.url("/ok")], "-d 5s")
 
 
+def check_usage_rate_with_stages(env):
+    # The stages give the rates; a -r value beside them would be ignored.
+    usage_error_check(env, ["-r", "999", "--stages", "1s:10/s", env.fault_server.url("/ok")],
+                      "-r 999")
+
+
+def check_usage_threads_above_connections(env):
+    usage_error_check(env, ["-t", "8", "-c", "2", env.fault_server.url("/ok")], "-t 8")
+
+
 def check_usage_max_connections_below_threads(env):
     usage_error_check(env, ["-r", "10", "--max-connections", "2", "-t", "4",
                             env.fault_server.url("/ok")], "--max-connections 2")
@@ -1340,6 +1383,7 @@ CHECKS = (
     check_live_metrics_while_running,
     check_run_manifest_reports_every_problem,
     check_run_manifest_gate,
+    check_run_manifest_http2_and_h2c,
     check_nginx_https_no_keepalive,
     check_nginx_https_verified_with_cacert,
     check_nginx_https_sni_for_a_host_name,
@@ -1404,6 +1448,8 @@ CHECKS = (
     check_usage_bad_scheme,
     check_usage_duration_with_stages,
     check_usage_max_connections_below_threads,
+    check_usage_rate_with_stages,
+    check_usage_threads_above_connections,
     check_worker_control_needs_the_runs_token,
     check_worker_refuses_to_run_without_a_token,
     check_worker_guard_refuses_denied_targets_by_resolved_address,

@@ -171,9 +171,10 @@ TEST(Http2Report, EveryReportNamesTheProtocol) {
   run.result.errors.rst_stream = 3;
   run.result.errors.goaway = 2;
   run.request_results.push_back(NamedResult{"default", run.result});
-  std::ostringstream text, ab, json;
+  std::ostringstream text, ab, jmeter, json;
   write_report(text, ReportFormat::text, info, run);
   write_report(ab, ReportFormat::ab, info, run);
+  write_report(jmeter, ReportFormat::jmeter, info, run);
   write_report(json, ReportFormat::json, info, run);
   EXPECT_NE(text.str().find("HTTP/2 over TLS (h2), 8 streams per connection"), std::string::npos)
       << text.str();
@@ -181,6 +182,18 @@ TEST(Http2Report, EveryReportNamesTheProtocol) {
   EXPECT_NE(ab.str().find("HTTP/2 over TLS (h2), 8 streams per connection"), std::string::npos);
   EXPECT_NE(ab.str().find("Stream resets:          3"), std::string::npos) << ab.str();
   EXPECT_EQ(nlohmann::json::parse(json.str()).at("protocol"), "http2");
+  EXPECT_EQ(jmeter.str().rfind("Protocol: HTTP/2 over TLS (h2), 8 streams per connection\n", 0), 0u)
+      << jmeter.str();
+
+  info.protocol = "h2c";
+  info.max_streams = 1;
+  std::ostringstream cleartext;
+  write_report(cleartext, ReportFormat::jmeter, info, run);
+  EXPECT_EQ(cleartext.str().rfind("Protocol: HTTP/2 cleartext (h2c), 1 stream per connection\n", 0),
+            0u)
+      << cleartext.str();
+  // The table follows, as JMeter's Aggregate Report has it.
+  EXPECT_NE(cleartext.str().find("\nLabel "), std::string::npos) << cleartext.str();
 }
 
 }  // namespace

@@ -272,6 +272,17 @@ TEST(Cli, BadValuesAreNamed) {
       {{"-c", "7", "--stages", "1s:5", "http://h/"}, "-c 7: not with --stages"},
       {{"-r", "10", "--max-connections", "2", "-t", "4", "http://h/"},
        "--max-connections 2: below --threads 4"},
+      // -r beside --stages: each open-model stage gives its own rate.
+      {{"-r", "999", "--stages", "1s:10/s", "http://h/"}, "-r 999: not with --stages"},
+      {{"-r", "200", "--stages", "1s:100,1s:200", "http://h/"}, "-r 200: not with --stages"},
+      {{"--stages", "1s:100/s,1s:20", "http://h/"}, "\"1s:20\""},
+      {{"--stages", "1s:0/s", "http://h/"}, "\"0\""},
+      {{"--max-connections", "5", "--stages", "1s:10", "http://h/"},
+       "--max-connections 5: only in the open model"},
+      // An explicit thread count that the connections could never use.
+      {{"-t", "8", "-c", "2", "http://h/"}, "-t 8: above the 2 connections"},
+      {{"-t", "16", "http://h/"}, "-t 16: above the 10 connections"},
+      {{"-t", "4", "--stages", "1s:1,1s:3", "http://h/"}, "-t 4: above the 3 connections"},
   };
   for (const auto& [args, needle] : cases) {
     try {
@@ -281,6 +292,65 @@ TEST(Cli, BadValuesAreNamed) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(Cli, OpenModelStagesGiveTheirOwnRates) {
+  const CliOptions cli =
+      parse_command_line({"--max-connections", "4", "--warmup", "1s", "-n", "500", "--stages",
+                          "1s:100/s,2s:250.5/s", "http://h/"});
+  const LoadSpec& load = cli.spec.load;
+  EXPECT_FALSE(load.rate);
+  ASSERT_EQ(load.stages.size(), 2u);
+  EXPECT_EQ(load.stages[0].rate, 100.0);
+  EXPECT_EQ(load.stages[1].rate, 250.5);
+  EXPECT_FALSE(load.stages[0].connections);
+  EXPECT_EQ(load.max_connections, 4u);
+  EXPECT_EQ(load.requests, 500u);
+  std::string error;
+  const RunPlan plan = plan_from_spec(cli.spec, *parse_target("http://h/", error), 2);
+  EXPECT_TRUE(plan.open_model);
+  EXPECT_EQ(plan.max_connections, 4u);
+  ASSERT_EQ(plan.phases.size(), 3u);  // warm-up at the first stage's rate, then the stages
+  EXPECT_TRUE(plan.phases[0].warmup);
+  EXPECT_EQ(plan.phases[0].rate, 100.0);
+  EXPECT_EQ(plan.phases[2].rate, 250.5);
+}
+
+TEST(Cli, ThreadsUpToTheConnectionsAreAccepted) {
+  EXPECT_EQ(parse_command_line({"-t", "3", "-c", "3", "http://h/"}).threads, 3u);
+  EXPECT_EQ(parse_command_line({"-t", "3", "--stages", "1s:1,1s:3", "http://h/"}).threads, 3u);
+  EXPECT_EQ(parse_command_line({"-t", "10", "http://h/"}).threads, 10u);
+  EXPECT_EQ(parse_command_line({"-t", "8", "-r", "10", "http://h/"}).threads, 8u);
+}
+
+TEST(Cli, AManifestsLoadIsCheckedAgainstTheThreadsByItsFieldNames) {
+  auto message = [](const LoadSpec& load, uint32_t threads) -> std::string {
+    try {
+      check_threads_usable(load, threads, LoadSource::manifest);
+      return "";
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+  };
+  LoadSpec closed;
+  closed.connections = 2;
+  EXPECT_EQ(message(closed, 4),
+            "-t 4: above the 2 connections of spec.load.connections (each thread needs a "
+            "connection of its own)");
+  EXPECT_EQ(message(closed, 2), "");
+  LoadSpec stages;
+  stages.stages = {StageSpec{std::chrono::seconds(1), 1, std::nullopt},
+                   StageSpec{std::chrono::seconds(1), 3, std::nullopt}};
+  EXPECT_NE(message(stages, 4).find("-t 4: above the 3 connections of the largest of "
+                                    "spec.load.stages"),
+            std::string::npos);
+  LoadSpec open;
+  open.rate = 10;
+  open.max_connections = 2;
+  EXPECT_NE(message(open, 4).find("spec.load.maxConnections 2: below --threads 4"),
+            std::string::npos);
+  EXPECT_EQ(message(open, 2), "");
+  EXPECT_NO_THROW(check_threads_usable(closed, std::nullopt, LoadSource::manifest));
 }
 
 TEST(Cli, ShortOptionsTakeAttachedValues) {
