@@ -195,18 +195,6 @@ std::string protocol_description(const RunInfo& info) {
          streams + " per connection";
 }
 
-std::string fixed(double value, int decimals) {
-  if (!std::isfinite(value)) return "-";
-  std::array<char, 64> buffer{};
-  auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
-                                    std::chars_format::fixed, decimals);
-  if (error != std::errc{}) return "-";  // only for magnitudes no report can reach
-  std::string text(buffer.data(), end);
-  // "-0.000" for a tiny negative value reads as a sign error; it is zero.
-  if (text.front() == '-' && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
-  return text;
-}
-
 std::string rounded_ms(double ms) {
   if (!std::isfinite(ms)) return "-";
   return std::to_string(std::llround(ms));

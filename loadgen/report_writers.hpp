@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kubeload/result.hpp"
+#include "kubeload/text.hpp"
 #include "loadgen/report.hpp"
 
 namespace kubeload::loadgen::report {
@@ -96,7 +97,7 @@ void write_json_report(std::ostream& out, const RunInfo& info, const RunResult& 
 
 // Number formatting shared by the writers. Locale-independent (std::to_chars),
 // and a non-finite value prints as "-" so no report ever shows nan or inf.
-std::string fixed(double value, int decimals);
+using kubeload::fixed;
 std::string rounded_ms(double ms);                      // ab and JMeter print whole ms
 std::string grouped(uint64_t value);                    // 1234567 -> "1,234,567"
 std::string grouped_fixed(double value, int decimals);  // 12500.04, 1 -> "12,500.0"

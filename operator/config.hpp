@@ -66,6 +66,13 @@ struct OperatorConfig {
   // ttlSecondsAfterFinished of a worker Job the cleanup policy keeps (a
   // failed run's, under OnSuccess): kept to look into, not forever.
   int64_t kept_job_ttl_seconds = 24 * 3600;
+  // The Prometheus the target's resource use is read from after each run
+  // (--prometheus-url, status.target); empty: not read.
+  std::string prometheus_url;
+  // How often that Prometheus scrapes the kubelets' cAdvisor
+  // (--prometheus-scrape-interval): it sizes the rate windows and how long
+  // after a run the operator waits for the last samples.
+  std::chrono::seconds prometheus_scrape_interval{30};
 };
 
 }  // namespace kubeload::controller

@@ -1,8 +1,11 @@
 #include "operator/controller.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <type_traits>
 
+#include "kubeload/json_access.hpp"
 #include "operator/bounded_parallel.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/worker_token.hpp"
@@ -10,6 +13,7 @@
 namespace kubeload::controller {
 namespace {
 
+using json_access::member;
 using nlohmann::json;
 
 int64_t unix_ms(Timestamp t) {
@@ -55,7 +59,7 @@ bool is_rejection(const kube::Response& response) {
   return code >= 400 && code < 500 && code != 409 && code != 429 && code != 401;
 }
 
-constexpr int kMaxPlans = 3;  // observe once, plan again after at most two learned facts
+constexpr int kMaxPlans = 4;  // observe once, plan again after at most three learned facts
 
 }  // namespace
 
@@ -71,7 +75,9 @@ Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
       log_(log),
       metrics_(metrics),
       clock_(std::move(clock)),
-      may_act_(std::move(may_act)) {}
+      may_act_(std::move(may_act)) {
+  if (!config_.prometheus_url.empty()) prometheus_.emplace(config_.prometheus_url);
+}
 
 std::optional<std::string> owning_loadtest(const json& object, const kube::ListWatch* jobs) {
   const std::string namespace_ = string_at(object, {"metadata", "namespace"});
@@ -197,6 +203,98 @@ void Reconciler::look_up_baseline(Observation& observed) {
       observed.baseline_status = item["status"];
       observed.baseline_name = name;
     }
+  }
+}
+
+void Reconciler::measure_target(const TargetRequest& request, Observation& observed) {
+  TargetMeasurement& measured = observed.target_measurement.emplace();
+  const std::string& namespace_ = request.namespace_;
+  measured.namespace_ = namespace_;
+  const auto not_measured = [&](const std::string& reason, const std::string& message,
+                                bool transient = false) {
+    measured.reason = reason;
+    measured.message = message;
+    measured.transient = transient;
+  };
+  const auto forbidden = [&](const std::string& what, const kube::Response& response) {
+    not_measured("Forbidden", "kubeload-operator may not " + what + " in namespace " + namespace_ +
+                                  " (" + response.describe() +
+                                  "); the chart's ClusterRole grants it");
+  };
+  std::string selector = request.selector;
+  if (selector.empty()) {
+    const std::string service = namespace_ + "/" + request.service;
+    kube::Response found = client_.get(kube::resources::services(namespace_), request.service);
+    if (found.is_not_found()) {
+      return not_measured("TargetNotFound", "the target Service " + service + " does not exist");
+    }
+    if (found.http_status == 403) return forbidden("read Services", found);
+    if (!found.ok()) {
+      throw std::runtime_error("reading the target Service " + service + ": " + found.describe());
+    }
+    LabelSelector labels;
+    const json& wanted = member(member(found.body, "spec"), "selector");
+    if (wanted.is_object()) {
+      for (const auto& [key, value] : wanted.items()) {
+        if (value.is_string()) labels.match_labels[key] = value.get<std::string>();
+      }
+    }
+    if (labels.empty()) {
+      return not_measured("NoPodSelector", "the target Service " + service +
+                                               " selects no pods by label; name them with "
+                                               "spec.target.podSelector");
+    }
+    selector = to_string(labels);
+  }
+  measured.selector = selector;
+  kube::ListOptions options;
+  options.label_selector = selector;
+  kube::Response listed = client_.list(kube::resources::pods(namespace_), options);
+  if (listed.http_status == 403) return forbidden("list pods", listed);
+  if (!listed.ok()) {
+    throw std::runtime_error("listing the target pods (" + selector + ") in " + namespace_ + ": " +
+                             listed.describe());
+  }
+  for (const json& pod : member(listed.body, "items")) {
+    measured.pods.push_back(string_at(pod, {"metadata", "name"}));
+  }
+  std::sort(measured.pods.begin(), measured.pods.end());
+  if (measured.pods.empty()) {
+    return not_measured("NoTargetPods",
+                        "no pods in namespace " + namespace_ + " match " + selector);
+  }
+  const std::string matcher = container_matcher(namespace_, measured.pods);
+  const auto usage_over = [&](const UsageWindow& window) {
+    const UsageQueries queries = usage_queries(matcher, window, config_.prometheus_scrape_interval);
+    Usage usage;
+    usage.cpu_mean = prometheus_->scalar(queries.cpu_mean, queries.at);
+    if (!queries.cpu_max.empty()) usage.cpu_max = prometheus_->scalar(queries.cpu_max, queries.at);
+    usage.memory_max_bytes = prometheus_->scalar(queries.memory_max, queries.at);
+    if (usage.cpu_mean) {
+      // count() of nothing is no sample: no container started in the window.
+      const std::optional<double> started = prometheus_->scalar(queries.restarts, queries.at);
+      usage.restarts = started ? static_cast<uint64_t>(std::llround(*started)) : 0;
+    }
+    return usage;
+  };
+  try {
+    measured.run = usage_over(request.windows.run);
+    if (!measured.run.cpu_mean) {
+      return not_measured("NoSamples",
+                          "Prometheus (" + config_.prometheus_url +
+                              ") has no container_cpu_usage_seconds_total " + "samples of " +
+                              std::to_string(measured.pods.size()) + " pod(s) in " + namespace_ +
+                              " (" + selector + ") from " + format_time(request.windows.run.start) +
+                              " to " + format_time(request.windows.run.end) +
+                              ": does it scrape the kubelets' cAdvisor (/metrics/cadvisor)?");
+    }
+    for (const UsageWindow& stage : request.windows.stages) {
+      measured.stages.push_back(usage_over(stage));
+    }
+  } catch (const PrometheusError& e) {
+    measured.stages.clear();
+    not_measured(e.transient() ? "PrometheusUnavailable" : "PrometheusQueryFailed", e.what(),
+                 e.transient());
   }
 }
 
@@ -329,6 +427,9 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
             }
           } else if constexpr (std::is_same_v<A, LookUpBaseline>) {
             look_up_baseline(observed);
+            again = true;
+          } else if constexpr (std::is_same_v<A, MeasureTarget>) {
+            measure_target(a.request, observed);
             again = true;
           } else if constexpr (std::is_same_v<A, LookUpNewestPass>) {
             look_up_newest_pass(observed);

@@ -21,6 +21,7 @@
 #include "operator/kube/list_watch.hpp"
 #include "operator/log.hpp"
 #include "operator/operator_metrics.hpp"
+#include "operator/prometheus_client.hpp"
 #include "operator/reconcile_plan.hpp"
 #include "operator/status.hpp"
 #include "operator/worker_client.hpp"
@@ -62,6 +63,9 @@ class Reconciler {
   bool act(const ReconcilePlan& plan, Observation& observed);
   void look_up_baseline(Observation& observed);
   void look_up_newest_pass(Observation& observed);
+  // The target pods (by the Service's selector or spec.target.podSelector)
+  // and their resource use from Prometheus, into observed.target_measurement.
+  void measure_target(const TargetRequest& request, Observation& observed);
   // A worker of the LoadTest with this uid, with the run's token.
   WorkerAddress worker_address(const std::string& ip, const std::string& uid) const;
 
@@ -74,6 +78,7 @@ class Reconciler {
   OperatorMetrics& metrics_;
   ClockFn clock_;
   MayActFn may_act_;
+  std::optional<PrometheusClient> prometheus_;  // set with --prometheus-url
   // Since when each worker of each LoadTest has not answered ("ns/name" ->
   // index -> time): memory across passes, not a decision.
   std::mutex unreachable_mutex_;

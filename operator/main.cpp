@@ -33,6 +33,7 @@
 #include "operator/controller.hpp"
 #include "operator/event_filter.hpp"
 #include "operator/leader_election.hpp"
+#include "operator/prometheus_client.hpp"
 #include "operator/work_queue.hpp"
 
 namespace kc = kubeload::controller;
@@ -72,6 +73,10 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --worker-scheduling-overrides LIST  the workerTemplate fields LoadTests may set, of
                            nodeSelector,tolerations,affinity (default all three; "" for none)
   --allow-control-plane-workers  let those fields put workers onto control-plane nodes
+  --prometheus-url URL     read each run's target pods' CPU, memory and restarts from this
+                           Prometheus (cAdvisor series) into status.target (default: not read)
+  --prometheus-scrape-interval DURATION  how often it scrapes the kubelets' cAdvisor
+                           (default 30s): sizes the rate windows and the wait for the last samples
 )";
 
 struct Flags {
@@ -224,6 +229,22 @@ Flags parse_flags(int argc, char** argv) {
         }
         flags.limits.worker_scheduling_overrides.insert(item);
       }
+    } else if (arg == "--prometheus-url") {
+      const std::string text = next();
+      if (const auto problem = kc::prometheus_url_problem(text)) {
+        throw std::invalid_argument(arg + ": " + *problem);
+      }
+      flags.limits.prometheus_url = text;
+    } else if (arg == "--prometheus-scrape-interval") {
+      const std::string text = next();
+      const auto interval = kubeload::parse_duration(text);
+      if (!interval || *interval < std::chrono::seconds(1) || *interval > std::chrono::hours(1) ||
+          *interval % std::chrono::seconds(1) != std::chrono::nanoseconds(0)) {
+        throw std::invalid_argument(
+            arg + ": must be whole seconds from 1s to 1h (e.g. 30s), got \"" + text + "\"");
+      }
+      flags.limits.prometheus_scrape_interval =
+          std::chrono::duration_cast<std::chrono::seconds>(*interval);
     } else if (arg == "--allow-control-plane-workers") {
       flags.limits.allow_control_plane_workers = true;
     } else if (arg == "--worker-token-key-file") {

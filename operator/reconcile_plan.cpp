@@ -411,6 +411,12 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     observed.run_failure_message = failure->message;
   }
   out.status = compute_status(observed, o.now);
+  const TargetUsageStep target =
+      plan_target_usage(current, out.status, o.parsed, config, o.target_measurement, o.now);
+  if (target.measure) {
+    out.actions = {MeasureTarget{*target.measure}};
+    return out;
+  }
   const std::string phase = text(member(out.status, "phase"));
   if (status_changed(current, out.status)) {
     out.actions.push_back(WriteStatus{out.status, resource_version});
@@ -449,6 +455,10 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       }
     }
     if (valid) plan_retention(o, out);
+    if (target.requeue_after) {
+      out.requeue_after =
+          std::min(out.requeue_after.value_or(*target.requeue_after), *target.requeue_after);
+    }
     return out;
   }
 

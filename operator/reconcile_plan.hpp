@@ -21,6 +21,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/status.hpp"
+#include "operator/target_usage.hpp"
 #include "operator/views.hpp"
 #include "operator/worker_results.hpp"
 
@@ -55,6 +56,8 @@ struct Observation {
   // newest passing run of the LoadTest's kubeload.dev/test label.
   bool newest_pass_looked_up = false;
   std::string newest_pass_name;
+  // The target's resource use, when plan() asked for it (MeasureTarget).
+  std::optional<TargetMeasurement> target_measurement;
   Timestamp now;
 };
 
@@ -124,6 +127,11 @@ struct LookUpBaseline {};
 // Asks the executor to find the newest passing run of the test label and
 // plan again (retention must not delete what a baseline may need).
 struct LookUpNewestPass {};
+// Asks the executor to read the target pods' resource use from Prometheus
+// (after the run; the status already holds the result) and plan again.
+struct MeasureTarget {
+  TargetRequest request;
+};
 // spec.ttlSecondsAfterFinished ran out: the LoadTest goes (only this uid).
 struct DeleteLoadTest {
   std::string name;
@@ -132,7 +140,7 @@ struct DeleteLoadTest {
 
 using Action = std::variant<CreateTokenSecret, CreateJob, RecordStartAt, StartWorker, KeepResults,
                             FinishWorker, WriteStatus, RecordEvent, DeleteJob, EndJob,
-                            LookUpBaseline, LookUpNewestPass, DeleteLoadTest>;
+                            LookUpBaseline, LookUpNewestPass, MeasureTarget, DeleteLoadTest>;
 
 struct ReconcilePlan {
   nlohmann::json status;  // what the status is now (written by a WriteStatus when it changed)

@@ -10,6 +10,7 @@
 
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
+#include "kubeload/text.hpp"
 #include "kubeload/threshold.hpp"
 #include "operator/conditions.hpp"
 #include "operator/phase.hpp"
@@ -51,12 +52,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
     out += " (and " + std::to_string(parts.size() - kMaxListed) + " more)";
   }
   return out;
-}
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
 }
 
 // ---- what the pods say, per worker index --------------------------------------
@@ -306,25 +301,6 @@ std::string completion_reason(const LoadSpec& load, const Result& merged) {
 
 // ---- conditions -------------------------------------------------------------------------
 
-json condition(std::string_view type, std::string_view status, const std::string& reason,
-               const std::string& message, int64_t generation, const json& current_status,
-               Timestamp now) {
-  std::string since = format_time(now);
-  // As meta.SetStatusCondition: the transition time moves only when the
-  // status does.
-  if (const json* old = find_condition(member(current_status, "conditions"), type);
-      old != nullptr && text(member(*old, "status")) == status &&
-      member(*old, "lastTransitionTime").is_string()) {
-    since = text(member(*old, "lastTransitionTime"));
-  }
-  return {{"type", type},
-          {"status", status},
-          {"reason", reason},
-          {"message", message},
-          {"lastTransitionTime", since},
-          {"observedGeneration", generation}};
-}
-
 // A final status as stored, its conditions derived again from the stored
 // phase, reason, message and verdict at `generation`: a run that ended under
 // an older operator gains the conditions gates read today (Ready, Stalled,
@@ -368,6 +344,25 @@ std::string invalid_spec_message(const ParsedLoadTest& parsed) {
 }  // namespace
 
 // ---- public ------------------------------------------------------------------------------
+
+json condition(std::string_view type, std::string_view status, const std::string& reason,
+               const std::string& message, int64_t generation, const json& current_status,
+               Timestamp now) {
+  std::string since = format_time(now);
+  // As meta.SetStatusCondition: the transition time moves only when the
+  // status does.
+  if (const json* old = find_condition(member(current_status, "conditions"), type);
+      old != nullptr && text(member(*old, "status")) == status &&
+      member(*old, "lastTransitionTime").is_string()) {
+    since = text(member(*old, "lastTransitionTime"));
+  }
+  return {{"type", type},
+          {"status", status},
+          {"reason", reason},
+          {"message", message},
+          {"lastTransitionTime", since},
+          {"observedGeneration", generation}};
+}
 
 std::string format_time(Timestamp time) {
   const auto seconds = std::chrono::floor<std::chrono::seconds>(time);

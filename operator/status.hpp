@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,13 @@ std::optional<Timestamp> start_deadline(const Observed& observed);
 // generation, which is derived again: the edit may have fixed the spec.
 // `now` comes from the controller's injected clock.
 nlohmann::json compute_status(const Observed& observed, Timestamp now);
+
+// One status condition at `generation`. As meta.SetStatusCondition, its
+// lastTransitionTime is the one in `current_status` while the status stays the
+// same, else `now`.
+nlohmann::json condition(std::string_view type, std::string_view status, const std::string& reason,
+                         const std::string& message, int64_t generation,
+                         const nlohmann::json& current_status, Timestamp now);
 
 // Whether `next` differs from `current` at all (exact JSON equality).
 bool status_changed(const nlohmann::json& current, const nlohmann::json& next);

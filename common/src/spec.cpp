@@ -609,11 +609,105 @@ class Decoder {
         }
       } else if (key == "allowInsecureSecretHeaders") {
         if (auto allow = boolean(value, at)) out().allow_insecure_secret_headers = *allow;
+      } else if (key == "podSelector") {
+        out().pod_selector = label_selector(value, at);
       } else {
         return false;
       }
       return true;
     });
+  }
+
+  // A metav1.LabelSelector that selects something: an empty one would select
+  // every pod of the namespace.
+  std::optional<LabelSelector> label_selector(const YAML::Node& node, const std::string& path) {
+    LabelSelector selector;
+    const size_t errors_before = result_.errors.size();
+    const bool is_map = fields(
+        node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+          if (key == "matchLabels") {
+            if (value.IsMap() && value.size() > kMaxSelectorTerms) {
+              error(at, "at most " + std::to_string(kMaxSelectorTerms) + " labels, got " +
+                            std::to_string(value.size()));
+              return true;
+            }
+            fields(value, at,
+                   [&](std::string_view label, const YAML::Node& v, const std::string& p) {
+                     if (!is_qualified_name(label)) {
+                       error(at, "invalid label key " + quote(label));
+                     } else if (const auto text = string(v, p); text && !is_label_value(*text)) {
+                       error(p, "invalid label value " + quote(*text));
+                     } else if (text) {
+                       selector.match_labels[std::string(label)] = *text;
+                     }
+                     return true;
+                   });
+          } else if (key == "matchExpressions") {
+            list(value, at, kMaxSelectorTerms, [&](const YAML::Node& item, const std::string& p) {
+              if (auto requirement = label_requirement(item, p)) {
+                selector.match_expressions.push_back(std::move(*requirement));
+              }
+            });
+          } else {
+            return false;
+          }
+          return true;
+        });
+    if (!is_map || result_.errors.size() != errors_before) return std::nullopt;
+    if (selector.empty()) {
+      error(path, "selects every pod of the namespace: give matchLabels or matchExpressions");
+      return std::nullopt;
+    }
+    return selector;
+  }
+
+  std::optional<LabelRequirement> label_requirement(const YAML::Node& node,
+                                                    const std::string& path) {
+    LabelRequirement requirement;
+    std::optional<std::string> op;
+    bool has_values = false;
+    const size_t errors_before = result_.errors.size();
+    fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+      if (key == "key") {
+        if (const auto text = string(value, at); text && !is_qualified_name(*text)) {
+          error(at, "invalid label key " + quote(*text));
+        } else if (text) {
+          requirement.key = *text;
+        }
+      } else if (key == "operator") {
+        op = string(value, at);
+      } else if (key == "values") {
+        has_values = true;
+        list(value, at, kMaxSelectorTerms, [&](const YAML::Node& item, const std::string& p) {
+          if (const auto text = string(item, p); text && !is_label_value(*text)) {
+            error(p, "invalid label value " + quote(*text));
+          } else if (text) {
+            requirement.values.push_back(*text);
+          }
+        });
+      } else {
+        return false;
+      }
+      return true;
+    });
+    if (result_.errors.size() != errors_before) return std::nullopt;
+    if (requirement.key.empty()) error(join(path, "key"), "required");
+    if (!op) {
+      error(join(path, "operator"), "required: In, NotIn, Exists or DoesNotExist");
+    } else if (*op == "In" || *op == "NotIn") {
+      requirement.op =
+          *op == "In" ? LabelRequirement::Operator::In : LabelRequirement::Operator::NotIn;
+      if (requirement.values.empty()) error(join(path, "values"), "required for " + *op);
+    } else if (*op == "Exists" || *op == "DoesNotExist") {
+      requirement.op = *op == "Exists" ? LabelRequirement::Operator::Exists
+                                       : LabelRequirement::Operator::DoesNotExist;
+      if (has_values) error(join(path, "values"), "must be empty for " + *op);
+    } else {
+      error(join(path, "operator"),
+            "must be one of In, NotIn, Exists, DoesNotExist, got " + quote(*op));
+    }
+    if (result_.errors.size() != errors_before) return std::nullopt;
+    return requirement;
   }
 
   void tls(const YAML::Node& node, const std::string& path) {
@@ -1336,6 +1430,34 @@ ParsedLoadTest parse_loadtest(std::string_view yaml_or_json) {
     return failed;
   }
   return parse_loadtest(documents.empty() ? YAML::Node() : documents.front());
+}
+
+std::string to_string(const LabelSelector& selector) {
+  std::vector<std::string> terms;
+  for (const auto& [key, value] : selector.match_labels) terms.push_back(key + "=" + value);
+  for (const LabelRequirement& requirement : selector.match_expressions) {
+    std::string values;
+    for (const std::string& value : requirement.values) {
+      values += (values.empty() ? "" : ",") + value;
+    }
+    switch (requirement.op) {
+      case LabelRequirement::Operator::In:
+        terms.push_back(requirement.key + " in (" + values + ")");
+        break;
+      case LabelRequirement::Operator::NotIn:
+        terms.push_back(requirement.key + " notin (" + values + ")");
+        break;
+      case LabelRequirement::Operator::Exists:
+        terms.push_back(requirement.key);
+        break;
+      case LabelRequirement::Operator::DoesNotExist:
+        terms.push_back("!" + requirement.key);
+        break;
+    }
+  }
+  std::string out;
+  for (const std::string& term : terms) out += (out.empty() ? "" : ",") + term;
+  return out;
 }
 
 const char* to_string(Protocol protocol) noexcept {

@@ -1,6 +1,9 @@
 #include "kubeload/text.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
 
 namespace kubeload {
 namespace {
@@ -27,6 +30,18 @@ bool has_space_or_control(std::string_view s) {
     const auto byte = static_cast<unsigned char>(c);
     return byte <= 0x20 || byte == 0x7f;
   });
+}
+
+std::string fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return "-";
+  std::array<char, 64> buffer{};
+  auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
+                                    std::chars_format::fixed, decimals);
+  if (error != std::errc{}) return "-";  // only for magnitudes no report can reach
+  std::string text(buffer.data(), end);
+  // "-0.000" for a tiny negative value reads as a sign error; it is zero.
+  if (text.front() == '-' && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
+  return text;
 }
 
 }  // namespace kubeload

@@ -33,6 +33,9 @@ ResourceRef configmaps(std::string ns) {
 ResourceRef secrets(std::string ns) {
   return make("", "v1", "secrets", "Secret", std::move(ns));
 }
+ResourceRef services(std::string ns) {
+  return make("", "v1", "services", "Service", std::move(ns));
+}
 ResourceRef events(std::string ns) {
   return make("", "v1", "events", "Event", std::move(ns));
 }

@@ -33,6 +33,7 @@ ResourceRef jobs(std::string ns = {});
 ResourceRef leases(std::string ns = {});
 ResourceRef loadtests(std::string ns = {});
 ResourceRef secrets(std::string ns = {});
+ResourceRef services(std::string ns = {});
 }  // namespace resources
 
 struct ListOptions {

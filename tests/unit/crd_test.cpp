@@ -181,6 +181,9 @@ metadata: {name: sweep, labels: {kubeload.dev/test: sweep}}
 spec:
   target:
     service: {name: nginx, namespace: web, port: 80, scheme: http}
+    podSelector:
+      matchLabels: {app: nginx}
+      matchExpressions: [{key: tier, operator: In, values: [web]}]
   load:
     connections: 10
     warmupRequests: 1000
@@ -324,6 +327,11 @@ TEST(Crd, BoundsAgreeWithTheParser) {
   EXPECT_EQ(max_items("requests"), kubeload::kMaxRequests);
   EXPECT_EQ(max_items("load.stages"), kubeload::kMaxStages);
   EXPECT_EQ(max_items("thresholds"), kubeload::kMaxThresholds);
+  EXPECT_EQ(max_items("target.podSelector.matchExpressions"), kubeload::kMaxSelectorTerms);
+  EXPECT_EQ(max_items("target.podSelector.matchExpressions.[].values"),
+            kubeload::kMaxSelectorTerms);
+  EXPECT_EQ(at(spec, "target.podSelector.matchLabels")["maxProperties"].as<size_t>(),
+            kubeload::kMaxSelectorTerms);
   EXPECT_EQ(max_items("requests.[].headersFrom"), kubeload::kMaxHeadersFrom);
   EXPECT_EQ(max_items("requests.[].expect.status"), kubeload::kMaxExpectedStatuses);
   EXPECT_EQ(at(spec, "requests.[].headers")["maxProperties"].as<size_t>(), kubeload::kMaxHeaders);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -1291,6 +1292,69 @@ TEST(Spec, SecretHeadersGoOverVerifiedHttpsOrWithAnExplicitOptIn) {
       parse_loadtest(with_spec("target: {service: {name: api}}\n" + kLoad + requests));
   ASSERT_FALSE(service.ok());
   EXPECT_EQ(service.errors.front().path, "spec.requests[0].headersFrom");
+}
+
+}  // namespace
+}  // namespace kubeload
+
+// ---- spec.target.podSelector --------------------------------------------------------
+
+namespace kubeload {
+namespace {
+
+TEST(SpecPodSelector, ReadsLabelsAndExpressionsInTheApiSyntax) {
+  const ParsedLoadTest parsed = parse_loadtest(with_spec(R"(target:
+  url: http://127.0.0.1:8080/
+  podSelector:
+    matchLabels: {app: nginx, app.kubernetes.io/part-of: shop}
+    matchExpressions:
+    - {key: tier, operator: In, values: [api, web]}
+    - {key: track, operator: NotIn, values: [canary]}
+    - {key: ready, operator: Exists}
+    - {key: draining, operator: DoesNotExist}
+load: {duration: 1s})"));
+  ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  ASSERT_TRUE(parsed.spec.pod_selector);
+  EXPECT_EQ(to_string(*parsed.spec.pod_selector),
+            "app=nginx,app.kubernetes.io/part-of=shop,tier in (api,web),track notin (canary),"
+            "ready,!draining");
+}
+
+TEST(SpecPodSelector, RefusesWhatWouldSelectEverythingOrIsMalformed) {
+  struct Case {
+    std::string selector;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"{}", "spec.target.podSelector: selects every pod of the namespace"},
+      {"{matchLabels: {}}", "spec.target.podSelector: selects every pod of the namespace"},
+      {"{matchLabels: {'bad key!': x}}", "invalid label key \"bad key!\""},
+      {"{matchLabels: {app: 'no spaces'}}",
+       "spec.target.podSelector.matchLabels.app: invalid label value \"no spaces\""},
+      {"{matchExpressions: [{key: app, operator: Like, values: [x]}]}",
+       "spec.target.podSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, "
+       "DoesNotExist, got \"Like\""},
+      {"{matchExpressions: [{key: app, operator: In}]}",
+       "spec.target.podSelector.matchExpressions[0].values: required for In"},
+      {"{matchExpressions: [{key: app, operator: Exists, values: [x]}]}",
+       "spec.target.podSelector.matchExpressions[0].values: must be empty for Exists"},
+      {"{matchExpressions: [{operator: Exists}]}",
+       "spec.target.podSelector.matchExpressions[0].key: required"},
+      {"{matchLabel: {app: x}}", "spec.target.podSelector.matchLabel: unknown field"},
+      {"[app]", "spec.target.podSelector: must be a map"},
+  };
+  for (const Case& c : cases) {
+    const ParsedLoadTest parsed = parse_loadtest(
+        with_spec("target: {url: 'http://127.0.0.1:8080/', podSelector: " + c.selector +
+                  "}\nload: {duration: 1s}"));
+    EXPECT_FALSE(parsed.ok()) << c.selector;
+    EXPECT_FALSE(parsed.spec.pod_selector) << c.selector;
+    const std::vector<std::string> got = messages(parsed);
+    EXPECT_TRUE(
+        std::any_of(got.begin(), got.end(),
+                    [&](const std::string& m) { return m.find(c.error) != std::string::npos; }))
+        << c.selector << " gave " << ::testing::PrintToString(got);
+  }
 }
 
 }  // namespace

@@ -81,6 +81,10 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [""]
   resources: [pods]
   verbs: [list, watch]
+# The target Service's selector, to find the pods status.target reads.
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get]
 - apiGroups: [""]
   resources: [events]
   verbs: [create]

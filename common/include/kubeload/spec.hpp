@@ -30,6 +30,25 @@ struct ServiceRef {
   std::string scheme = "http";  // http | https
 };
 
+// A Kubernetes LabelSelector (metav1.LabelSelector): every matchLabels pair
+// and every matchExpressions requirement must hold.
+struct LabelRequirement {
+  enum class Operator { In, NotIn, Exists, DoesNotExist };
+  std::string key;
+  Operator op = Operator::In;
+  std::vector<std::string> values;  // In, NotIn: at least one; Exists, DoesNotExist: none
+  bool operator==(const LabelRequirement&) const = default;
+};
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelRequirement> match_expressions;
+  bool empty() const { return match_labels.empty() && match_expressions.empty(); }
+  bool operator==(const LabelSelector&) const = default;
+};
+// The selector in the syntax of the API's labelSelector query parameter:
+// "app=nginx,tier in (api,web),!canary".
+std::string to_string(const LabelSelector& selector);
+
 struct SecretKeyRef {
   std::string name;
   std::string key;
@@ -133,6 +152,10 @@ struct LoadTestSpec {
   std::optional<ServiceRef> service;
   TlsSpec tls;                          // spec.target.tls
   Protocol protocol = Protocol::http1;  // spec.target.protocol
+  // spec.target.podSelector: the target's pods in the LoadTest's namespace,
+  // whose CPU and memory the operator reads from Prometheus (status.target).
+  // Unset: the pods behind spec.target.service.
+  std::optional<LabelSelector> pod_selector;
   // spec.target.allowInsecureSecretHeaders: headersFrom values may go over
   // plain http or to an unverified https server (refused otherwise).
   bool allow_insecure_secret_headers = false;
@@ -185,6 +208,7 @@ inline constexpr size_t kMaxThresholds = 100;        // spec.thresholds
 inline constexpr size_t kMaxHeaders = 100;           // spec.requests[].headers
 inline constexpr size_t kMaxHeadersFrom = 50;        // spec.requests[].headersFrom
 inline constexpr size_t kMaxExpectedStatuses = 100;  // spec.requests[].expect.status
+inline constexpr size_t kMaxSelectorTerms = 20;      // matchLabels, matchExpressions, values
 inline constexpr size_t kMaxHeaderValueBytes = 8192;
 inline constexpr size_t kMaxBodyBytes = 256 * 1024;
 inline constexpr size_t kMaxImageBytes = 1024;

@@ -19,4 +19,9 @@ std::string quote(std::string_view s);
 // a path or a header value.
 bool has_space_or_control(std::string_view s);
 
+// value with `decimals` digits after the point, locale-independent
+// (std::to_chars); "-" for a non-finite value, so no report or status
+// message shows nan or inf, and never "-0.000".
+std::string fixed(double value, int decimals);
+
 }  // namespace kubeload
