@@ -12,6 +12,7 @@
 #include "kubeload/json_access.hpp"
 #include "kubeload/text.hpp"
 #include "kubeload/url.hpp"
+#include "operator/status.hpp"
 
 namespace kubeload::controller {
 
@@ -20,13 +21,6 @@ using json_access::member;
 using json_access::text;
 
 namespace {
-
-std::string unix_seconds(Timestamp at) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f",
-                std::chrono::duration<double>(at.time_since_epoch()).count());
-  return buffer;
-}
 
 std::string form_value(const std::string& value) {
   return web::uri::encode_data_string(value);

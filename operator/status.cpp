@@ -378,6 +378,13 @@ std::string format_time(Timestamp time) {
   return buffer;
 }
 
+std::string unix_seconds(Timestamp time) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f",
+                std::chrono::duration<double>(time.time_since_epoch()).count());
+  return buffer;
+}
+
 std::optional<Timestamp> parse_time(const std::string& value) {
   // YYYY-MM-DDTHH:MM:SS[.fraction]Z: what the API server writes. The mask
   // keeps sscanf from accepting signs and spaces where digits belong.

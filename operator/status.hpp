@@ -77,5 +77,8 @@ bool status_changed(const nlohmann::json& current, const nlohmann::json& next);
 // RFC 3339 in UTC with seconds, as metav1.Time serializes.
 std::string format_time(Timestamp time);
 std::optional<Timestamp> parse_time(const std::string& text);
+// Unix seconds with milliseconds ("1796032805.000"), as PromQL and
+// Prometheus's API take a time.
+std::string unix_seconds(Timestamp time);
 
 }  // namespace kubeload::controller

@@ -49,13 +49,6 @@ std::string promql_duration(Timestamp::duration length) {
          "ms";
 }
 
-std::string unix_seconds(Timestamp at) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f",
-                std::chrono::duration<double>(at.time_since_epoch()).count());
-  return buffer;
-}
-
 // To `decimals` places (dividing by a power of ten keeps 0.7 from reading 0.7000000000000001).
 double rounded(double value, int decimals) {
   const double scale = std::pow(10.0, decimals);
