@@ -152,6 +152,18 @@ TEST(TargetUsagePlan, SaysWhyThereIsNoTargetUsageOrWhenToReadIt) {
        "2026-11-30T10:05:00Z", "False", "NoPodSelector"},
       {"service in another namespace", "{service: {name: nginx, namespace: other}}",
        with_prometheus(), finished(), "2026-11-30T10:05:00Z", "False", "TargetInOtherNamespace"},
+      {"window shorter than two scrapes", kService,
+       [] {
+         OperatorConfig config = with_prometheus();
+         config.prometheus_scrape_interval = 20s;
+         return config;
+       }(),
+       [] {
+         json s = finished();
+         s["result"]["durationSeconds"] = 39.5;
+         return s;
+       }(),
+       "2026-11-30T10:05:00Z", "False", "WindowTooShort"},
       // The window ends at 10:00:30; three 5 s scrapes are less than 15 s.
       {"waits for the last scrapes", kService, with_prometheus(), finished(),
        "2026-11-30T10:00:44Z", "Unknown", "WaitingForScrapes"},
