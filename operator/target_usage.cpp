@@ -244,12 +244,12 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
 
   const Timestamp::duration length = windows->run.end - windows->run.start;
   if (length < 2 * config.prometheus_scrape_interval) {
-    return not_measured(
-        "WindowTooShort",
-        "the run's window (" + fixed(std::chrono::duration<double>(length).count(), 1) +
-            "s) is shorter than two scrape intervals (" +
-            std::to_string(2 * config.prometheus_scrape_interval.count()) +
-            "s): Prometheus holds too few samples in it for a rate");
+    return not_measured("WindowTooShort",
+                        "the run's window (" +
+                            fixed(std::chrono::duration<double>(length).count(), 1) +
+                            "s) is shorter than two scrape intervals (" +
+                            std::to_string(2 * config.prometheus_scrape_interval.count()) +
+                            "s): Prometheus holds too few samples in it for a rate");
   }
   const Timestamp give_up = windows->run.end + kTargetMetricsGiveUp;
   if (measured) {
