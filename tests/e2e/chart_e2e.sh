@@ -93,6 +93,9 @@ check "watchNamespace: a Role and RoleBinding in it, --namespace, no ClusterRole
 rendered=$(render --set replicaCount=2)
 check "two replicas: --leader-elect, the Lease in the release namespace, a Role for it" \
   bash -c "grep -q -- '--leader-elect$' <<<\"\$1\" && grep -q -- '--leader-election-namespace=$NS' <<<\"\$1\" && grep -q 'name: $RELEASE-leader-election' <<<\"\$1\" && ! grep -q 'type: Recreate' <<<\"\$1\"" _ "$rendered"
+check "prometheus.url: --prometheus-url and --prometheus-scrape-interval, only when set" \
+  bash -c "! grep -q -- '--prometheus-url' <<<\"\$1\" && grep -q -- '--prometheus-url=http://prometheus-operated.monitoring.svc:9090$' <<<\"\$2\" && grep -q -- '--prometheus-scrape-interval=15s$' <<<\"\$2\"" _ \
+  "$(render)" "$(render --set prometheus.url=http://prometheus-operated.monitoring.svc:9090,prometheus.scrapeInterval=15s)"
 check "ServiceMonitor only when asked for" \
   bash -c "! grep -q 'kind: ServiceMonitor' <<<\"\$1\" && grep -q 'kind: ServiceMonitor' <<<\"\$2\"" _ \
   "$(render)" "$(render --set metrics.serviceMonitor.enabled=true)"
@@ -219,6 +222,9 @@ expect no update loadtests.kubeload.dev -n "$TARGET_NS"
 expect yes delete loadtests.kubeload.dev -n "$TARGET_NS"
 expect yes create configmaps -n "$TARGET_NS"
 expect yes patch configmaps -n "$TARGET_NS"
+# status.target: the target Service's selector, then its pods (never changed).
+expect yes get services -n "$TARGET_NS"
+expect no update services -n "$TARGET_NS"
 expect no update leases.coordination.k8s.io/other -n "$NS"
 expect no create jobs.batch -n default
 expect no list loadtests.kubeload.dev --all-namespaces
