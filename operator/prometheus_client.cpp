@@ -12,6 +12,7 @@
 #include "kubeload/json_access.hpp"
 #include "kubeload/text.hpp"
 #include "kubeload/url.hpp"
+#include "operator/bounded_body.hpp"
 #include "operator/status.hpp"
 
 namespace kubeload::controller {
@@ -57,20 +58,13 @@ std::optional<double> PrometheusClient::scalar(const std::string& expression, Ti
                      "application/x-www-form-urlencoded");
     const web::http::http_response response = client.request(request).get();
     status = response.status_code();
-    concurrency::streams::container_buffer<std::string> buffer;
-    auto stream = response.body();
-    std::size_t total = 0;
-    while (total <= kMaxPrometheusResponseBytes) {
-      const std::size_t got = stream.read(buffer, 64 * 1024).get();
-      if (got == 0) break;
-      total += got;
-    }
-    if (total > kMaxPrometheusResponseBytes) {
+    std::optional<std::string> read = read_bounded_body(response, kMaxPrometheusResponseBytes);
+    if (!read) {
       throw PrometheusError(
           where + ": answer longer than " + std::to_string(kMaxPrometheusResponseBytes) + " bytes",
           false);
     }
-    body = std::move(buffer.collection());
+    body = std::move(*read);
   } catch (const PrometheusError&) {
     throw;
   } catch (const std::exception& e) {

@@ -3,6 +3,8 @@
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 
+#include "operator/bounded_body.hpp"
+
 #include <cctype>
 
 namespace kubeload::controller {
@@ -44,21 +46,12 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
               std::to_string(kMaxWorkerResponseBytes);
       return std::nullopt;
     }
-    // Read at most one byte past the cap, whatever the framing (chunked has no length).
-    concurrency::streams::container_buffer<std::string> body;
-    auto stream = response.body();
-    std::size_t total = 0;
-    while (total <= kMaxWorkerResponseBytes) {
-      const std::size_t got = stream.read(body, 64 * 1024).get();
-      if (got == 0) break;
-      total += got;
-    }
-    if (total > kMaxWorkerResponseBytes) {
+    std::optional<std::string> body = read_bounded_body(response, kMaxWorkerResponseBytes);
+    if (!body) {
       error = worker.base_url() + path + ": answer longer than " +
               std::to_string(kMaxWorkerResponseBytes) + " bytes";
-      return std::nullopt;
     }
-    return std::move(body.collection());
+    return body;
   } catch (const std::exception& e) {
     error = worker.base_url() + path + ": " + e.what();
     return std::nullopt;
