@@ -104,7 +104,8 @@ check "run: --report markdown written" bash -c "grep -q '✅ Pass' '$work/pass.m
 plugin run -f "$work/pass.yaml" -n "$NS" -o json
 second_name=$(created_name)
 check "run again: exit 0 and a second object ($second_name)" test "$code" -eq 0 -a -n "$second_name" -a "$second_name" != "$pass_name"
-check "run -o json: the status as JSON" bash -c "python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"status\"][\"verdict\"]==\"Pass\"' <<<'$out'"
+check "run -o json: the status as JSON" \
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["status"]["verdict"]=="Pass"' "$out"
 
 # 3. A missed gate: exit 1, JUnit failure with observed and limit.
 manifest fail web "  target: {service: {name: nginx, port: 80}}
@@ -114,7 +115,7 @@ plugin run -f "$work/fail.yaml" -n "$NS" -o junit
 fail_name=$(created_name)
 check "run (missed gate): exit 1 ($(tail -1 <<<"$err"))" test "$code" -eq 1
 check "run -o junit: the missed threshold is a failure with observed and limit" \
-  bash -c "grep -q 'type=\"ThresholdMissed\" message=\"p50 &lt; 0.001ms: observed .*, limit &lt; 0.001ms\"' <<<'$out'"
+  contains "$out" 'type="ThresholdMissed" message="p50 &lt; 0.001ms: observed .*, limit &lt; 0.001ms"'
 
 # 4. A run that fails (its workers never start): exit 2.
 manifest broken web "  target: {service: {name: nginx, port: 80}}
@@ -150,11 +151,12 @@ check "history web: exit 0" test "$code" -eq 0
 order=$(awk 'NR > 1 {print $1}' <<<"$out" | tr '\n' ' ')
 check "history web: the four runs, newest first ($order)" \
   test "$order" = "$broken_name $fail_name $second_name $pass_name "
-check "history web: verdicts and rps shown" bash -c "grep -q '$fail_name .*Succeeded  *Fail' <<<'$out' && grep -q '$pass_name .*Succeeded  *Pass  *[0-9]' <<<'$out'"
+check "history web: verdicts and rps shown" bash -c 'grep -q "$2 .*Succeeded  *Fail" <<<"$1" && grep -q "$3 .*Succeeded  *Pass  *[0-9]" <<<"$1"' _ "$out" "$fail_name" "$pass_name"
 plugin history web -n "$NS" --limit 1 -o json
-check "history --limit 1 -o json: the newest run" bash -c "python3 -c 'import json,sys; d=json.load(sys.stdin); assert [r[\"name\"] for r in d]==[\"$broken_name\"]' <<<'$out'"
+check "history --limit 1 -o json: the newest run" \
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [r["name"] for r in d]==[sys.argv[2]]' "$out" "$broken_name"
 plugin compare "$pass_name" "$second_name" "$fail_name" -n "$NS"
-check "compare: three runs side by side with changes" bash -c "grep -q '$pass_name (base)' <<<'$out' && grep -q '^rps .*%)' <<<'$out' && grep -q '^p99 ms' <<<'$out'"
+check "compare: three runs side by side with changes" bash -c 'grep -q "$2 (base)" <<<"$1" && grep -q "^rps .*%)" <<<"$1" && grep -q "^p99 ms" <<<"$1"' _ "$out" "$pass_name"
 plugin compare "$pass_name" nope -n "$NS"
 check "compare with a missing run: exit 2" test "$code" -eq 2
 
