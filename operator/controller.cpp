@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 
@@ -139,21 +140,27 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
 void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   const std::map<uint32_t, std::string> ask = workers_to_ask(observed);
   const std::vector<std::pair<uint32_t, std::string>> asked(ask.begin(), ask.end());
-  std::vector<WorkerAnswer> answers(asked.size());
+  // Each answer is digested and folded as it arrives, so the pass holds the
+  // documents in flight and one merge, whatever the worker count.
+  observed.answers = begin_pass(observed);
+  const std::string run_uid = observed.answers.uid;
+  std::mutex taking;
   for_each_bounded(asked.size(), config_.worker_calls_in_flight, [&](std::size_t i) {
-    answers[i].document = workers_.result(worker_address(asked[i].second, uid), answers[i].error);
+    std::string error;
+    std::optional<json> document = workers_.result(worker_address(asked[i].second, uid), error);
+    DigestedAnswer digested = digest_answer(run_uid, document, std::move(error));
+    document.reset();
+    std::lock_guard lock(taking);
+    take_answer(observed.answers, asked[i].first, std::move(digested));
   });
-  for (std::size_t i = 0; i < asked.size(); ++i) {
-    observed.answers[asked[i].first] = std::move(answers[i]);
-  }
   std::lock_guard lock(unreachable_mutex_);
   if (ask.empty()) {
     unreachable_since_.erase(uid);
     return;
   }
   auto& since = unreachable_since_[uid];
-  for (const auto& [index, answer] : observed.answers) {
-    if (answer.document) {
+  for (const auto& [index, answer] : observed.answers.by_worker) {
+    if (answer.reached) {
       since.erase(index);
     } else {
       since.emplace(index, observed.now);

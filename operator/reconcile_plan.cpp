@@ -217,6 +217,55 @@ std::map<uint32_t, std::string> workers_to_ask(const Observation& o) {
   return ask;
 }
 
+PassAnswers begin_pass(const Observation& o) {
+  PassAnswers answers;
+  answers.uid = loadtest_uid(o);
+  std::vector<std::string> ignored;  // plan() reports them
+  const WorkerResults kept = kept_merge(o, ignored);
+  answers.finals = WorkerResults(kept.workers());
+  for (const auto& [index, report] : kept.reports()) answers.not_taken.insert(index);
+  return answers;
+}
+
+DigestedAnswer digest_answer(const std::string& uid, const std::optional<json>& document,
+                             std::string error) {
+  DigestedAnswer digested;
+  WorkerAnswer& answer = digested.answer;
+  if (!document) {
+    answer.error = std::move(error);
+    return digested;
+  }
+  answer.reached = true;
+  if (text(member(*document, "loadTestUid")) != uid) {
+    answer.other_run = true;
+    return digested;
+  }
+  try {
+    CollectedResult collected = collected_result_from_json(*document);
+    if (collected.run.finished) {
+      digested.final_result = std::move(collected);
+    } else {
+      answer.partial = std::move(collected);
+    }
+  } catch (const std::invalid_argument& e) {
+    answer.unreadable = std::string("unreadable result: ") + e.what();
+  }
+  return digested;
+}
+
+void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested) {
+  if (index >= answers.finals.workers() || answers.not_taken.contains(index)) return;
+  WorkerAnswer& answer = digested.answer;
+  if (digested.final_result) {
+    try {
+      answer.folded = answers.finals.fold(index, std::move(*digested.final_result));
+    } catch (const std::invalid_argument& e) {
+      answer.unreadable = std::string("unreadable result: ") + e.what();
+    }
+  }
+  answers.by_worker[index] = std::move(answer);
+}
+
 ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   ReconcilePlan out;
   const json& metadata = member(o.loadtest, "metadata");
@@ -308,13 +357,13 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     std::vector<uint32_t> newly_kept;
     std::vector<std::pair<uint32_t, CollectedResult>> partial;
     std::vector<std::string> unreachable;
-    for (const auto& [index, answer] : o.answers) {
+    for (const auto& [index, answer] : o.answers.by_worker) {
       if (index >= workers || kept.reports().contains(index)) continue;
       const auto pod = std::find_if(pods.begin(), pods.end(), [&](const PodView& p) {
         return p.index == index && !p.ip.empty();
       });
       const std::string who = "worker " + std::to_string(index);
-      if (!answer.document) {
+      if (!answer.reached) {
         if (const auto since = o.unreachable_since.find(index);
             since != o.unreachable_since.end() &&
             o.now - since->second >= config.worker_unreachable_timeout) {
@@ -322,29 +371,32 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         }
         continue;
       }
-      const json& document = *answer.document;
-      if (text(member(document, "loadTestUid")) != uid) {
-        // Another run's worker at this address (an IP reused after the old
-        // pod went): not ours to merge.
-        continue;
+      if (answer.other_run) continue;  // not ours to merge
+      if (!answer.unreadable.empty()) {
+        problems.push_back(who + ": " + answer.unreadable);
+      } else if (answer.folded) {
+        newly_kept.push_back(index);
+      } else if (answer.partial) {
+        partial.emplace_back(index, *answer.partial);
+        if (!answer.partial->started_at_ms && pod != pods.end() && pod->ready && start_at) {
+          // Not started yet: the barrier is idempotent, so sending it again
+          // is safe and covers a start lost to a restart.
+          out.actions.push_back(StartWorker{index, pod->ip, *start_at});
+        }
       }
+    }
+    // The pass folded the final results as they arrived; they join the kept
+    // merge here (exact in any order: RunResult::merge).
+    if (!newly_kept.empty()) {
       try {
-        CollectedResult collected = collected_result_from_json(document);
-        const bool started = collected.started_at_ms.has_value();
-        if (collected.run.finished) {
-          // Folded as it is read: the pass holds the merge, not every result.
-          kept.fold(index, std::move(collected));
-          newly_kept.push_back(index);
-        } else {
-          partial.emplace_back(index, std::move(collected));
-          if (!started && pod != pods.end() && pod->ready && start_at) {
-            // Not started yet: the barrier is idempotent, so sending it again
-            // is safe and covers a start lost to a restart.
-            out.actions.push_back(StartWorker{index, pod->ip, *start_at});
-          }
+        if (!kept.absorb(o.answers.finals)) {
+          problems.push_back("this pass's results are not of this Job's workers; not kept");
+          newly_kept.clear();
         }
       } catch (const std::invalid_argument& e) {
-        problems.push_back(who + ": unreadable result: " + e.what());
+        problems.push_back(std::string("this pass's results do not merge with the kept ones: ") +
+                           e.what());
+        newly_kept.clear();
       }
     }
     if (!newly_kept.empty() && !failure) {

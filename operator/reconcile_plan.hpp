@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -27,10 +28,27 @@
 
 namespace kubeload::controller {
 
-// One worker's answer to GET /result in this pass.
+// One worker's answer to GET /result in this pass, as digested on arrival.
 struct WorkerAnswer {
-  std::optional<nlohmann::json> document;  // the /result body, as served
-  std::string error;                       // could not reach it, or no usable answer
+  bool reached = false;    // it served a /result document
+  std::string error;       // not reached: why
+  bool other_run = false;  // the document is another run's (an IP reused after its pod went)
+  std::string unreadable;  // the document's result cannot be read or merged: why
+  bool folded = false;     // its final result is in PassAnswers::finals
+  std::optional<CollectedResult> partial;  // a result before the final one (counters only)
+};
+
+// The workers' answers of one pass. A final result is folded into `finals`
+// as it arrives and its document dropped, so a pass holds one merge and the
+// documents in flight, not one document per worker (issue 12). Built by
+// begin_pass() and take_answer(), pure functions of what was observed.
+struct PassAnswers {
+  std::map<uint32_t, WorkerAnswer> by_worker;
+  WorkerResults finals;  // this pass's final results, not yet kept
+  // Workers outside the Job or already in the kept merge: their answers are
+  // not taken (a result counts once).
+  std::set<uint32_t> not_taken;
+  std::string uid;  // the run's: another run's document is not ours to merge
 };
 
 struct Observation {
@@ -41,7 +59,7 @@ struct Observation {
   // The results ConfigMap as read (the running merge of the final results
   // kept so far, see kept_merge); unset when there is none yet.
   std::optional<nlohmann::json> kept_results;
-  std::map<uint32_t, WorkerAnswer> answers;  // by worker index, asked this pass
+  PassAnswers answers;  // the workers asked this pass (see begin_pass)
   // Since when each worker has not answered (kept by the executor across
   // passes; a restart starts the clock over, which only delays the verdict).
   std::map<uint32_t, Timestamp> unreachable_since;
@@ -196,6 +214,19 @@ std::size_t config_map_data_size(const nlohmann::json& data);
 WorkerResults kept_merge(const Observation& observed, std::vector<std::string>& problems);
 // The workers plan() wants /result from in this pass (index -> pod IP).
 std::map<uint32_t, std::string> workers_to_ask(const Observation& observed);
+// The empty answers of a pass over `observed` (its kept results and its run).
+PassAnswers begin_pass(const Observation& observed);
+// Worker `index`'s answer: its /result document, or why there was none.
+// Parses it (any thread; throws nothing) ...
+struct DigestedAnswer {
+  WorkerAnswer answer;
+  std::optional<CollectedResult> final_result;
+};
+DigestedAnswer digest_answer(const std::string& uid, const std::optional<nlohmann::json>& document,
+                             std::string error);
+// ... and takes it into the pass (one at a time): a final result is folded
+// into `finals` at once. An answer of a worker in `not_taken` is dropped.
+void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested);
 
 ReconcilePlan plan(const Observation& observed, const OperatorConfig& config);
 

@@ -32,4 +32,20 @@ bool WorkerResults::fold(uint32_t index, CollectedResult collected) {
   return true;
 }
 
+bool WorkerResults::absorb(WorkerResults other) {
+  if (other.workers_ != workers_) return false;
+  for (const auto& [index, report] : other.reports_) {
+    if (reports_.contains(index)) return false;
+  }
+  if (other.merged_) {
+    if (merged_) {
+      merged_->merge(*other.merged_);
+    } else {
+      merged_ = std::move(other.merged_);
+    }
+  }
+  reports_.merge(other.reports_);
+  return true;
+}
+
 }  // namespace kubeload::controller

@@ -53,6 +53,11 @@ class WorkerResults {
   // counts and histograms of merging all results at once.
   bool fold(uint32_t index, CollectedResult collected);
 
+  // Folds in another merge of the same Job's workers (none of them folded
+  // here yet). Returns false, changing nothing, when the Jobs differ or a
+  // worker is in both.
+  bool absorb(WorkerResults other);
+
   uint32_t workers() const noexcept { return workers_; }
   // By worker index, only the workers whose result was folded.
   const std::map<uint32_t, WorkerReport>& reports() const noexcept { return reports_; }

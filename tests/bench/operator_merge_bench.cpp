@@ -12,9 +12,9 @@
 // --hold-all: keep every worker's result and merge them at the end, as the
 // operator did before the running merge, for comparison.
 // --calls N: fetch as the controller's ask_workers does, N calls in flight
-// (for_each_bounded), every answer's document held until the pass folds them
-// (plan() reads the Observation's answers); without it, one call at a time,
-// each folded as it arrives.
+// (for_each_bounded), each answer digested and taken into the pass as it
+// arrives (digest_answer, take_answer); without it, one call at a time, each
+// folded as it arrives.
 
 #include <sys/resource.h>
 
@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,7 @@
 
 #include "kubeload/result.hpp"
 #include "operator/bounded_parallel.hpp"
+#include "operator/reconcile_plan.hpp"
 #include "operator/worker_client.hpp"
 #include "operator/worker_results.hpp"
 
@@ -135,26 +137,29 @@ int run(const std::vector<std::string>& args) {
   double fetch_seconds = 0, parse_seconds = 0, merge_seconds = 0;
   uint32_t failed = 0;
   const Clock::time_point pass_start = Clock::now();
-  std::vector<std::optional<nlohmann::json>> answers;
-  if (calls > 0 && !addresses.empty()) {
+  const bool controller_pass = calls > 0 && !addresses.empty();
+  if (controller_pass) {
+    // The recorded documents name no run: the pass's uid is empty too.
+    kubeload::controller::PassAnswers pass;
+    pass.finals = WorkerResults(workers);
+    std::mutex taking;
     const Clock::time_point start = Clock::now();
-    answers.resize(workers);
-    std::vector<std::string> errors(workers);
     kubeload::controller::for_each_bounded(workers, calls, [&](std::size_t i) {
-      answers[i] = client.result(addresses[i], errors[i]);
+      std::string error;
+      std::optional<nlohmann::json> document = client.result(addresses[i], error);
+      auto digested = kubeload::controller::digest_answer(pass.uid, document, std::move(error));
+      document.reset();
+      std::lock_guard lock(taking);
+      kubeload::controller::take_answer(pass, static_cast<uint32_t>(i), std::move(digested));
     });
     fetch_seconds = seconds_since(start);
+    for (const auto& [index, answer] : pass.by_worker) failed += answer.folded ? 0 : 1;
+    results = std::move(pass.finals);
   }
-  for (uint32_t i = 0; i < workers; ++i) {
+  for (uint32_t i = 0; i < workers && !controller_pass; ++i) {
     Clock::time_point start = Clock::now();
     std::optional<nlohmann::json> document;
-    if (!answers.empty()) {
-      document = std::move(answers[i]);
-      if (!document) {
-        ++failed;
-        continue;
-      }
-    } else if (addresses.empty()) {
+    if (addresses.empty()) {
       document = nlohmann::json::parse(document_text);
       (*document)["worker"] = i;
     } else {
@@ -166,7 +171,7 @@ int run(const std::vector<std::string>& args) {
         continue;
       }
     }
-    if (answers.empty()) fetch_seconds += seconds_since(start);
+    fetch_seconds += seconds_since(start);
     start = Clock::now();
     CollectedResult collected = kubeload::controller::collected_result_from_json(*document);
     document.reset();

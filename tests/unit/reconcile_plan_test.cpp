@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,18 @@ json answer_document(uint32_t index, uint64_t requests, bool finished,
   document["loadTestUid"] = uid;
   if (!error.empty()) document["error"] = error;
   return document;
+}
+
+// Worker `index` served `document` in this pass, taken in as the executor
+// takes each answer on arrival.
+void answer(Observation& o, uint32_t index, const json& document) {
+  if (o.answers.uid.empty()) o.answers = begin_pass(o);
+  take_answer(o.answers, index, digest_answer(o.answers.uid, document, ""));
+}
+// Worker `index` could not be reached in this pass.
+void no_answer(Observation& o, uint32_t index, const std::string& error) {
+  if (o.answers.uid.empty()) o.answers = begin_pass(o);
+  take_answer(o.answers, index, digest_answer(o.answers.uid, std::nullopt, error));
 }
 
 // The results ConfigMap as the API server would hold it after earlier
@@ -285,8 +298,8 @@ std::vector<Row> rows() {
          o.loadtest["status"] = {{"phase", "Starting"}};
          json not_started = answer_document(1, 0, false);
          not_started.erase("startedAtMs");
-         o.answers[0].document = answer_document(0, 0, false);
-         o.answers[1].document = not_started;
+         answer(o, 0, answer_document(0, 0, false));
+         answer(o, 1, not_started);
          return o;
        },
        "Running",
@@ -296,8 +309,8 @@ std::vector<Row> rows() {
       {"a worker's final result is kept before it is told to exit",
        [=] {
          Observation o = running(mid);
-         o.answers[0].document = answer_document(0, 500, true);
-         o.answers[1].document = answer_document(1, 200, false);
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1, answer_document(1, 200, false));
          return o;
        },
        "Running",
@@ -333,8 +346,8 @@ std::vector<Row> rows() {
       {"a worker's result naming another LoadTest (a reused pod IP) is not merged",
        [=] {
          Observation o = running(mid);
-         o.answers[0].document = answer_document(0, 500, true, kOldUid);
-         o.answers[1].document = answer_document(1, 200, false);
+         answer(o, 0, answer_document(0, 500, true, kOldUid));
+         answer(o, 1, answer_document(1, 200, false));
          return o;
        },
        "Running",
@@ -380,8 +393,8 @@ std::vector<Row> rows() {
       {"the run deadline passed: Failed, and the kept Job is ended so its pods go",
        [=] {
          Observation o = running(kStartAt + seconds(30 + 30 + 30 + 1));
-         o.answers[0].document = answer_document(0, 500, false);
-         o.answers[1].document = answer_document(1, 200, false);
+         answer(o, 0, answer_document(0, 500, false));
+         answer(o, 1, answer_document(1, 200, false));
          return o;
        },
        "Failed",
@@ -394,8 +407,8 @@ std::vector<Row> rows() {
          Observation o = running(kStartAt + seconds(121),
                                  R"({"load": {"connections": 20, "requests": 100000},
                                      "timeouts": {"run": "2m"}})");
-         o.answers[0].document = answer_document(0, 500, false);
-         o.answers[1].document = answer_document(1, 200, false);
+         answer(o, 0, answer_document(0, 500, false));
+         answer(o, 1, answer_document(1, 200, false));
          return o;
        },
        "Failed",
@@ -416,8 +429,8 @@ std::vector<Row> rows() {
       {"a worker not answering for less than the bound: still running",
        [=] {
          Observation o = running(mid);
-         o.answers[0].error = "10.244.0.10:8080: connection timed out";
-         o.answers[1].document = answer_document(1, 200, false);
+         no_answer(o, 0, "10.244.0.10:8080: connection timed out");
+         answer(o, 1, answer_document(1, 200, false));
          o.unreachable_since[0] = mid - seconds(59);
          return o;
        },
@@ -428,8 +441,8 @@ std::vector<Row> rows() {
       {"a worker not answering for the bound: WorkersUnreachable, naming the port",
        [=] {
          Observation o = running(mid);
-         o.answers[0].error = "10.244.0.10:8080: connection timed out";
-         o.answers[1].document = answer_document(1, 200, false);
+         no_answer(o, 0, "10.244.0.10:8080: connection timed out");
+         answer(o, 1, answer_document(1, 200, false));
          o.unreachable_since[0] = mid - seconds(60);
          return o;
        },
@@ -441,9 +454,10 @@ std::vector<Row> rows() {
       {"a worker cut short by SIGTERM is a failed worker, its share not counted as complete",
        [=] {
          Observation o = running(mid);
-         o.answers[0].document = answer_document(0, 500, true);
-         o.answers[1].document = answer_document(
-             1, 120, true, kUid, "interrupted (SIGTERM) after 120 requests in 4.0s of 30.0s");
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1,
+                answer_document(1, 120, true, kUid,
+                                "interrupted (SIGTERM) after 120 requests in 4.0s of 30.0s"));
          return o;
        },
        "Failed",
@@ -459,7 +473,7 @@ std::vector<Row> rows() {
          evicted["status"]["reason"] = "Evicted";
          evicted["status"]["message"] = "The node was low on resource: memory.";
          o.pods[1] = pod_view(evicted);
-         o.answers[0].document = answer_document(0, 200, false);
+         answer(o, 0, answer_document(0, 200, false));
          return o;
        },
        "Failed",
@@ -472,8 +486,8 @@ std::vector<Row> rows() {
          Observation o =
              running(mid + seconds(40),
                      R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})");
-         o.answers[0].document = answer_document(0, 500, true);
-         o.answers[1].document = answer_document(1, 400, true);
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1, answer_document(1, 400, true));
          return o;
        },
        "",
@@ -485,8 +499,8 @@ std::vector<Row> rows() {
          Observation o =
              running(mid + seconds(40),
                      R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})");
-         o.answers[0].document = answer_document(0, 500, true);
-         o.answers[1].document = answer_document(1, 400, true);
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1, answer_document(1, 400, true));
          o.baseline_looked_up = true;
          return o;
        },
@@ -499,7 +513,7 @@ std::vector<Row> rows() {
        [=] {
          Observation o = running(mid);
          o.kept_results = kept_config_map({{0, answer_document(0, 500, true)}}, 2, kOldUid);
-         o.answers[1].document = answer_document(1, 200, false);
+         answer(o, 1, answer_document(1, 200, false));
          return o;
        },
        "Failed",
@@ -707,7 +721,7 @@ Observation five_workers(const ResultsConfigMap& kept,
   for (uint32_t i = 0; i < 5; ++i) o.pods.push_back(pod_view(pod_json(i, "Running", true)));
   o.kept_results = kept.object;
   for (const auto& [index, requests] : answers) {
-    o.answers[index].document = answer_document(index, requests, true);
+    answer(o, index, answer_document(index, requests, true));
   }
   return o;
 }
@@ -785,8 +799,7 @@ TEST(ReconcilePlan, TwoPassesFromTheSameReadCannotLoseOrDoubleAWorker) {
 TEST(ReconcilePlan, AKeptWorkersErrorAndStartAreWhatTheStatusNeeds) {
   ResultsConfigMap kept;
   Observation o = five_workers(kept, {});
-  o.answers[2].document =
-      answer_document(2, 120, true, kUid, "interrupted (SIGTERM) after 120 requests");
+  answer(o, 2, answer_document(2, 120, true, kUid, "interrupted (SIGTERM) after 120 requests"));
   ASSERT_TRUE(kept.apply(plan(o, OperatorConfig{})));
   // A restarted operator, worker 2 gone: its error still fails the run.
   const ReconcilePlan p = plan(five_workers(kept, {}), OperatorConfig{});
@@ -864,10 +877,11 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
   // Worker 0 is done, worker 1 still running: worker 0 may not exit before
   // its result is kept, and it cannot be.
   Observation o = running(kStartAt + seconds(20));
-  o.answers[0].document = staged_document(0, 100, 100, 30000, 3'600'000'000);
-  o.answers[1].document = answer_document(1, 200, false);
+  const json largest = staged_document(0, 100, 100, 30000, 3'600'000'000);
+  answer(o, 0, largest);
+  answer(o, 1, answer_document(1, 200, false));
   WorkerResults alone(2);
-  ASSERT_TRUE(alone.fold(0, collected_result_from_json(*o.answers[0].document)));
+  ASSERT_TRUE(alone.fold(0, collected_result_from_json(largest)));
   const std::size_t bytes = config_map_data_size(kept_results_data(alone, kUid));
   ASSERT_GT(bytes, kConfigMapDataLimit);
 
@@ -884,7 +898,7 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
   // Every worker's result in one pass: the final status holds the exact
   // numbers before any worker exits, so nothing needs keeping.
   Observation all = o;
-  all.answers[1].document = answer_document(1, 200, true);
+  answer(all, 1, answer_document(1, 200, true));
   const ReconcilePlan done = plan(all, OperatorConfig{});
   EXPECT_EQ(done.status.value("phase", ""), "Succeeded");
   EXPECT_EQ(names(done), (Strings{"WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
@@ -893,17 +907,86 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
 
 TEST(ReconcilePlan, AResultThatDoesNotMergeIsNeitherKeptNorCounted) {
   Observation o = running(kStartAt + seconds(40));
-  o.answers[0].document = answer_document(0, 500, true);
+  answer(o, 0, answer_document(0, 500, true));
   json odd = answer_document(1, 400, true);
   // A histogram of another layout (an incompatible worker build).
   ASSERT_TRUE(odd["result"].contains("histogram")) << odd.dump();
   Histogram other_layout(1, 1000, 2);
   other_layout.record(500);
   odd["result"]["histogram"] = other_layout.encode_base64();
-  o.answers[1].document = odd;
+  answer(o, 1, odd);
   const ReconcilePlan p = plan(o, OperatorConfig{});
   EXPECT_EQ(names(p)[0], "KeepResults 0");
   ASSERT_EQ(p.warnings.size(), 1u);
   EXPECT_NE(p.warnings[0].find("worker 1"), std::string::npos) << p.warnings[0];
   EXPECT_EQ(p.status["result"]["requests"], 500);
+}
+
+// ---- a pass's answers, digested as they arrive ---------------------------------
+
+TEST(PassAnswers, AFinalResultIsFoldedOnArrivalAndOnlyWhatThePlanNeedsIsKeptPerWorker) {
+  ResultsConfigMap kept;
+  Observation o = five_workers(kept, {});
+  o.answers = begin_pass(o);
+  // Arrival order is whatever the calls in flight make it.
+  for (const uint32_t index : {4u, 0u, 2u, 3u, 1u}) {
+    take_answer(o.answers, index,
+                digest_answer(kUid, answer_document(index, kFiveWorkers.at(index), true), ""));
+  }
+  ASSERT_EQ(o.answers.finals.reports().size(), 5u);
+  for (const auto& [index, answer] : o.answers.by_worker) {
+    EXPECT_TRUE(answer.reached && answer.folded) << index;
+    EXPECT_FALSE(answer.partial) << index;  // the final result lives in the merge only
+  }
+  RunResult all_at_once = run_of(500, true);
+  for (uint64_t requests : {70, 1234, 9, 333}) all_at_once.merge(run_of(requests, true));
+  ASSERT_TRUE(o.answers.finals.merged());
+  EXPECT_EQ(to_json(*o.answers.finals.merged()), to_json(all_at_once));
+  expect_the_merge_of_all_five(plan(o, OperatorConfig{}));
+}
+
+TEST(PassAnswers, AnswersThatAreNotThisPassesToFoldAreNotFolded) {
+  ResultsConfigMap kept;
+  ASSERT_TRUE(kept.apply(plan(five_workers(kept, {{0, 500}}), OperatorConfig{})));
+  Observation o = five_workers(kept, {});
+  PassAnswers pass = begin_pass(o);
+  EXPECT_EQ(pass.not_taken, (std::set<uint32_t>{0}));
+  // Already kept: its result counts once.
+  take_answer(pass, 0, digest_answer(kUid, answer_document(0, 500, true), ""));
+  // Outside the Job's five workers.
+  take_answer(pass, 5, digest_answer(kUid, answer_document(5, 10, true), ""));
+  // Another run's worker at a reused address.
+  take_answer(pass, 1, digest_answer(kUid, answer_document(1, 70, true, "another-uid"), ""));
+  // Not reached.
+  take_answer(pass, 2, digest_answer(kUid, std::nullopt, "10.244.0.12:8080: connection refused"));
+  // Still running: counters only.
+  take_answer(pass, 3, digest_answer(kUid, answer_document(3, 9, false), ""));
+  // Not a result.
+  take_answer(pass, 4, digest_answer(kUid, json{{"loadTestUid", kUid}, {"result", 7}}, ""));
+
+  EXPECT_FALSE(pass.finals.merged());
+  EXPECT_EQ(pass.by_worker.count(0), 0u);
+  EXPECT_EQ(pass.by_worker.count(5), 0u);
+  EXPECT_TRUE(pass.by_worker.at(1).other_run);
+  EXPECT_FALSE(pass.by_worker.at(2).reached);
+  EXPECT_EQ(pass.by_worker.at(2).error, "10.244.0.12:8080: connection refused");
+  ASSERT_TRUE(pass.by_worker.at(3).partial);
+  EXPECT_EQ(pass.by_worker.at(3).partial->run.result.requests, 9u);
+  EXPECT_NE(pass.by_worker.at(4).unreadable.find("unreadable result"), std::string::npos)
+      << pass.by_worker.at(4).unreadable;
+}
+
+TEST(PassAnswers, AFinalResultThatDoesNotMergeWithThePassIsUnreadableNotFolded) {
+  Observation o = running(kStartAt + seconds(40));
+  o.answers = begin_pass(o);
+  take_answer(o.answers, 0, digest_answer(kUid, answer_document(0, 500, true), ""));
+  json odd = answer_document(1, 400, true);
+  Histogram other_layout(1, 1000, 2);
+  other_layout.record(500);
+  odd["result"]["histogram"] = other_layout.encode_base64();
+  take_answer(o.answers, 1, digest_answer(kUid, odd, ""));
+  EXPECT_TRUE(o.answers.by_worker.at(0).folded);
+  EXPECT_FALSE(o.answers.by_worker.at(1).folded);
+  EXPECT_FALSE(o.answers.by_worker.at(1).unreadable.empty());
+  EXPECT_EQ(o.answers.finals.merged()->result.requests, 500u);
 }
