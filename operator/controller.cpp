@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <type_traits>
 
@@ -327,6 +328,29 @@ void Reconciler::look_up_newest_pass(Observation& observed) {
   }
 }
 
+void Reconciler::call_workers(std::span<const Action> calls, const std::string& uid,
+                              const std::string& where) {
+  std::vector<std::string> errors(calls.size());
+  for_each_bounded(calls.size(), config_.worker_calls_in_flight, [&](std::size_t i) {
+    if (const auto* start = std::get_if<StartWorker>(&calls[i])) {
+      if (!workers_.start(worker_address(start->ip, uid), unix_ms(start->at), errors[i]) &&
+          errors[i].empty()) {
+        errors[i] = "refused";
+      }
+    } else if (const auto* finish = std::get_if<FinishWorker>(&calls[i])) {
+      // A worker that does not hear it exits after its linger; nothing is lost.
+      std::string ignored;
+      workers_.finish(worker_address(finish->ip, uid), ignored);
+    }
+  });
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (errors[i].empty()) continue;
+    log_.warn("worker did not take the start", {{"loadtest", where},
+                                                {"worker", std::get<StartWorker>(calls[i]).index},
+                                                {"error", errors[i]}});
+  }
+}
+
 bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
   const json& loadtest = observed.loadtest;
   const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
@@ -336,10 +360,19 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
   for (const std::string& warning : plan.warnings) {
     log_.warn("ignoring a result", {{"loadtest", where}, {"detail", warning}});
   }
-  for (const Action& action : plan.actions) {
+  for (std::size_t next = 0; next < plan.actions.size(); ++next) {
     if (may_act_ && !may_act_()) {
       throw std::runtime_error("not the leader any more; leaving " + where + " to the new one");
     }
+    // Consecutive starts or finishes go to their workers concurrently: one
+    // slow or unreachable worker costs the pass one call timeout, and the
+    // others still hear the start barrier before it passes.
+    if (const std::size_t calls = worker_calls_at(plan.actions, next); calls > 0) {
+      call_workers(std::span(plan.actions).subspan(next, calls), uid, where);
+      next += calls - 1;
+      continue;
+    }
+    const Action& action = plan.actions[next];
     bool again = false;
     std::visit(
         [&](const auto& a) {
@@ -373,12 +406,6 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
               throw std::runtime_error("annotating job " + a.job_name + ": " + patched.describe());
             }
             log_.info("starting workers", {{"loadtest", where}, {"startAtMs", unix_ms(a.at)}});
-          } else if constexpr (std::is_same_v<A, StartWorker>) {
-            std::string error;
-            if (!workers_.start(worker_address(a.ip, uid), unix_ms(a.at), error)) {
-              log_.warn("worker did not take the start",
-                        {{"loadtest", where}, {"worker", a.index}, {"error", error}});
-            }
           } else if constexpr (std::is_same_v<A, KeepResults>) {
             const kube::ResourceRef configmaps = kube::resources::configmaps(namespace_);
             kube::Response kept;
@@ -397,9 +424,6 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
               throw std::runtime_error("keeping the results of " + where + " in " + a.config_map +
                                        ": " + kept.describe());
             }
-          } else if constexpr (std::is_same_v<A, FinishWorker>) {
-            std::string error;
-            workers_.finish(worker_address(a.ip, uid), error);
           } else if constexpr (std::is_same_v<A, WriteStatus>) {
             kube::Response patched = client_.patch_status(
                 kube::resources::loadtests(namespace_), name,

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,9 @@ class Reconciler {
   // Runs the actions in order; returns false when the plan must be made
   // again with what an action learned (a refused Job, the baseline).
   bool act(const ReconcilePlan& plan, Observation& observed);
+  // StartWorker or FinishWorker calls, up to --worker-calls in flight.
+  void call_workers(std::span<const Action> calls, const std::string& uid,
+                    const std::string& where);
   void look_up_baseline(Observation& observed);
   void look_up_newest_pass(Observation& observed);
   // The target pods (by the Service's selector or spec.target.podSelector)

@@ -530,4 +530,16 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   return out;
 }
 
+std::size_t worker_calls_at(const std::vector<Action>& actions, std::size_t first) {
+  if (first >= actions.size()) return 0;
+  const std::size_t kind = actions[first].index();
+  if (!std::holds_alternative<StartWorker>(actions[first]) &&
+      !std::holds_alternative<FinishWorker>(actions[first])) {
+    return 0;
+  }
+  std::size_t end = first;
+  while (end < actions.size() && actions[end].index() == kind) ++end;
+  return end - first;
+}
+
 }  // namespace kubeload::controller

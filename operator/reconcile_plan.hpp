@@ -230,4 +230,9 @@ void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested);
 
 ReconcilePlan plan(const Observation& observed, const OperatorConfig& config);
 
+// How many actions from `first` on are calls to workers of one kind in a row
+// (StartWorker, or FinishWorker): the executor makes those concurrently, as
+// they are independent of each other. 0 when actions[first] is neither.
+std::size_t worker_calls_at(const std::vector<Action>& actions, std::size_t first);
+
 }  // namespace kubeload::controller

@@ -990,3 +990,36 @@ TEST(PassAnswers, AFinalResultThatDoesNotMergeWithThePassIsUnreadableNotFolded) 
   EXPECT_FALSE(o.answers.by_worker.at(1).unreadable.empty());
   EXPECT_EQ(o.answers.finals.merged()->result.requests, 500u);
 }
+
+TEST(ReconcilePlan, StartsAndFinishesInARowAreOneConcurrentBatchEach) {
+  const Timestamp at = kStartAt;
+  const std::vector<Action> actions = {RecordStartAt{"j-1", at},
+                                       StartWorker{0, "10.244.0.10", at},
+                                       StartWorker{1, "10.244.0.11", at},
+                                       StartWorker{2, "10.244.0.12", at},
+                                       WriteStatus{},
+                                       FinishWorker{0, "10.244.0.10"},
+                                       FinishWorker{1, "10.244.0.11"},
+                                       StartWorker{2, "10.244.0.12", at},
+                                       DeleteJob{"j-1", kUid}};
+  const std::vector<std::size_t> expected = {0, 3, 2, 1, 0, 2, 1, 1, 0};
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    EXPECT_EQ(worker_calls_at(actions, i), expected[i]) << "action " << i;
+  }
+  EXPECT_EQ(worker_calls_at(actions, actions.size()), 0u);
+}
+
+TEST(ReconcilePlan, EveryWorkerHearsTheStartBarrierInOneBatch) {
+  // Ten ready workers: the plan's starts follow RecordStartAt in a row, so the
+  // executor sends them all at once and a slow worker delays none of the others.
+  Observation o = observe(loadtest_json(R"({"workers": 10})"), kStartAt);
+  o.loadtest["status"] = {{"phase", "Starting"}};
+  o.job = job_view(job_json(kUid, std::nullopt));
+  for (uint32_t i = 0; i < 10; ++i) o.pods.push_back(pod_view(pod_json(i, "Running", true)));
+  const ReconcilePlan p = plan(o, test_config());
+  const auto first_start = std::find_if(p.actions.begin(), p.actions.end(), [](const Action& a) {
+    return std::holds_alternative<StartWorker>(a);
+  });
+  ASSERT_NE(first_start, p.actions.end()) << testing::PrintToString(names(p));
+  EXPECT_EQ(worker_calls_at(p.actions, first_start - p.actions.begin()), 10u);
+}
