@@ -1023,3 +1023,53 @@ TEST(ReconcilePlan, EveryWorkerHearsTheStartBarrierInOneBatch) {
   ASSERT_NE(first_start, p.actions.end()) << testing::PrintToString(names(p));
   EXPECT_EQ(worker_calls_at(p.actions, first_start - p.actions.begin()), 10u);
 }
+
+// The status at the CRD's maximum shape: 100 stages, 100 named requests, 100
+// thresholds. It holds nothing per worker, so its size is the same at 1 and
+// at 1,000 workers, and far below what the API server accepts for the
+// whole object (etcd's 1.5 MiB request limit, the spec included).
+std::size_t final_status_bytes(uint32_t workers) {
+  json spec = {{"workers", workers}, {"load", {{"connections", 1000}}}};
+  json stages = json::array();
+  for (int s = 0; s < 100; ++s) stages.push_back({{"duration", "3s"}, {"connections", 1000 + s}});
+  spec["load"]["stages"] = stages;
+  json requests = json::array();
+  json thresholds = json::array();
+  for (int n = 0; n < 100; ++n) {
+    const std::string name = "request-" + std::to_string(n);
+    requests.push_back({{"name", name}, {"path", "/api/" + name}});
+    thresholds.push_back(name + ".p99 < " + std::to_string(1000 + n) + "ms");
+  }
+  spec["requests"] = requests;
+  spec["thresholds"] = thresholds;
+  Observation o = running(kStartAt + seconds(400), spec.dump());
+  EXPECT_TRUE(o.parsed.ok()) << (o.parsed.errors.empty() ? "" : o.parsed.errors[0].to_string());
+  o.pods.clear();
+  // Every worker's final result is kept already (their pods gone): the merge
+  // (one recorded result stands for it) and each worker's report.
+  std::map<uint32_t, WorkerReport> reports;
+  for (uint32_t i = 0; i < workers; ++i) {
+    reports[i] = WorkerReport{true, unix_ms(kStartAt) + i % 7, ""};
+  }
+  const WorkerResults kept(
+      workers, reports,
+      collected_result_from_json(staged_document(0, 100, 100, 50, 30'000'000)).run);
+  o.kept_results = {
+      {"metadata",
+       {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
+      {"data", kept_results_data(kept, kUid)}};
+  const ReconcilePlan p = plan(o, test_config());
+  EXPECT_EQ(p.status.value("phase", ""), "Succeeded") << p.status.value("message", "");
+  EXPECT_EQ(p.status["stages"].size(), 100u);
+  EXPECT_EQ(p.status["thresholds"].size(), 100u);
+  EXPECT_EQ(p.status["result"]["requests"], 50);
+  return p.status.dump().size();
+}
+
+TEST(ReconcilePlan, TheStatusAtTheCrdsMaximumShapeIsBoundedWhateverTheWorkerCount) {
+  const std::size_t one = final_status_bytes(1);
+  const std::size_t thousand = final_status_bytes(1000);
+  RecordProperty("statusBytesAt1000Workers", static_cast<int>(thousand));
+  EXPECT_LE(thousand, one + one / 20) << one << " vs " << thousand;
+  EXPECT_LE(thousand, std::size_t{512} * 1024) << thousand;
+}
