@@ -150,7 +150,7 @@ else
   what="installed by helm from crds/"
 fi
 check "CRD loadtests.kubeload.dev established ($what)" \
-  quiet kubectl wait --for=condition=Established crd/loadtests.kubeload.dev --timeout=60s
+  quiet "$root/scripts/install-crd" --wait-only
 check "the Deployment turns Available (ready: caches synced)" \
   quiet kubectl -n "$NS" wait --for=condition=Available "deploy/$RELEASE" --timeout=180s
 logs() { kubectl -n "$NS" logs "deploy/$RELEASE" 2>/dev/null; }

@@ -50,7 +50,7 @@ cluster_up "$cluster"
 trap finish INT TERM
 check "image $IMAGE (with kubectl-kubeload) built and imported into the nodes" \
   bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/plugin-e2e-image.log 2>&1"
-check "CRD applied and established" bash -c "kubectl apply -f '$root/crds/kubeload.dev_loadtests.yaml' >/dev/null && kubectl wait --for=condition=Established crd/loadtests.kubeload.dev --timeout=60s >/dev/null"
+check "CRD applied and established" "$root/scripts/install-crd"
 kubectl delete namespace "$NS" --wait=true --timeout=120s >/dev/null 2>&1
 kubectl create namespace "$NS" >/dev/null 2>&1
 kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null

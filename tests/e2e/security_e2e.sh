@@ -58,7 +58,7 @@ trap finish INT TERM
 check "the routing guard holds before anything runs" "$cluster" check-route
 check "image $IMAGE built and imported into the nodes" \
   bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/security-e2e-image.log 2>&1"
-check "CRD applied and established" bash -c "kubectl apply -f '$root/crds/kubeload.dev_loadtests.yaml' >/dev/null && kubectl wait --for=condition=Established crd/loadtests.kubeload.dev --timeout=60s >/dev/null"
+check "CRD applied and established" "$root/scripts/install-crd"
 kubectl delete namespace "$NS" --wait=true --timeout=60s >/dev/null 2>&1
 kubectl create namespace "$NS" >/dev/null
 

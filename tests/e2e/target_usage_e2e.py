@@ -99,8 +99,7 @@ def main():
                                 text=True).stdout.strip()
     subprocess.run([os.path.join(ROOT, "cluster", "kubeload-image", "build.sh")], check=True,
                    stdout=subprocess.DEVNULL)
-    kubectl("apply", "-f", os.path.join(ROOT, "crds", "kubeload.dev_loadtests.yaml"))
-    kubectl("wait", "--for=condition=Established", "crd/loadtests.kubeload.dev", "--timeout=60s")
+    subprocess.run([os.path.join(ROOT, "scripts", "install-crd")], check=True)
     kubectl("delete", "namespace", NS, "--ignore-not-found", "--wait=true", "--timeout=120s")
     kubectl("create", "namespace", NS)
     kubectl("-n", NS, "apply", "-f", os.path.join(ROOT, "cluster", "manifests", "nginx-target.yaml"))

@@ -557,11 +557,8 @@ class Cluster:
                      timeout=60, unavailable_s=120)
 
     def ensure_crd(self):
-        """Applied if missing (other tests share it), then waited for."""
-        if self.kubectl("get", "crd", CRD_NAME, check=False).returncode != 0:
-            self.kubectl("apply", "-f", os.path.join(ROOT, CRD_FILE))
-        self.kubectl("wait", "--for=condition=Established", f"crd/{CRD_NAME}", "--timeout=60s",
-                     timeout=70)
+        """Applied (other tests share it: the same file), then waited for."""
+        subprocess.run([os.path.join(ROOT, "scripts", "install-crd")], check=True, timeout=130)
 
     def deploy_nginx(self):
         self.kubectl("-n", NAMESPACE, "apply", "-f", NGINX_MANIFEST)
