@@ -27,15 +27,8 @@ using std::chrono::nanoseconds;
 
 constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
 constexpr std::string_view kKind = "LoadTest";
-constexpr uint64_t kDefaultConnections = 10;
-// HTTP/2 streams per connection: servers advertise at most a few hundred.
-constexpr int64_t kMostStreams = 1000;
 constexpr const char* kNamespaceRule =
     ": must be a lowercase RFC 1123 label (a-z, 0-9 and '-', at most 63 characters)";
-constexpr uint64_t kMaxWorkers = 1000;
-// Weights are summed by the request mix; this bound keeps any sum of them far
-// from overflowing 32 bits.
-constexpr uint64_t kMaxWeight = 1000000;
 
 // ---- characters (the name rules are kubeload/names.hpp's) ------------------
 
@@ -55,59 +48,6 @@ std::string lowercase(std::string_view s) {
 
 // Long paths are cut in messages (kubeload/text.hpp's quote cuts values).
 constexpr size_t kMaxPathBytes = 300;
-
-// Length of the well-formed UTF-8 sequence at the start of `s`, or 0: no
-// overlong forms, no surrogates, nothing above U+10FFFF.
-size_t utf8_sequence_length(std::string_view s) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char lead = byte(0);
-  size_t length = 0;
-  uint32_t code_point = 0;
-  if (lead < 0x80) return 1;
-  if ((lead & 0xE0) == 0xC0) {
-    length = 2;
-    code_point = lead & 0x1F;
-  } else if ((lead & 0xF0) == 0xE0) {
-    length = 3;
-    code_point = lead & 0x0F;
-  } else if ((lead & 0xF8) == 0xF0) {
-    length = 4;
-    code_point = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (s.size() < length) return 0;
-  for (size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(i) & 0x3F);
-  }
-  constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code_point < kSmallest[length] || code_point > 0x10FFFF) return 0;
-  if (code_point >= 0xD800 && code_point <= 0xDFFF) return 0;
-  return length;
-}
-
-// Control characters and bytes that are not UTF-8 become \xNN: a message is
-// always printable, and valid in JSON (a status write must not fail on it).
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto lead = static_cast<unsigned char>(s[i]);
-    const size_t length = utf8_sequence_length(s.substr(i));
-    if (length == 0 || lead < 0x20 || lead == 0x7f) {
-      constexpr char kHex[] = "0123456789ABCDEF";
-      out += "\\x";
-      out += kHex[lead >> 4];
-      out += kHex[lead & 0xF];
-      ++i;
-    } else {
-      out.append(s.substr(i, length));
-      i += length;
-    }
-  }
-  return out;
-}
 
 // Why a URL cannot be a target, or nothing when it can (kubeload/url.hpp).
 std::optional<std::string> url_problem(std::string_view url) {
@@ -222,6 +162,7 @@ struct Presence {
   bool load_requests = false, warmup = false, warmup_requests = false, baseline_name = false;
   bool max_regression = false, target_malformed = false, load_malformed = false;
   bool tls = false;
+  std::string connections_text, rate_text;  // as written, for the messages that name them
   std::vector<bool> stage_connections, stage_rate, stage_duration;
   std::vector<std::string> stage_paths;
 };
@@ -1004,9 +945,11 @@ class Decoder {
     fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
       if (key == "connections") {
         seen_.connections = true;
+        seen_.connections_text = describe(value);
         load.connections = count(value, at, 1);
       } else if (key == "rate") {
         seen_.rate = true;
+        seen_.rate_text = describe(value);
         load.rate = rate(value, at);
       } else if (key == "maxConnections") {
         seen_.max_connections = true;
@@ -1031,7 +974,7 @@ class Decoder {
       } else if (key == "keepAlive") {
         if (auto keep_alive = boolean(value, at)) load.keep_alive = *keep_alive;
       } else if (key == "maxStreams") {
-        if (auto streams = count(value, at, 1, kMostStreams)) {
+        if (auto streams = count(value, at, 1, kMaxStreams)) {
           load.max_streams = static_cast<uint32_t>(*streams);
         }
       } else {
@@ -1260,10 +1203,30 @@ class Decoder {
   void load_rules() {
     LoadSpec& load = out().load;
     const uint32_t workers = out().workers;
-    const bool open = seen_.rate;
     const bool staged = !seen_.stage_duration.empty();
+    // With stages, the first stage that gives a rate or connections sets the
+    // model for all; without, rate does.
+    std::optional<size_t> model_stage;
+    for (size_t i = 0; i < seen_.stage_duration.size() && !model_stage; ++i) {
+      if (seen_.stage_rate[i] != seen_.stage_connections[i]) model_stage = i;
+    }
+    const bool open = staged ? model_stage && seen_.stage_rate[*model_stage] : seen_.rate;
 
-    if (open && seen_.connections) {
+    if (staged) {
+      // The stages set the load: a rate or connections beside them would be
+      // ignored (the command line refuses -r and -c with --stages alike).
+      if (seen_.rate) {
+        error("spec.load.rate", "not valid with stages, got " + seen_.rate_text +
+                                    " (each stage sets its own rate, e.g. {duration: 10s, rate: " +
+                                    seen_.rate_text + "})");
+      }
+      if (seen_.connections) {
+        error("spec.load.connections",
+              "not valid with stages, got " + seen_.connections_text +
+                  " (each stage sets its own connections, e.g. {duration: 10s, connections: " +
+                  seen_.connections_text + "})");
+      }
+    } else if (open && seen_.connections) {
       error("spec.load.connections",
             "not valid with rate (open model); use maxConnections to cap connections");
     }
@@ -1308,21 +1271,28 @@ class Decoder {
     }
 
     const std::string each_worker = ": each worker needs at least one connection";
+    const std::string model_reason =
+        model_stage ? " (" + seen_.stage_paths[*model_stage] +
+                          (open ? " gives a rate)" : " gives connections)") +
+                          "; every stage gives a rate, or every stage connections"
+                    : "";
     for (size_t i = 0; i < load.stages.size(); ++i) {
       const std::string& path = seen_.stage_paths[i];
       const StageSpec& stage = load.stages[i];
-      if (open) {
+      if (!model_stage) {
+        error(path, seen_.stage_rate[i]
+                        ? "exactly one of connections (closed model) or rate (open model), got both"
+                        : "connections (closed model) or rate (open model) is required");
+      } else if (open) {
         if (seen_.stage_connections[i]) {
-          error(path + ".connections",
-                "not valid in the open model (spec.load.rate is set); use rate");
+          error(path + ".connections", "not valid in the open model" + model_reason);
+        } else if (!seen_.stage_rate[i]) {
+          error(path + ".rate", "required in the open model");
         }
-        if (!seen_.stage_rate[i])
-          error(path + ".rate", "required in the open model (spec.load.rate is set)");
       } else {
         if (seen_.stage_rate[i]) {
-          error(path + ".rate", "only valid in the open model (set spec.load.rate)");
-        }
-        if (!seen_.stage_connections[i]) {
+          error(path + ".rate", "not valid in the closed model" + model_reason);
+        } else if (!seen_.stage_connections[i]) {
           error(path + ".connections", "required in the closed model");
         } else if (stage.connections && *stage.connections < workers) {
           error(path + ".connections", "must be >= spec.workers (" + std::to_string(workers) +
