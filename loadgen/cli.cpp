@@ -244,8 +244,7 @@ void check_threads_usable(const LoadSpec& load, std::optional<uint32_t> threads,
   // an error rather than quietly fewer threads.
   if (!threads) return;
   const bool manifest = source == LoadSource::manifest;
-  const bool open_model = load.rate || (!load.stages.empty() && load.stages.front().rate);
-  if (open_model) {
+  if (load.open_model()) {
     if (load.max_connections && *load.max_connections < *threads) {
       throw UsageError(std::string(manifest ? "spec.load.maxConnections " : "--max-connections ") +
                        std::to_string(*load.max_connections) + ": below --threads " +
@@ -566,8 +565,7 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     load.duration = std::chrono::seconds(10);
   load.connections = connections;
   load.rate = rate;
-  const bool open_model = rate || (!load.stages.empty() && load.stages.front().rate);
-  if (load.max_connections && !open_model) {
+  if (load.max_connections && !load.open_model()) {
     throw UsageError("--max-connections " + std::to_string(*load.max_connections) +
                      ": only in the open model (-r, or --stages DURATION:RATE/s)");
   }

@@ -257,9 +257,7 @@ RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t 
   plan.target = target;
   plan.keep_alive = spec.load.keep_alive;
   plan.timeout = spec.load.timeout;
-  plan.open_model = spec.load.rate.has_value() ||
-                    std::any_of(spec.load.stages.begin(), spec.load.stages.end(),
-                                [](const StageSpec& s) { return s.rate.has_value(); });
+  plan.open_model = spec.load.open_model();
   plan.max_connections = spec.load.max_connections.value_or(1000);
   plan.total_request_budget = spec.load.requests;
   plan.threads = std::max<uint32_t>(1, threads);

@@ -15,10 +15,6 @@
 
 namespace kubeload::loadgen {
 
-// The closed model's connections when neither -c nor spec.load.connections
-// gives them.
-inline constexpr uint64_t kDefaultConnections = 10;
-
 struct Target {
   std::string url;
   std::string scheme;  // "http" | "https"

@@ -150,7 +150,6 @@ check "closed model: cleanup Always removed the worker Job" \
 before=$(nginx_requests)
 apply_loadtest open "  target: {service: {name: nginx, port: 80}}
   load:
-    rate: 100
     stages: [{duration: 2s, rate: 100}, {duration: 2s, rate: 200}]
   workers: 2" >/dev/null
 check "open model with stages: Completed" wait_completed open

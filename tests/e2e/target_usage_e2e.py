@@ -77,7 +77,6 @@ metadata: {{name: sweep}}
 spec:
   target: {{service: {{name: nginx}}}}
   load:
-    rate: {RATES[0]}
     maxConnections: 200
     warmup: 3s
     stages:

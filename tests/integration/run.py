@@ -650,6 +650,24 @@ def check_run_manifest_reports_every_problem(env):
         expect(needle in run.stderr, f"{needle!r} not named in: {run.stderr!r}")
 
 
+def check_run_manifest_load_beside_stages(env):
+    # As -r and -c beside --stages on the command line: the stages set the load,
+    # so a rate or connections beside them would be ignored; refused, named.
+    path = os.path.join(env.workdir, "staged.yaml")
+    for load, field, value in (
+            ("{rate: 5000, stages: [{duration: 1s, rate: 10}]}", "spec.load.rate", "5000"),
+            ("{connections: 7, stages: [{duration: 1s, connections: 2}]}",
+             "spec.load.connections", "7")):
+        with open(path, "w") as out:
+            out.write("apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\nmetadata: {name: s}\n"
+                      f"spec:\n  target: {{url: '{env.fault_server.url('/ok')}'}}\n"
+                      f"  load: {load}\n")
+        run = run_loadgen(env, ["run", path])
+        expect(run.returncode == 2, f"{field}: exit {run.returncode}, want 2")
+        expect(f"{field}: not valid with stages, got {value}" in run.stderr,
+               f"{field} {value} not named in: {run.stderr!r}")
+
+
 def check_run_manifest_gate(env):
     # A LoadTest run locally: exit 0 when the thresholds hold, 1 when one fails.
     path = os.path.join(env.workdir, "gate.yaml")
@@ -1382,6 +1400,7 @@ CHECKS = (
     check_nginx_h2_against_http1_only_is_one_clear_error,
     check_live_metrics_while_running,
     check_run_manifest_reports_every_problem,
+    check_run_manifest_load_beside_stages,
     check_run_manifest_gate,
     check_run_manifest_http2_and_h2c,
     check_nginx_https_no_keepalive,

@@ -185,7 +185,6 @@ spec:
       matchLabels: {app: nginx}
       matchExpressions: [{key: tier, operator: In, values: [web]}]
   load:
-    connections: 10
     warmupRequests: 1000
     stages:
     - {duration: 30s, connections: 10}
@@ -201,7 +200,7 @@ metadata: {name: ramp}
 spec:
   target: {url: "http://checkout.shop.svc:8080/"}
   load:
-    rate: 100
+    maxConnections: 100
     stages:
     - {duration: 10s, rate: 50}
 )";
@@ -227,7 +226,7 @@ spec:
   target:
     service: {name: checkout, scheme: https}
     tls: {caFrom: {configMapKeyRef: {name: trust, key: bundle.pem}}}
-  load: {duration: 10s}
+  load: {duration: 10s, connections: 20}
 )";
 
 // Every map key of `doc` below spec must be a property of the schema at the

@@ -675,7 +675,7 @@ TEST(ReconcilePlan, RunTimeBounds) {
   };
   EXPECT_EQ(bound(R"({"connections": 20, "duration": "1m", "warmup": "10s"})"), seconds(130));
   EXPECT_EQ(bound(R"({"connections": 20, "duration": "1m", "timeout": "5s"})"), seconds(95));
-  EXPECT_EQ(bound(R"({"rate": 10, "stages": [{"duration": "1m", "rate": 5},
+  EXPECT_EQ(bound(R"({"stages": [{"duration": "1m", "rate": 5},
                                               {"duration": "2m", "rate": 10}]})"),
             seconds(240));
   EXPECT_EQ(bound(R"({"connections": 20, "requests": 1000})"), seconds(3600));

@@ -76,7 +76,6 @@ spec:
   - name: home
     path: /
   load:
-    rate: 5000
     maxConnections: 1000
     requests: 100000
     warmupRequests: 1000
@@ -144,8 +143,8 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
   EXPECT_FALSE(home.expect.body_length.has_value());
 
   const LoadSpec& load = spec.load;
-  EXPECT_TRUE(load.open_model());
-  EXPECT_EQ(load.rate, 5000.0);
+  EXPECT_TRUE(load.open_model()) << "stages with a rate are the open model";
+  EXPECT_FALSE(load.rate.has_value()) << "the stages give the rates";
   EXPECT_FALSE(load.connections.has_value());
   EXPECT_EQ(load.max_connections, 1000u);
   EXPECT_FALSE(load.duration.has_value()) << "stages define the duration";
@@ -211,6 +210,34 @@ cleanup: {policy: Always}
   ASSERT_TRUE(spec.baseline.has_value());
   EXPECT_TRUE(spec.baseline->last_passed);
   EXPECT_EQ(spec.cleanup, CleanupPolicy::Always);
+}
+
+// The stages set the model, as on the command line (--stages 10s:100/s): rates
+// make the open model, whose connections maxConnections caps.
+TEST(SpecParse, OpenModelStagesGiveTheirOwnRates) {
+  const ParsedLoadTest parsed = parse_loadtest(with_spec(kTarget + R"(load:
+  maxConnections: 4
+  requests: 500
+  stages:
+  - {duration: 1s, rate: 100}
+  - {duration: 2s, rate: 250.5}
+workers: 2)"));
+  ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  const LoadSpec& load = parsed.spec.load;
+  EXPECT_TRUE(load.open_model());
+  EXPECT_FALSE(load.rate.has_value());
+  EXPECT_FALSE(load.connections.has_value());
+  EXPECT_EQ(load.max_connections, 4u);
+  ASSERT_EQ(load.stages.size(), 2u);
+  EXPECT_EQ(load.stages[1].rate, 250.5);
+}
+
+// One default, shared with loadgen's command line (-c).
+TEST(SpecParse, DefaultConnectionsAreTheSharedDefault) {
+  const ParsedLoadTest parsed = parse_loadtest(with_spec(kTarget + "load: {duration: 10s}"));
+  ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  EXPECT_EQ(parsed.spec.load.connections, kDefaultConnections);
+  EXPECT_EQ(kDefaultConnections, 10u);
 }
 
 TEST(SpecParse, JsonFormGivesTheSameSpec) {
@@ -607,20 +634,55 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidSpec{"stage_connections_closed",
                     kTarget + "load: {stages: [{duration: 1s, connections: 5}, {duration: 1s}]}",
                     {"spec.load.stages[1].connections: required in the closed model"}},
+        InvalidSpec{"stage_connections_open",
+                    kTarget + "load: {stages: [{duration: 1s, rate: 5}, {duration: 1s, "
+                              "connections: 5}]}",
+                    {"spec.load.stages[1].connections: not valid in the open model "
+                     "(spec.load.stages[0] gives a rate); every stage gives a rate, or every "
+                     "stage connections"}},
         InvalidSpec{"stage_rate_closed",
-                    kTarget + "load: {stages: [{duration: 1s, rate: 5}]}",
-                    {"spec.load.stages[0].rate: only valid in the open model (set "
-                     "spec.load.rate)",
-                     "spec.load.stages[0].connections: required in the closed model"}},
-        InvalidSpec{"stage_open",
-                    kTarget + "load: {rate: 5, stages: [{duration: 1s, connections: 5}]}",
-                    {"spec.load.stages[0].connections: not valid in the open model "
-                     "(spec.load.rate is set); use rate",
-                     "spec.load.stages[0].rate: required in the open model (spec.load.rate is "
-                     "set)"}},
+                    kTarget + "load: {stages: [{duration: 1s, connections: 5}, {duration: 1s, "
+                              "rate: 5}]}",
+                    {"spec.load.stages[1].rate: not valid in the closed model "
+                     "(spec.load.stages[0] gives connections); every stage gives a rate, or "
+                     "every stage connections"}},
+        InvalidSpec{"stage_rate_required",
+                    kTarget + "load: {stages: [{duration: 1s, rate: 5}, {duration: 1s}]}",
+                    {"spec.load.stages[1].rate: required in the open model"}},
+        InvalidSpec{"stage_load_required",
+                    kTarget + "load: {stages: [{duration: 1s}]}",
+                    {"spec.load.stages[0]: connections (closed model) or rate (open model) is "
+                     "required"}},
+        InvalidSpec{"stage_both_models",
+                    kTarget + "load: {stages: [{duration: 1s, connections: 5, rate: 5}]}",
+                    {"spec.load.stages[0]: exactly one of connections (closed model) or rate "
+                     "(open model), got both"}},
         InvalidSpec{"stage_rate_value",
-                    kTarget + "load: {rate: 5, stages: [{duration: 1s, rate: 0}]}",
+                    kTarget + "load: {stages: [{duration: 1s, rate: 0}]}",
                     {"spec.load.stages[0].rate: must be > 0, got 0"}},
+        // The stages set the load: a rate or connections beside them would be
+        // ignored (the command line refuses -r and -c with --stages alike).
+        InvalidSpec{"rate_with_stages",
+                    kTarget + "load: {rate: 5000, stages: [{duration: 1s, rate: 100}]}",
+                    {"spec.load.rate: not valid with stages, got 5000 (each stage sets its own "
+                     "rate, e.g. {duration: 10s, rate: 5000})"}},
+        InvalidSpec{"rate_with_closed_stages",
+                    kTarget + "load: {rate: 5, stages: [{duration: 1s, connections: 5}]}",
+                    {"spec.load.rate: not valid with stages, got 5 (each stage sets its own "
+                     "rate, e.g. {duration: 10s, rate: 5})"}},
+        InvalidSpec{"invalid_rate_with_stages",
+                    kTarget + "load: {rate: 0, stages: [{duration: 1s, rate: 100}]}",
+                    {"spec.load.rate: must be > 0, got 0",
+                     "spec.load.rate: not valid with stages, got 0 (each stage sets its own "
+                     "rate, e.g. {duration: 10s, rate: 0})"}},
+        InvalidSpec{"connections_with_stages",
+                    kTarget + "load: {connections: 7, stages: [{duration: 1s, connections: 5}]}",
+                    {"spec.load.connections: not valid with stages, got 7 (each stage sets its "
+                     "own connections, e.g. {duration: 10s, connections: 7})"}},
+        InvalidSpec{"max_connections_closed_stages",
+                    kTarget + "load: {maxConnections: 5, stages: [{duration: 1s, connections: "
+                              "5}]}",
+                    {"spec.load.maxConnections: only valid with rate (open model)"}},
         InvalidSpec{"stages_and_duration",
                     kTarget + "load: {duration: 10s, stages: [{duration: 1s, connections: 5}]}",
                     {"spec.load.duration: not valid with stages (the stages define the "
@@ -664,7 +726,7 @@ INSTANTIATE_TEST_SUITE_P(
                     {"spec.load.rate: must be between one request per 8760h and 1000000000 "
                      "requests per second, got 1e-300"}},
         InvalidSpec{"stage_rate_too_high",
-                    kTarget + "load: {rate: 5, stages: [{duration: 1s, rate: 2e9}]}",
+                    kTarget + "load: {stages: [{duration: 1s, rate: 2e9}]}",
                     {"spec.load.stages[0].rate: must be between one request per 8760h and "
                      "1000000000 requests per second, got 2e9"}},
         InvalidSpec{"requests_at_rate_too_long",

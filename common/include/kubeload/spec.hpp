@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kubeload/limits.hpp"
 #include "kubeload/threshold.hpp"
 
 namespace kubeload {
@@ -97,14 +98,17 @@ struct StageSpec {
   std::optional<double> rate;
 };
 
-// `rate` selects the model: set => open model, with every stage giving a rate;
-// unset => closed model, with `connections` (default 10 when there are no
-// stages) or every stage giving connections. After validation, duration and
-// requests are never both unset unless there are stages, and `duration` is
-// never set together with stages (the stages define the duration).
+// The model: without stages, `rate` set => open model, unset => closed model
+// with `connections` (default kDefaultConnections). With stages, the stages set
+// the load: every stage gives a rate (open model) or every stage gives
+// connections (closed model), and `rate` and `connections` are not set. After
+// validation, duration and requests are never both unset unless there are
+// stages, and `duration` is never set together with stages (the stages define
+// the duration).
+inline constexpr uint64_t kDefaultConnections = 10;
 struct LoadSpec {
-  std::optional<uint64_t> connections;  // closed model (default 10 when rate unset)
-  std::optional<double> rate;           // open model when set
+  std::optional<uint64_t> connections;  // closed model without stages
+  std::optional<double> rate;           // open model without stages
   std::optional<uint64_t> max_connections;
   std::optional<std::chrono::nanoseconds> duration;
   std::optional<uint64_t> requests;
@@ -116,7 +120,9 @@ struct LoadSpec {
   // HTTP/2: concurrent streams per connection (h2load's -m); 1 for HTTP/1.1.
   uint32_t max_streams = 1;
 
-  bool open_model() const noexcept { return rate.has_value(); }
+  bool open_model() const noexcept {
+    return rate.has_value() || (!stages.empty() && stages.front().rate.has_value());
+  }
 };
 
 // The worker pods' image. The rest of spec.workerTemplate (resources,
@@ -181,37 +187,6 @@ struct ParsedLoadTest {
   std::vector<FieldError> errors;  // empty: valid
   bool ok() const { return errors.empty(); }
 };
-
-// Input limits. A manifest larger than this is refused before parsing (the API
-// server refuses requests of this size too), and so is a document with more
-// nodes than this, counted before the document is built (yaml-cpp needs about
-// half a kilobyte per node) and again with aliases expanded (anchors and
-// aliases let a few hundred bytes describe billions of nodes: a "YAML bomb").
-// Real LoadTests, status included, have a few thousand nodes at most.
-inline constexpr size_t kMaxManifestBytes = 3 * 1024 * 1024;
-inline constexpr size_t kMaxManifestNodes = 50000;
-
-// Time limits. Every duration of a spec, and a run's planned length (warmup plus
-// duration or all stages, or requests / rate in the open model), is at most a
-// year: far beyond any load test, and small enough that adding it to any clock
-// reading, summing stages or dividing by a rate stays inside 64-bit nanoseconds.
-// A rate lies in [1 per kMaxRunLength, kMaxRate] for the same reason.
-inline constexpr std::chrono::nanoseconds kMaxRunLength = std::chrono::hours(24 * 365);
-inline constexpr double kMaxRate = 1e9;  // requests per second
-
-// Size limits of a spec: the CRD's maxItems / maxLength / maxProperties carry the
-// same numbers (tests/unit/crd_test.cpp checks that they agree), so what the API
-// server admits, the parser admits, and a worker or the operator never holds more.
-inline constexpr size_t kMaxRequests = 100;          // spec.requests
-inline constexpr size_t kMaxStages = 100;            // spec.load.stages
-inline constexpr size_t kMaxThresholds = 100;        // spec.thresholds
-inline constexpr size_t kMaxHeaders = 100;           // spec.requests[].headers
-inline constexpr size_t kMaxHeadersFrom = 50;        // spec.requests[].headersFrom
-inline constexpr size_t kMaxExpectedStatuses = 100;  // spec.requests[].expect.status
-inline constexpr size_t kMaxSelectorTerms = 20;      // matchLabels, matchExpressions, values
-inline constexpr size_t kMaxHeaderValueBytes = 8192;
-inline constexpr size_t kMaxBodyBytes = 256 * 1024;
-inline constexpr size_t kMaxImageBytes = 1024;
 
 // The environment variable a worker pod receives its run's token in (the
 // operator's Job builder sets it from the run's Secret; `loadgen worker` reads it).

@@ -15,6 +15,14 @@ std::string_view utf8_head(std::string_view s, size_t max_bytes);
 // "value", or "its first 100 bytes"... (N bytes).
 std::string quote(std::string_view s);
 
+// Length of the well-formed UTF-8 sequence at the start of `s`, or 0: no
+// overlong forms, no surrogates, nothing above U+10FFFF.
+size_t utf8_sequence_length(std::string_view s) noexcept;
+
+// Control characters and bytes that are not UTF-8 become \xNN: a message is
+// always printable, and valid in JSON (a status write must not fail on it).
+std::string printable(std::string_view s);
+
 // Whether s has a space, a control character or DEL: never valid in a URL,
 // a path or a header value.
 bool has_space_or_control(std::string_view s);

@@ -1,0 +1,239 @@
+#include "spec_rules.hpp"
+
+#include <array>
+#include <charconv>
+#include <optional>
+#include <set>
+#include <variant>
+
+#include "kubeload/duration.hpp"
+#include "kubeload/names.hpp"
+#include "kubeload/text.hpp"
+#include "kubeload/url.hpp"
+
+namespace kubeload::spec_parser {
+namespace {
+
+using std::chrono::nanoseconds;
+
+// Long paths are cut in messages (kubeload/text.hpp's quote cuts values).
+constexpr size_t kMaxPathBytes = 300;
+
+// The scheme of a URL already found valid (kubeload/url.hpp's grammar).
+bool is_https(std::string_view url) {
+  const auto parsed = parse_http_url(url);
+  const auto* parts = std::get_if<HttpUrl>(&parsed);
+  return parts != nullptr && parts->scheme == "https";
+}
+
+// The load model, the run's length and connections per worker.
+void load_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
+  LoadSpec& load = spec.load;
+  const uint32_t workers = spec.workers;
+  const bool staged = !load.stages.empty();
+  const auto stage_gives = [&](size_t i, std::string_view field) {
+    return seen.has(seen.stage_paths[i] + "." + std::string(field));
+  };
+  // With stages, the first stage that gives a rate or connections sets the
+  // model for all; without, rate does.
+  std::optional<size_t> model_stage;
+  for (size_t i = 0; i < load.stages.size() && !model_stage; ++i) {
+    if (stage_gives(i, "rate") != stage_gives(i, "connections")) model_stage = i;
+  }
+  const bool open =
+      staged ? model_stage && stage_gives(*model_stage, "rate") : seen.has("spec.load.rate");
+
+  if (staged) {
+    // The stages set the load: a rate or connections beside them would be
+    // ignored (the command line refuses -r and -c with --stages alike).
+    if (seen.has("spec.load.rate")) {
+      errors.add("spec.load.rate",
+                 "not valid with stages, got " + seen.text("spec.load.rate") +
+                     " (each stage sets its own rate, e.g. {duration: 10s, rate: " +
+                     seen.text("spec.load.rate") + "})");
+    }
+    if (seen.has("spec.load.connections")) {
+      errors.add("spec.load.connections",
+                 "not valid with stages, got " + seen.text("spec.load.connections") +
+                     " (each stage sets its own connections, e.g. {duration: 10s, connections: " +
+                     seen.text("spec.load.connections") + "})");
+    }
+  } else if (open && seen.has("spec.load.connections")) {
+    errors.add("spec.load.connections",
+               "not valid with rate (open model); use maxConnections to cap connections");
+  }
+  if (!open && seen.has("spec.load.maxConnections")) {
+    errors.add("spec.load.maxConnections", "only valid with rate (open model)");
+  }
+  if (staged && seen.has("spec.load.duration")) {
+    errors.add("spec.load.duration", "not valid with stages (the stages define the duration)");
+  }
+  if (!staged && !seen.has("spec.load.duration") && !seen.has("spec.load.requests")) {
+    errors.add("spec.load", "one of duration or requests is required");
+  }
+  if (seen.has("spec.load.warmup") && seen.has("spec.load.warmupRequests")) {
+    errors.add("spec.load", "warmup and warmupRequests are mutually exclusive");
+  }
+
+  // The planned length, summed with a check at every step: each part is at most
+  // kMaxRunLength, so the running total never overflows before it is compared.
+  const std::string too_long = "the run would last longer than " + format_duration(kMaxRunLength) +
+                               " (warmup, duration and stages)";
+  nanoseconds planned = load.warmup.value_or(nanoseconds(0));
+  const auto add_planned = [&](nanoseconds part, const std::string& path) {
+    if (planned > kMaxRunLength) return;  // already reported
+    planned += part;
+    if (planned > kMaxRunLength) errors.add(path, too_long);
+  };
+  if (load.duration) add_planned(*load.duration, "spec.load.duration");
+  for (size_t i = 0; i < load.stages.size(); ++i) {
+    add_planned(load.stages[i].duration, seen.stage_paths[i] + ".duration");
+  }
+  if (open && load.rate && load.requests && !load.duration && !staged) {
+    const double seconds = static_cast<double>(*load.requests) / *load.rate;
+    if (seconds > std::chrono::duration<double>(kMaxRunLength).count()) {
+      std::array<char, 32> rate_text{};
+      const auto written =
+          std::to_chars(rate_text.data(), rate_text.data() + rate_text.size(), *load.rate).ptr;
+      errors.add("spec.load.requests",
+                 "at spec.load.rate " + std::string(rate_text.data(), written) + "/s, " +
+                     std::to_string(*load.requests) + " requests take longer than " +
+                     format_duration(kMaxRunLength));
+    }
+  }
+
+  const std::string each_worker = ": each worker needs at least one connection";
+  const std::string model_reason =
+      model_stage ? " (" + seen.stage_paths[*model_stage] +
+                        (open ? " gives a rate)" : " gives connections)") +
+                        "; every stage gives a rate, or every stage connections"
+                  : "";
+  for (size_t i = 0; i < load.stages.size(); ++i) {
+    const std::string& path = seen.stage_paths[i];
+    const StageSpec& stage = load.stages[i];
+    if (!model_stage) {
+      errors.add(path,
+                 stage_gives(i, "rate")
+                     ? "exactly one of connections (closed model) or rate (open model), got both"
+                     : "connections (closed model) or rate (open model) is required");
+    } else if (open) {
+      if (stage_gives(i, "connections")) {
+        errors.add(path + ".connections", "not valid in the open model" + model_reason);
+      } else if (!stage_gives(i, "rate")) {
+        errors.add(path + ".rate", "required in the open model");
+      }
+    } else {
+      if (stage_gives(i, "rate")) {
+        errors.add(path + ".rate", "not valid in the closed model" + model_reason);
+      } else if (!stage_gives(i, "connections")) {
+        errors.add(path + ".connections", "required in the closed model");
+      } else if (stage.connections && *stage.connections < workers) {
+        errors.add(path + ".connections", "must be >= spec.workers (" + std::to_string(workers) +
+                                              "), got " + std::to_string(*stage.connections) +
+                                              each_worker);
+      }
+    }
+  }
+
+  if (!open && !staged) {
+    if (!seen.has("spec.load.connections")) {
+      load.connections = kDefaultConnections;
+      if (kDefaultConnections < workers) {
+        errors.add("spec.load.connections", "must be >= spec.workers (" + std::to_string(workers) +
+                                                "), got " + std::to_string(kDefaultConnections) +
+                                                " (the default)" + each_worker);
+      }
+    } else if (load.connections && *load.connections < workers) {
+      errors.add("spec.load.connections", "must be >= spec.workers (" + std::to_string(workers) +
+                                              "), got " + std::to_string(*load.connections) +
+                                              each_worker);
+    }
+  }
+  if (open && load.max_connections && *load.max_connections < workers) {
+    errors.add("spec.load.maxConnections", "must be >= spec.workers (" + std::to_string(workers) +
+                                               "), got " + std::to_string(*load.max_connections) +
+                                               each_worker);
+  }
+}
+
+}  // namespace
+
+void FieldErrors::add(const std::string& path, const std::string& message) {
+  std::string shown_path = printable(utf8_head(path, kMaxPathBytes));
+  if (path.size() > kMaxPathBytes) shown_path += "...";
+  errors_.push_back({std::move(shown_path), printable(message)});
+}
+
+void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
+  // A target or load that is not even a map was reported as such; its
+  // missing fields would only repeat that.
+  if (!seen.malformed("spec.target") &&
+      seen.has("spec.target.url") == seen.has("spec.target.service")) {
+    errors.add("spec.target", "exactly one of url or service is required");
+  }
+  const bool https_target =
+      (spec.url && is_https(*spec.url)) || (spec.service && spec.service->scheme == "https");
+  if ((spec.url || spec.service) && spec.protocol == Protocol::http2 && !https_target) {
+    errors.add("spec.target.protocol",
+               "http2 needs an https target (ALPN h2); use h2c for cleartext HTTP/2");
+  }
+  if ((spec.url || spec.service) && spec.protocol == Protocol::h2c && https_target) {
+    errors.add("spec.target.protocol", "h2c is cleartext HTTP/2; use http2 for an https target");
+  }
+  if (spec.load.max_streams > 1 && spec.protocol == Protocol::http1) {
+    errors.add("spec.load.maxStreams", "only with spec.target.protocol http2 or h2c, got " +
+                                           std::to_string(spec.load.max_streams) + " with http1");
+  }
+  if (seen.has("spec.target.tls") && (spec.url || spec.service) && !https_target) {
+    errors.add("spec.target.tls",
+               "only for https targets (an https:// url or service scheme https)");
+  }
+  // A Secret's value is a credential: it goes only where nobody on the way
+  // can read it and only to the server the certificate names, unless the
+  // author says otherwise in so many words.
+  if ((spec.url || spec.service) && !spec.allow_insecure_secret_headers) {
+    const char* problem =
+        !https_target ? "a Secret's value would be sent over plain http: use an https target"
+        : spec.tls.insecure_skip_verify
+            ? "a Secret's value would be sent to a server whose certificate is not verified "
+              "(spec.target.tls.insecureSkipVerify): verify it (spec.target.tls.caFrom)"
+            : nullptr;
+    for (size_t i = 0; problem != nullptr && i < spec.requests.size(); ++i) {
+      if (spec.requests[i].headers_from.empty()) continue;
+      errors.add(seen.request_paths[i] + ".headersFrom",
+                 std::string(problem) + ", or set spec.target.allowInsecureSecretHeaders: true");
+    }
+  }
+
+  // An explicit empty list means the same as no list, as in Kubernetes.
+  if (spec.requests.empty()) {
+    RequestSpec implicit;
+    implicit.name = "default";
+    spec.requests.push_back(std::move(implicit));
+  }
+  std::set<std::string> request_names;
+  for (size_t i = 0; i < spec.requests.size(); ++i) {
+    const std::string& name = spec.requests[i].name;
+    if (!name.empty() && !request_names.insert(name).second) {
+      errors.add(seen.request_paths[i] + ".name", "duplicate name " + quote(name));
+    }
+  }
+
+  if (!seen.malformed("spec.load")) load_rules(spec, seen, errors);
+
+  for (size_t i = 0; i < spec.thresholds.size(); ++i) {
+    const Threshold& threshold = spec.thresholds[i];
+    if (!threshold.request.empty() && request_names.count(threshold.request) == 0) {
+      errors.add(seen.threshold_paths[i], "unknown request " + quote(threshold.request) + " in " +
+                                              quote(threshold.expression));
+    }
+  }
+
+  if (spec.baseline && spec.baseline->last_passed &&
+      spec.labels.count(std::string(kTestLabel)) == 0) {
+    errors.add("spec.baseline.lastPassed", "needs the label " + std::string(kTestLabel) +
+                                               " in metadata.labels (it names the test)");
+  }
+}
+
+}  // namespace kubeload::spec_parser
