@@ -110,6 +110,8 @@ void Connection::on_connected(const boost::system::error_code& ec) {
   if (ec) return fail(Outcome::connect, ec);
   boost::system::error_code ignored;
   socket().set_option(tcp::no_delay(true), ignored);
+  // write_request sends on the socket directly: it must never block.
+  socket().non_blocking(true, ignored);
   counted_open_ = true;
   worker_.on_connection_opened();
   if (!tls_) {
@@ -139,10 +141,18 @@ void Connection::write_request() {
   // send, so the two coincide but for that scheduling delay.
   written_at_ = Clock::now();
   if (tls_) {
-    asio::async_write(*tls_, asio::buffer(wire), with_memory(*operation_memory_, on_written));
-  } else {
-    asio::async_write(plain_, asio::buffer(wire), with_memory(*operation_memory_, on_written));
+    return asio::async_write(*tls_, asio::buffer(wire),
+                             with_memory(*operation_memory_, on_written));
   }
+  // A request fits the socket's send buffer nearly always: one send(2) here,
+  // as wrk does, instead of an operation and a completion through the
+  // io_context. What did not go (a full buffer, an error) is left to
+  // async_write, whose handler reports an error as before.
+  boost::system::error_code ec;
+  const std::size_t sent = plain_.send(asio::buffer(wire), 0, ec);
+  bytes_out_ += sent;
+  if (!ec && sent == wire.size()) return read_response();
+  asio::async_write(plain_, asio::buffer(wire) + sent, with_memory(*operation_memory_, on_written));
 }
 
 void Connection::read_response() {

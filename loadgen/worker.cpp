@@ -183,7 +183,7 @@ void Worker::run(Clock::time_point start) {
     advance_phases(Clock::now());
     wake_idle_connections();
   }
-  io_.run();
+  handlers_run_ = io_.run();
 }
 
 void Worker::begin_phase(size_t index, Clock::time_point at) {

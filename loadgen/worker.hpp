@@ -106,6 +106,9 @@ class Worker {
   RunResult result() const;  // after run()
   LiveSnapshot snapshot() const;
   FirstResponse first_response() const;
+  // The handlers the io_context ran in run() (the tick's and every I/O
+  // completion): a measure of the event loop's work per request.
+  uint64_t handlers_run() const noexcept { return handlers_run_; }
 
   // For connections.
   const RunPlan& plan() const noexcept { return plan_; }
@@ -155,7 +158,10 @@ class Worker {
   const std::atomic<bool>& stop_;
   bool live_metrics_;
 
-  asio::io_context io_{1};
+  // Only this worker's thread ever touches its io_context, its sockets and
+  // timers (made on the controller's thread before run() starts them): no
+  // locking in Asio's scheduler or reactor, as in wrk's event loop per thread.
+  asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
   asio::steady_timer tick_timer_{io_};
   asio::steady_timer open_timer_{io_};
   HandlerMemory open_timer_memory_;  // re-armed for every arrival
@@ -179,6 +185,7 @@ class Worker {
   bool interrupted_ = false;
   bool wake_pending_ = false;
   uint64_t ticks_ = 0;
+  uint64_t handlers_run_ = 0;
 
   // Weighted request mix (smooth weighted round robin).
   std::vector<int64_t> mix_current_;

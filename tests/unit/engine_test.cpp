@@ -457,6 +457,25 @@ TEST(Engine, SteadyStateDoesNotAllocatePerRequest) {
       << "short run: " << short_run << " allocations, long run: " << long_run;
 }
 
+// wrk's loop per request: one send(2), then the response's readiness event.
+// A request's send is no operation of its own through the io_context (that
+// was a second handler per request: the write's posted completion).
+TEST(Engine, ClosedModelRunsOneHandlerPerRequest) {
+  TinyServer server;
+  constexpr uint64_t kRequests = 5'000;
+  std::atomic<bool> stop(false);
+  std::vector<tcp::endpoint> endpoints = {
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port())};
+  Worker worker(closed_plan(server.port(), 4, kRequests), endpoints, nullptr, stop, false);
+  std::thread thread([&] { worker.run(Clock::now()); });
+  thread.join();
+  EXPECT_EQ(worker.result().result.requests, kRequests);
+  EXPECT_EQ(server.requests(), kRequests);
+  // One readiness event per response, plus the connects and the 10 ms tick.
+  EXPECT_LT(worker.handlers_run(), kRequests * 3 / 2);
+  EXPECT_GE(worker.handlers_run(), kRequests);
+}
+
 TEST(HandlerMemory, ServesOneOperationAtATimeAndLeavesTheRestToTheHeap) {
   HandlerMemory memory;
   void* first = memory.allocate(64);
