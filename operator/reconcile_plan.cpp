@@ -143,11 +143,52 @@ std::size_t config_map_data_size(const json& data) {
   return size;
 }
 
+std::vector<std::string> legacy_result_keys(const json& data) {
+  std::vector<std::string> keys;
+  if (!data.is_object()) return keys;
+  for (const auto& [key, value] : data.items()) {
+    if (key.starts_with(kLegacyResultKeyPrefix)) keys.push_back(key);
+  }
+  return keys;
+}
+
+namespace {
+
+// The results ConfigMap as operators before the running merge wrote it: one
+// final /result document per worker under "worker-<index>". A run in flight
+// across an upgrade folds them as the workers' answers would have been.
+WorkerResults legacy_kept_merge(const json& data, uint32_t workers, const std::string& uid,
+                                std::vector<std::string>& problems) {
+  WorkerResults kept(workers);
+  for (const std::string& key : legacy_result_keys(data)) {
+    try {
+      const unsigned long index = std::stoul(key.substr(kLegacyResultKeyPrefix.size()));
+      const json document = json::parse(text(member(data, key)));
+      if (text(member(document, "loadTestUid")) != uid) {
+        throw std::invalid_argument("not this run's");
+      }
+      if (index >= workers ||
+          !kept.fold(static_cast<uint32_t>(index), collected_result_from_json(document))) {
+        throw std::invalid_argument("not one of the " + std::to_string(workers) + " workers");
+      }
+    } catch (const std::exception& e) {
+      problems.push_back("the results ConfigMap's " + key + ": " + e.what());
+      return WorkerResults(workers);
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
 WorkerResults kept_merge(const Observation& o, std::vector<std::string>& problems) {
   const uint32_t workers = o.parsed.ok() ? o.parsed.spec.workers : 0;
   const json& data = o.kept_results ? member(*o.kept_results, "data") : json();
   if (!data.is_object() || data.empty()) return WorkerResults(workers);
   const std::string where = "the results ConfigMap";
+  if (!data.contains(kKeptUidKey) && !legacy_result_keys(data).empty()) {
+    return legacy_kept_merge(data, workers, loadtest_uid(o), problems);
+  }
   if (text(member(data, kKeptUidKey)) != loadtest_uid(o)) {
     problems.push_back(where + " is not this run's");
     return WorkerResults(workers);
@@ -402,6 +443,12 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     if (!newly_kept.empty() && !failure) {
       json data = kept_results_data(kept, uid);
       const std::size_t size = config_map_data_size(data);
+      if (o.kept_results) {
+        // Written as a merge patch: the previous format's keys go (null).
+        for (const std::string& key : legacy_result_keys(member(*o.kept_results, "data"))) {
+          data[key] = nullptr;
+        }
+      }
       if (size > kConfigMapDataLimit) {
         failure = RunFailure{
             "ResultsTooLarge",

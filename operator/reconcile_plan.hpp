@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -212,6 +213,12 @@ std::size_t config_map_data_size(const nlohmann::json& data);
 // yet). Data of another run or that does not parse is left out and named in
 // `problems`.
 WorkerResults kept_merge(const Observation& observed, std::vector<std::string>& problems);
+// The keys of a results ConfigMap written before the running merge (one
+// final document per worker, "worker-<index>"): kept_merge() reads them, so a
+// run in flight across an operator upgrade keeps its results, and the next
+// write removes them.
+inline constexpr std::string_view kLegacyResultKeyPrefix = "worker-";
+std::vector<std::string> legacy_result_keys(const nlohmann::json& config_map_data);
 // The workers plan() wants /result from in this pass (index -> pod IP).
 std::map<uint32_t, std::string> workers_to_ask(const Observation& observed);
 // The empty answers of a pass over `observed` (its kept results and its run).

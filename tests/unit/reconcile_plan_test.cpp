@@ -1029,7 +1029,7 @@ TEST(ReconcilePlan, EveryWorkerHearsTheStartBarrierInOneBatch) {
 // at 1,000 workers, and far below what the API server accepts for the
 // whole object (etcd's 1.5 MiB request limit, the spec included).
 std::size_t final_status_bytes(uint32_t workers) {
-  json spec = {{"workers", workers}, {"load", {{"connections", 1000}}}};
+  json spec = {{"workers", workers}, {"load", json::object()}};
   json stages = json::array();
   for (int s = 0; s < 100; ++s) stages.push_back({{"duration", "3s"}, {"connections", 1000 + s}});
   spec["load"]["stages"] = stages;
@@ -1072,4 +1072,51 @@ TEST(ReconcilePlan, TheStatusAtTheCrdsMaximumShapeIsBoundedWhateverTheWorkerCoun
   RecordProperty("statusBytesAt1000Workers", static_cast<int>(thousand));
   EXPECT_LE(thousand, one + one / 20) << one << " vs " << thousand;
   EXPECT_LE(thousand, std::size_t{512} * 1024) << thousand;
+}
+
+// The results ConfigMap as operators before the running merge wrote it.
+json legacy_config_map(const std::map<uint32_t, json>& documents) {
+  json data = json::object();
+  for (const auto& [index, document] : documents) {
+    data["worker-" + std::to_string(index)] = document.dump();
+  }
+  return {{"metadata",
+           {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
+          {"data", data}};
+}
+
+TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
+  // Worker 0's result was kept by the previous operator version, one
+  // document per worker; worker 1 finishes now.
+  Observation o = running(kStartAt + seconds(40));
+  o.kept_results = legacy_config_map({{0, answer_document(0, 500, true)}});
+  answer(o, 1, answer_document(1, 400, true));
+  const ReconcilePlan p = plan(o, test_config());
+  EXPECT_EQ(p.status.value("phase", ""), "Succeeded") << p.status.value("message", "");
+  EXPECT_EQ(p.status["result"]["requests"], 900);
+  ASSERT_FALSE(p.actions.empty());
+  const auto* keep = std::get_if<KeepResults>(&p.actions[0]);
+  ASSERT_NE(keep, nullptr) << testing::PrintToString(names(p));
+  EXPECT_EQ(keep->added, (std::vector<uint32_t>{1}));
+  EXPECT_EQ(keep->resource_version, "3003");
+  // The merge patch writes the new form and removes the old key...
+  EXPECT_TRUE(keep->data.at("worker-0").is_null()) << keep->data.dump();
+  // ... and what it leaves reads back as both workers.
+  json after = o.kept_results->at("data");
+  after.merge_patch(keep->data);
+  Observation next = running(kStartAt + seconds(41));
+  next.kept_results = {{"metadata", o.kept_results->at("metadata")}, {"data", after}};
+  next.pods = {pod_view(pod_json(0, "Succeeded", false)),
+               pod_view(pod_json(1, "Succeeded", false))};
+  EXPECT_EQ(plan(next, test_config()).status["result"]["requests"], 900);
+}
+
+TEST(ReconcilePlan, AnOldResultsConfigMapOfAnotherRunIsUnreadableNotMerged) {
+  Observation o = running(kStartAt + seconds(40));
+  o.kept_results = legacy_config_map({{0, answer_document(0, 500, true, kOldUid)}});
+  answer(o, 1, answer_document(1, 400, true));
+  const ReconcilePlan p = plan(o, test_config());
+  EXPECT_EQ(p.status.value("reason", ""), "ResultsUnreadable");
+  EXPECT_NE(p.status.value("message", "").find("worker-0: not this run's"), std::string::npos)
+      << p.status.value("message", "");
 }
