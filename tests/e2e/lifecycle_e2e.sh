@@ -20,7 +20,9 @@ was_up=0
 
 E2E_NAME=lifecycle-e2e
 . "$(dirname "$0")/lib.sh"
+firewalled=""  # the iptables rule of section 7, removed however the script ends
 finish() {
+  [ -n "$firewalled" ] && iptables -D OUTPUT $firewalled 2>/dev/null
   [ -n "$operator_pid" ] && { kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
   if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
@@ -44,7 +46,8 @@ check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status depl
 
 : >/tmp/lifecycle-e2e-operator.log
 "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
-  --metrics-addr 127.0.0.1:18491 --health-addr 127.0.0.1:18492 >>/tmp/lifecycle-e2e-operator.log 2>&1 &
+  --metrics-addr 127.0.0.1:18491 --health-addr 127.0.0.1:18492 --worker-unreachable-timeout 20s \
+  >>/tmp/lifecycle-e2e-operator.log 2>&1 &
 operator_pid=$!
 check "operator ready" bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18492/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
 
@@ -146,6 +149,28 @@ check "eviction: the run is Failed" wait_phase evicted Failed 60
 check "eviction: WorkerFailed, interrupted or deleted ($(jp evicted '{.status.message}'))" \
   bash -c "[ \"\$(kubectl -n '$NS' get lt evicted -o jsonpath='{.status.reason}')\" = WorkerFailed ] && kubectl -n '$NS' get lt evicted -o jsonpath='{.status.message}' | grep -Eq 'interrupted|deleted'"
 check "eviction: the other worker's pod does not linger" no_running_pods evicted 90
+
+# 7. A worker the operator cannot reach (a firewall, a NetworkPolicy, a mesh
+# between them): this host's own firewall rejects the operator's connections
+# to the worker pod's control port mid-run. The run fails with
+# WorkersUnreachable after --worker-unreachable-timeout (20s here), naming
+# the port, instead of waiting for the run deadline.
+apply_loadtest unreachable "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 20, duration: 300s}
+  workers: 1" >/dev/null
+check "unreachable: Running" wait_phase unreachable Running 120
+ip=$(kubectl -n "$NS" get pods -l kubeload.dev/loadtest=unreachable -o jsonpath='{.items[0].status.podIP}')
+firewalled="-d $ip -p tcp --dport 8080 -j REJECT --reject-with tcp-reset"
+check "unreachable: the host rejects connections to $ip:8080" iptables -I OUTPUT $firewalled
+blocked_at=$SECONDS
+check "unreachable: the run is Failed" wait_phase unreachable Failed 90
+took=$((SECONDS - blocked_at))
+check "unreachable: after the 20s timeout, well before the run's 300s (${took}s)" \
+  test "$took" -ge 20 -a "$took" -lt 90
+check "unreachable: WorkersUnreachable naming the port ($(jp unreachable '{.status.reason}: {.status.message}'))" \
+  bash -c '[ "$1" = WorkersUnreachable ] && grep -q "TCP port 8080" <<<"$2"' _ \
+  "$(jp unreachable '{.status.reason}')" "$(jp unreachable '{.status.message}')"
+iptables -D OUTPUT $firewalled && firewalled=""
 
 kubectl -n "$NS" get lt 2>/dev/null
 finish
