@@ -71,6 +71,11 @@ H2Session::H2Session(Worker& worker, asio::io_context& io)
   active_.reserve(streams);
   ending_.reserve(streams);
   out_.reserve(kMostWriteBytes + 16384);
+  if (worker.tls() != nullptr) {
+    cipher_in_ = std::make_unique_for_overwrite<uint8_t[]>(kCipherReadSize);
+    // A batch's records: its bytes and each record's header and tag.
+    cipher_out_.reserve(kMostWriteBytes + 32768);
+  }
 }
 
 H2Session::~H2Session() {
@@ -110,9 +115,18 @@ void H2Session::connect() {
     // No operation is pending on the old connection (state closed): replacing it is safe.
     tls_.reset(SSL_new(worker_.tls()->native_handle()));
     if (!tls_) return fail_all(Outcome::connect, true);
-    // Read ahead: a whole socket buffer per read(2), not a record header and
-    // then its body. The buffers stay allocated for the connection's life.
-    SSL_set_read_ahead(tls_.get(), 1);
+    // Records pass through memory BIOs: the socket is read in large chunks
+    // and each flush goes out in one write. OpenSSL's buffers stay
+    // allocated for the connection's life.
+    BIO* incoming = BIO_new(BIO_s_mem());
+    BIO* outgoing = BIO_new(BIO_s_mem());
+    if (incoming == nullptr || outgoing == nullptr) {
+      BIO_free(incoming);
+      BIO_free(outgoing);
+      return fail_all(Outcome::connect, true);
+    }
+    BIO_set_mem_eof_return(incoming, -1);  // empty: "want read", not end of stream
+    SSL_set_bio(tls_.get(), incoming, outgoing);
     SSL_clear_mode(tls_.get(), SSL_MODE_RELEASE_BUFFERS);
     configure_tls_connection(tls_.get(), worker_.plan().target, host_is_ip_, worker_.plan().tls,
                              &tls_session_);
@@ -132,12 +146,6 @@ void H2Session::on_connected(const boost::system::error_code& ec) {
   counted_open_ = true;
   worker_.on_connection_opened();
   if (!tls_) return on_ready();
-  boost::system::error_code blocking_error;
-  socket().non_blocking(true, blocking_error);
-  if (blocking_error || SSL_set_fd(tls_.get(), socket().native_handle()) != 1) {
-    ERR_clear_error();
-    return fail_all(Outcome::connect, true);
-  }
   SSL_set_connect_state(tls_.get());
   handshake();
 }
@@ -154,22 +162,45 @@ void H2Session::handshake() {
     if (std::string_view(reinterpret_cast<const char*>(alpn), alpn_length) != "h2") {
       return fail_all(Outcome::connect, true);
     }
+    // Our Finished goes out with the first flush.
     return on_ready();
   }
-  const int error = SSL_get_error(tls_.get(), done);
-  if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) {
+  if (SSL_get_error(tls_.get(), done) != SSL_ERROR_WANT_READ) {
     ERR_clear_error();
     return fail_all(Outcome::connect, true);
   }
   ++pending_ops_;
-  socket().async_wait(
-      error == SSL_ERROR_WANT_READ ? tcp::socket::wait_read : tcp::socket::wait_write,
-      with_memory(read_memory_, [this](const boost::system::error_code& ec) {
+  if (take_tls_output()) {
+    asio::async_write(
+        plain_, asio::buffer(cipher_out_),
+        with_memory(write_memory_, [this](const boost::system::error_code& ec, std::size_t) {
+          --pending_ops_;
+          if (state_ != State::connecting) return op_done();
+          if (ec) return fail_all(Outcome::connect, true);
+          handshake();
+        }));
+    return;
+  }
+  plain_.async_read_some(
+      asio::buffer(cipher_in_.get(), kCipherReadSize),
+      with_memory(read_memory_, [this](const boost::system::error_code& ec, std::size_t bytes) {
         --pending_ops_;
         if (state_ != State::connecting) return op_done();
-        if (ec) return fail_all(Outcome::connect, true);
+        if (ec || BIO_write(SSL_get_rbio(tls_.get()), cipher_in_.get(), static_cast<int>(bytes)) !=
+                      static_cast<int>(bytes)) {
+          return fail_all(Outcome::connect, true);
+        }
         handshake();
       }));
+}
+
+bool H2Session::take_tls_output() {
+  BIO* outgoing = SSL_get_wbio(tls_.get());
+  const std::size_t pending = BIO_ctrl_pending(outgoing);
+  if (pending == 0) return false;
+  cipher_out_.resize(pending);
+  return BIO_read(outgoing, cipher_out_.data(), static_cast<int>(pending)) ==
+         static_cast<int>(pending);
 }
 
 void H2Session::on_ready() {
@@ -228,89 +259,64 @@ void H2Session::submit(Connection& lane) {
 
 void H2Session::flush() {
   if (writing_ || state_ != State::open || !session_) return;
-  // TLS writes that complete at once go round again for what the
-  // callbacks of the last batch queued.
-  for (;;) {
-    while (out_.size() < kMostWriteBytes) {
-      const uint8_t* data = nullptr;
-      inside_nghttp2_ = true;
-      const ssize_t length = nghttp2_session_mem_send(session_.get(), &data);
-      inside_nghttp2_ = false;
-      if (close_requested_) return close();
-      if (length < 0) return fail_all(Outcome::write, false);
-      if (length == 0) break;
-      out_.insert(out_.end(), data, data + length);
-    }
-    if (out_.empty()) {
-      // Both ends are done with this connection (GOAWAY exchanged): waiting
-      // lanes go on the next one.
-      if (!nghttp2_session_want_read(session_.get()) &&
-          !nghttp2_session_want_write(session_.get())) {
-        fail_all(lost_outcome(), false);
+  while (out_.size() < kMostWriteBytes) {
+    const uint8_t* data = nullptr;
+    inside_nghttp2_ = true;
+    const ssize_t length = nghttp2_session_mem_send(session_.get(), &data);
+    inside_nghttp2_ = false;
+    if (close_requested_) return close();
+    if (length < 0) return fail_all(Outcome::write, false);
+    if (length == 0) break;
+    out_.insert(out_.end(), data, data + length);
+  }
+  if (tls_) {
+    // One SSL_write of the batch into the memory BIO, then out in one write
+    // with whatever else OpenSSL queued (our Finished, a KeyUpdate answer).
+    if (!out_.empty()) {
+      ERR_clear_error();
+      if (SSL_write(tls_.get(), out_.data(), static_cast<int>(out_.size())) <= 0) {
+        tls_failed_ = true;
+        ERR_clear_error();
+        return fail_all(Outcome::write, false);
       }
-      return;
+      out_.clear();
     }
-    if (tls_) {
-      if (!write_tls()) return;
-      continue;
+    if (!take_tls_output()) cipher_out_.clear();
+  }
+  std::vector<uint8_t>& wire = tls_ ? cipher_out_ : out_;
+  if (wire.empty()) {
+    // Both ends are done with this connection (GOAWAY exchanged): waiting
+    // lanes go on the next one.
+    if (!nghttp2_session_want_read(session_.get()) && !nghttp2_session_want_write(session_.get())) {
+      fail_all(lost_outcome(), false);
     }
-    writing_ = true;
-    ++pending_ops_;
-    asio::async_write(
-        plain_, asio::buffer(out_),
-        with_memory(write_memory_, [this](const boost::system::error_code& ec, std::size_t) {
-          --pending_ops_;
-          writing_ = false;
-          out_.clear();
-          if (state_ != State::open) return op_done();
-          if (ec) {
-            return fail_all(goaway_received_ ? Outcome::goaway : Outcome::write, false);
-          }
-          flush();
-        }));
     return;
-  }
-}
-
-bool H2Session::write_tls() {
-  ERR_clear_error();
-  // Not a partial write: a write that must wait is retried with the same
-  // buffer (out_ does not change while writing_).
-  const int written = SSL_write(tls_.get(), out_.data(), static_cast<int>(out_.size()));
-  if (written > 0) {
-    out_.clear();
-    return true;
-  }
-  const int error = SSL_get_error(tls_.get(), written);
-  if (error != SSL_ERROR_WANT_WRITE && error != SSL_ERROR_WANT_READ) {
-    tls_failed_ = error == SSL_ERROR_SSL;
-    ERR_clear_error();
-    fail_all(goaway_received_ ? Outcome::goaway : Outcome::write, false);
-    return false;
   }
   writing_ = true;
   ++pending_ops_;
-  socket().async_wait(
-      error == SSL_ERROR_WANT_WRITE ? tcp::socket::wait_write : tcp::socket::wait_read,
-      with_memory(write_memory_, [this](const boost::system::error_code& ec) {
+  asio::async_write(
+      plain_, asio::buffer(wire),
+      with_memory(write_memory_, [this](const boost::system::error_code& ec, std::size_t) {
         --pending_ops_;
         writing_ = false;
+        out_.clear();
+        cipher_out_.clear();
         if (state_ != State::open) return op_done();
         if (ec) {
           return fail_all(goaway_received_ ? Outcome::goaway : Outcome::write, false);
         }
-        if (write_tls()) flush();
+        flush();
       }));
-  return false;
 }
 
 void H2Session::read() {
   ++pending_ops_;
   if (tls_) {
-    socket().async_wait(tcp::socket::wait_read,
-                        with_memory(read_memory_, [this](const boost::system::error_code& ec) {
-                          on_readable(ec);
-                        }));
+    plain_.async_read_some(
+        asio::buffer(cipher_in_.get(), kCipherReadSize),
+        with_memory(read_memory_, [this](const boost::system::error_code& ec, std::size_t bytes) {
+          on_tls_read(ec, bytes);
+        }));
     return;
   }
   plain_.async_read_some(
@@ -327,30 +333,24 @@ void H2Session::on_read(const boost::system::error_code& ec, std::size_t bytes) 
   if (receive(bytes)) after_receive();
 }
 
-void H2Session::on_readable(const boost::system::error_code& ec) {
+void H2Session::on_tls_read(const boost::system::error_code& ec, std::size_t bytes) {
   --pending_ops_;
   if (state_ != State::open) return op_done();
   if (ec) return fail_all(lost_outcome(), false);
+  if (BIO_write(SSL_get_rbio(tls_.get()), cipher_in_.get(), static_cast<int>(bytes)) !=
+      static_cast<int>(bytes)) {
+    return fail_all(Outcome::read, false);
+  }
   ERR_clear_error();
   for (;;) {
-    const int bytes = SSL_read(tls_.get(), read_buffer_.get(), kReadBufferSize);
-    if (bytes > 0) {
-      if (!receive(static_cast<std::size_t>(bytes))) return;
+    const int plain = SSL_read(tls_.get(), read_buffer_.get(), kReadBufferSize);
+    if (plain > 0) {
+      if (!receive(static_cast<std::size_t>(plain))) return;
       continue;
     }
-    const int error = SSL_get_error(tls_.get(), bytes);
-    if (error == SSL_ERROR_WANT_READ) break;
-    if (error == SSL_ERROR_WANT_WRITE) {
-      // OpenSSL answers a peer's KeyUpdate from inside SSL_read: it goes on
-      // once the socket takes the answer.
-      ++pending_ops_;
-      socket().async_wait(tcp::socket::wait_write,
-                          with_memory(read_memory_, [this](const boost::system::error_code& e) {
-                            on_readable(e);
-                          }));
-      return;
-    }
-    // The peer closed (close_notify or EOF) or the record layer failed.
+    const int error = SSL_get_error(tls_.get(), plain);
+    if (error == SSL_ERROR_WANT_READ) break;  // every whole record is read
+    // The peer's close_notify, or the record layer failed.
     tls_failed_ = error == SSL_ERROR_SSL;
     ERR_clear_error();
     return fail_all(lost_outcome(), false);

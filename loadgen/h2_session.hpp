@@ -6,12 +6,12 @@
 // worker schedules lanes exactly as it schedules HTTP/1.1 connections, so
 // counting, stages, warm-up and the open model are the same code.
 //
-// TLS runs on OpenSSL straight over the socket's descriptor (non-blocking),
-// driven by Asio's readiness waits, as h2load does: each flush is one
-// SSL_write of everything nghttp2 has queued, and each wake-up reads every
-// record the socket holds before the next flush. (asio::ssl::stream copies
-// every record through a BIO pair, turns a write into one socket operation
-// per record, and frees OpenSSL's buffers between records.)
+// TLS runs on OpenSSL over memory BIOs that this class fills and drains with
+// plain socket operations: each flush is one SSL_write of everything nghttp2
+// has queued and one socket write, and each read of the socket (up to
+// kCipherReadSize) yields every whole record in it before the next flush.
+// (asio::ssl::stream turns a write into one socket operation per record,
+// reads a record at a time, and frees OpenSSL's buffers between records.)
 //
 // Hostile peers cost bounded memory: a response's header section is capped
 // (kMostHeaderBytes), nghttp2 bounds queued SETTINGS/PING acknowledgements,
@@ -38,6 +38,7 @@ class Worker;
 class H2Session {
  public:
   static constexpr std::size_t kReadBufferSize = 16384;
+  static constexpr std::size_t kCipherReadSize = 65536;
   // A response header section larger than this resets its stream (error
   // kind read): HEADERS and CONTINUATION floods cannot grow our memory.
   static constexpr uint64_t kMostHeaderBytes = 256 * 1024;
@@ -72,12 +73,12 @@ class H2Session {
   void on_ready();
   void submit(Connection& lane);
   void flush();
-  // One SSL_write of out_; true when it is all written, false when a wait
-  // for the socket is pending or the connection failed.
-  bool write_tls();
+  // Moves what OpenSSL has queued for the wire into cipher_out_; false when
+  // there is nothing.
+  bool take_tls_output();
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
-  void on_readable(const boost::system::error_code& ec);
+  void on_tls_read(const boost::system::error_code& ec, std::size_t bytes);
   // Hands `bytes` of read_buffer_ to nghttp2; false when the connection
   // ended on the way (closed or failed).
   bool receive(std::size_t bytes);
@@ -115,7 +116,7 @@ class H2Session {
   Worker& worker_;
   asio::io_context& io_;
   tcp::socket plain_;
-  std::unique_ptr<SSL, SslFree> tls_;  // https only; on plain_'s descriptor
+  std::unique_ptr<SSL, SslFree> tls_;  // https only, over memory BIOs
   SslSession tls_session_;             // the last session the server issued, for the next handshake
   const bool host_is_ip_;
   std::unique_ptr<nghttp2_session, SessionDelete> session_;
@@ -149,6 +150,9 @@ class H2Session {
   std::vector<Connection*> ending_;   // scratch for fail_all
   std::vector<uint8_t> out_;
   std::unique_ptr<uint8_t[]> read_buffer_;
+  // TLS: records as read from the socket, and as they go out.
+  std::unique_ptr<uint8_t[]> cipher_in_;
+  std::vector<uint8_t> cipher_out_;
   // The session reads and writes at once: memory for each direction.
   HandlerMemory read_memory_;
   HandlerMemory write_memory_;
