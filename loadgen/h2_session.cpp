@@ -169,8 +169,9 @@ void H2Session::handshake() {
     ERR_clear_error();
     return fail_all(Outcome::connect, true);
   }
+  if (!take_tls_output()) return fail_all(Outcome::connect, true);
   ++pending_ops_;
-  if (take_tls_output()) {
+  if (!cipher_out_.empty()) {
     asio::async_write(
         plain_, asio::buffer(cipher_out_),
         with_memory(write_memory_, [this](const boost::system::error_code& ec, std::size_t) {
@@ -197,10 +198,9 @@ void H2Session::handshake() {
 bool H2Session::take_tls_output() {
   BIO* outgoing = SSL_get_wbio(tls_.get());
   const std::size_t pending = BIO_ctrl_pending(outgoing);
-  if (pending == 0) return false;
   cipher_out_.resize(pending);
-  return BIO_read(outgoing, cipher_out_.data(), static_cast<int>(pending)) ==
-         static_cast<int>(pending);
+  return pending == 0 || BIO_read(outgoing, cipher_out_.data(), static_cast<int>(pending)) ==
+                             static_cast<int>(pending);
 }
 
 void H2Session::on_ready() {
@@ -281,7 +281,7 @@ void H2Session::flush() {
       }
       out_.clear();
     }
-    if (!take_tls_output()) cipher_out_.clear();
+    if (!take_tls_output()) return fail_all(Outcome::write, false);
   }
   std::vector<uint8_t>& wire = tls_ ? cipher_out_ : out_;
   if (wire.empty()) {

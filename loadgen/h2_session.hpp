@@ -73,8 +73,8 @@ class H2Session {
   void on_ready();
   void submit(Connection& lane);
   void flush();
-  // Moves what OpenSSL has queued for the wire into cipher_out_; false when
-  // there is nothing.
+  // Moves what OpenSSL has queued for the wire into cipher_out_ (empty when
+  // nothing is); false when the BIO fails.
   bool take_tls_output();
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
