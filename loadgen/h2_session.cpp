@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "loadgen/connection.hpp"
@@ -70,6 +71,11 @@ H2Session::H2Session(Worker& worker, asio::io_context& io)
   active_.reserve(streams);
   ending_.reserve(streams);
   out_.reserve(kMostWriteBytes + 16384);
+  if (worker.tls() != nullptr) {
+    cipher_in_ = std::make_unique_for_overwrite<uint8_t[]>(kCipherReadSize);
+    // A batch's records: its bytes and each record's header and tag.
+    cipher_out_.reserve(kMostWriteBytes + 32768);
+  }
 }
 
 H2Session::~H2Session() {
@@ -79,7 +85,7 @@ H2Session::~H2Session() {
 }
 
 tcp::socket& H2Session::socket() noexcept {
-  return tls_ ? tls_->next_layer() : plain_;
+  return plain_;
 }
 
 void H2Session::start(Connection& lane) {
@@ -99,16 +105,31 @@ void H2Session::start(Connection& lane) {
 void H2Session::connect() {
   state_ = State::connecting;
   goaway_received_ = false;
+  tls_failed_ = false;
   goaway_error_ = NGHTTP2_NO_ERROR;
   goaway_last_stream_ = 0;
   no_new_streams_ = false;
   orphan_header_bytes_ = 0;
   connect_started_ = Clock::now();
   if (worker_.tls() != nullptr) {
-    // No operation is pending on the old stream (state closed): replacing it is safe.
-    tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(io_, *worker_.tls());
-    configure_tls_connection(tls_->native_handle(), worker_.plan().target, host_is_ip_,
-                             worker_.plan().tls, &tls_session_);
+    // No operation is pending on the old connection (state closed): replacing it is safe.
+    tls_.reset(SSL_new(worker_.tls()->native_handle()));
+    if (!tls_) return fail_all(Outcome::connect, true);
+    // Records pass through memory BIOs: the socket is read in large chunks
+    // and each flush goes out in one write. OpenSSL's buffers stay
+    // allocated for the connection's life.
+    BIO* incoming = BIO_new(BIO_s_mem());
+    BIO* outgoing = BIO_new(BIO_s_mem());
+    if (incoming == nullptr || outgoing == nullptr) {
+      BIO_free(incoming);
+      BIO_free(outgoing);
+      return fail_all(Outcome::connect, true);
+    }
+    BIO_set_mem_eof_return(incoming, -1);  // empty: "want read", not end of stream
+    SSL_set_bio(tls_.get(), incoming, outgoing);
+    SSL_clear_mode(tls_.get(), SSL_MODE_RELEASE_BUFFERS);
+    configure_tls_connection(tls_.get(), worker_.plan().target, host_is_ip_, worker_.plan().tls,
+                             &tls_session_);
   }
   ++pending_ops_;
   asio::async_connect(
@@ -125,22 +146,61 @@ void H2Session::on_connected(const boost::system::error_code& ec) {
   counted_open_ = true;
   worker_.on_connection_opened();
   if (!tls_) return on_ready();
+  SSL_set_connect_state(tls_.get());
+  handshake();
+}
+
+void H2Session::handshake() {
+  ERR_clear_error();
+  const int done = SSL_do_handshake(tls_.get());
+  if (done == 1) {
+    // The run's check refused a server without h2; one
+    // that changes its mind mid-run fails to connect.
+    const unsigned char* alpn = nullptr;
+    unsigned int alpn_length = 0;
+    SSL_get0_alpn_selected(tls_.get(), &alpn, &alpn_length);
+    if (std::string_view(reinterpret_cast<const char*>(alpn), alpn_length) != "h2") {
+      return fail_all(Outcome::connect, true);
+    }
+    // Our Finished goes out with the first flush.
+    return on_ready();
+  }
+  if (SSL_get_error(tls_.get(), done) != SSL_ERROR_WANT_READ) {
+    ERR_clear_error();
+    return fail_all(Outcome::connect, true);
+  }
+  if (!take_tls_output()) return fail_all(Outcome::connect, true);
   ++pending_ops_;
-  tls_->async_handshake(
-      asio::ssl::stream_base::client, [this](const boost::system::error_code& handshake_error) {
+  if (!cipher_out_.empty()) {
+    asio::async_write(
+        plain_, asio::buffer(cipher_out_),
+        with_memory(write_memory_, [this](const boost::system::error_code& ec, std::size_t) {
+          --pending_ops_;
+          if (state_ != State::connecting) return op_done();
+          if (ec) return fail_all(Outcome::connect, true);
+          handshake();
+        }));
+    return;
+  }
+  plain_.async_read_some(
+      asio::buffer(cipher_in_.get(), kCipherReadSize),
+      with_memory(read_memory_, [this](const boost::system::error_code& ec, std::size_t bytes) {
         --pending_ops_;
         if (state_ != State::connecting) return op_done();
-        if (handshake_error) return fail_all(Outcome::connect, true);
-        // The run's check refused a server without h2; one
-        // that changes its mind mid-run fails to connect.
-        const unsigned char* alpn = nullptr;
-        unsigned int alpn_length = 0;
-        SSL_get0_alpn_selected(tls_->native_handle(), &alpn, &alpn_length);
-        if (std::string_view(reinterpret_cast<const char*>(alpn), alpn_length) != "h2") {
+        if (ec || BIO_write(SSL_get_rbio(tls_.get()), cipher_in_.get(), static_cast<int>(bytes)) !=
+                      static_cast<int>(bytes)) {
           return fail_all(Outcome::connect, true);
         }
-        on_ready();
-      });
+        handshake();
+      }));
+}
+
+bool H2Session::take_tls_output() {
+  BIO* outgoing = SSL_get_wbio(tls_.get());
+  const std::size_t pending = BIO_ctrl_pending(outgoing);
+  cipher_out_.resize(pending);
+  return pending == 0 || BIO_read(outgoing, cipher_out_.data(), static_cast<int>(pending)) ==
+                             static_cast<int>(pending);
 }
 
 void H2Session::on_ready() {
@@ -168,7 +228,7 @@ void H2Session::on_ready() {
     lane->timings_.connect_us = connect_us;
     lane->new_connection_ = first;
     lane->tls_handshake_ = first && tls_ != nullptr;
-    lane->tls_resumed_ = lane->tls_handshake_ && SSL_session_reused(tls_->native_handle()) == 1;
+    lane->tls_resumed_ = lane->tls_handshake_ && SSL_session_reused(tls_.get()) == 1;
     first = false;
     submit(*lane);
   }
@@ -209,7 +269,22 @@ void H2Session::flush() {
     if (length == 0) break;
     out_.insert(out_.end(), data, data + length);
   }
-  if (out_.empty()) {
+  if (tls_) {
+    // One SSL_write of the batch into the memory BIO, then out in one write
+    // with whatever else OpenSSL queued (our Finished, a KeyUpdate answer).
+    if (!out_.empty()) {
+      ERR_clear_error();
+      if (SSL_write(tls_.get(), out_.data(), static_cast<int>(out_.size())) <= 0) {
+        tls_failed_ = true;
+        ERR_clear_error();
+        return fail_all(Outcome::write, false);
+      }
+      out_.clear();
+    }
+    if (!take_tls_output()) return fail_all(Outcome::write, false);
+  }
+  std::vector<uint8_t>& wire = tls_ ? cipher_out_ : out_;
+  if (wire.empty()) {
     // Both ends are done with this connection (GOAWAY exchanged): waiting
     // lanes go on the next one.
     if (!nghttp2_session_want_read(session_.get()) && !nghttp2_session_want_write(session_.get())) {
@@ -219,46 +294,88 @@ void H2Session::flush() {
   }
   writing_ = true;
   ++pending_ops_;
-  auto on_written = [this](const boost::system::error_code& ec, std::size_t) {
-    --pending_ops_;
-    writing_ = false;
-    out_.clear();
-    if (state_ != State::open) return op_done();
-    if (ec) return fail_all(goaway_received_ ? Outcome::goaway : Outcome::write, false);
-    flush();
-  };
-  if (tls_) {
-    asio::async_write(*tls_, asio::buffer(out_), with_memory(write_memory_, on_written));
-  } else {
-    asio::async_write(plain_, asio::buffer(out_), with_memory(write_memory_, on_written));
-  }
+  asio::async_write(
+      plain_, asio::buffer(wire),
+      with_memory(write_memory_, [this](const boost::system::error_code& ec, std::size_t) {
+        --pending_ops_;
+        writing_ = false;
+        out_.clear();
+        cipher_out_.clear();
+        if (state_ != State::open) return op_done();
+        if (ec) {
+          return fail_all(goaway_received_ ? Outcome::goaway : Outcome::write, false);
+        }
+        flush();
+      }));
 }
 
 void H2Session::read() {
   ++pending_ops_;
-  auto on_read = [this](const boost::system::error_code& ec, std::size_t bytes) {
-    this->on_read(ec, bytes);
-  };
   if (tls_) {
-    tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
-                          with_memory(read_memory_, on_read));
-  } else {
-    plain_.async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
-                           with_memory(read_memory_, on_read));
+    plain_.async_read_some(
+        asio::buffer(cipher_in_.get(), kCipherReadSize),
+        with_memory(read_memory_, [this](const boost::system::error_code& ec, std::size_t bytes) {
+          on_tls_read(ec, bytes);
+        }));
+    return;
   }
+  plain_.async_read_some(
+      asio::buffer(read_buffer_.get(), kReadBufferSize),
+      with_memory(read_memory_, [this](const boost::system::error_code& ec, std::size_t bytes) {
+        on_read(ec, bytes);
+      }));
 }
 
 void H2Session::on_read(const boost::system::error_code& ec, std::size_t bytes) {
   --pending_ops_;
   if (state_ != State::open) return op_done();
   if (ec) return fail_all(lost_outcome(), false);
+  if (receive(bytes)) after_receive();
+}
+
+void H2Session::on_tls_read(const boost::system::error_code& ec, std::size_t bytes) {
+  --pending_ops_;
+  if (state_ != State::open) return op_done();
+  if (ec) return fail_all(lost_outcome(), false);
+  if (BIO_write(SSL_get_rbio(tls_.get()), cipher_in_.get(), static_cast<int>(bytes)) !=
+      static_cast<int>(bytes)) {
+    return fail_all(Outcome::read, false);
+  }
+  ERR_clear_error();
+  for (;;) {
+    const int plain = SSL_read(tls_.get(), read_buffer_.get(), kReadBufferSize);
+    if (plain > 0) {
+      if (!receive(static_cast<std::size_t>(plain))) return;
+      continue;
+    }
+    const int error = SSL_get_error(tls_.get(), plain);
+    if (error == SSL_ERROR_WANT_READ) break;  // every whole record is read
+    // The peer's close_notify, or the record layer failed.
+    tls_failed_ = error == SSL_ERROR_SSL;
+    ERR_clear_error();
+    return fail_all(lost_outcome(), false);
+  }
+  after_receive();
+}
+
+bool H2Session::receive(std::size_t bytes) {
   last_read_at_ = Clock::now();
   inside_nghttp2_ = true;
   const ssize_t consumed = nghttp2_session_mem_recv(session_.get(), read_buffer_.get(), bytes);
   inside_nghttp2_ = false;
-  if (close_requested_) return close();
+  if (close_requested_) {
+    close();
+    return false;
+  }
   // A protocol error: nghttp2 has queued a GOAWAY; the streams end as read errors.
-  if (consumed < 0) return fail_all(Outcome::read, false);
+  if (consumed < 0) {
+    fail_all(Outcome::read, false);
+    return false;
+  }
+  return true;
+}
+
+void H2Session::after_receive() {
   flush();
   if (state_ != State::open) return;
   if (no_new_streams_ && active_.empty() && !waiting_.empty()) return close_socket();
@@ -283,18 +400,29 @@ void H2Session::fail_all(Outcome outcome, bool waiting_too) {
     for (Connection* lane : waiting_) ending_.push_back(lane);
     waiting_.clear();
   }
+  // Requests the peer's GOAWAY refused that were still queued when the
+  // connection ended wait for the next one (decided before close_socket,
+  // which may start that connection and forget this one's GOAWAY).
+  std::erase_if(ending_, [this](Connection* lane) {
+    const int32_t id = lane->stream_.id;
+    lane->stream_.id = 0;
+    return resend_refused(*lane, id);
+  });
   close_socket();
   // Lanes that end here may be started again at once: they wait for the next
   // connection (the vectors they go into are empty now).
-  for (Connection* lane : ending_) {
-    lane->stream_.id = 0;
-    lane->end_stream(outcome);
-  }
+  for (Connection* lane : ending_) lane->end_stream(outcome);
   ending_.clear();
 }
 
 void H2Session::close_socket() noexcept {
   if (state_ == State::closed || state_ == State::closing) return;
+  // A connection that ends without a TLS failure (a GOAWAY, the peer's close,
+  // the run's end) leaves its session resumable: OpenSSL would otherwise mark
+  // the kept session not resumable when the stream is freed.
+  if (state_ == State::open && tls_ && !tls_failed_) {
+    SSL_set_shutdown(tls_.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+  }
   session_.reset();
   writing_ = false;
   boost::system::error_code ignored;
@@ -314,11 +442,6 @@ void H2Session::close() noexcept {
     return;
   }
   close_requested_ = false;
-  // The run is over and every exchange ended cleanly: without this, freeing
-  // the TLS stream marks its session as not resumable (as in Connection).
-  if (state_ == State::open && tls_ && active_.empty()) {
-    SSL_set_shutdown(tls_->native_handle(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
-  }
   close_socket();
 }
 
@@ -350,6 +473,19 @@ void H2Session::abandon(Connection& lane) {
 Connection* H2Session::lane_of(int32_t stream_id) const noexcept {
   if (!session_) return nullptr;
   return static_cast<Connection*>(nghttp2_session_get_stream_user_data(session_.get(), stream_id));
+}
+
+bool H2Session::resend_refused(Connection& lane, int32_t stream_id) {
+  // A graceful GOAWAY (a server's request limit, a restart): the request is
+  // sent once more, as clients do; a second refusal is the GOAWAY's error.
+  if (!goaway_received_ || stream_id <= goaway_last_stream_ || goaway_error_ != NGHTTP2_NO_ERROR ||
+      lane.retried_) {
+    return false;
+  }
+  lane.retried_ = true;
+  lane.stream_ = {};
+  waiting_.push_back(&lane);
+  return true;
 }
 
 void H2Session::forget(Connection& lane) noexcept {
@@ -444,15 +580,7 @@ int H2Session::on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t err
   if (lane == nullptr) return 0;
   self.forget(*lane);
   const bool refused = self.goaway_received_ && stream_id > self.goaway_last_stream_;
-  // A graceful GOAWAY (a server's request limit, a restart) refuses the
-  // streams it will not process (RFC 9113 section 6.8): such a request is
-  // sent once more on the next connection, as clients do.
-  if (refused && self.goaway_error_ == NGHTTP2_NO_ERROR && !lane->retried_) {
-    lane->retried_ = true;
-    lane->stream_ = {};
-    self.waiting_.push_back(lane);
-    return 0;
-  }
+  if (self.resend_refused(*lane, stream_id)) return 0;
   Outcome outcome = Outcome::success;
   if (lane->stream_.reset_by_peer) {
     outcome = Outcome::rst_stream;

@@ -6,6 +6,13 @@
 // worker schedules lanes exactly as it schedules HTTP/1.1 connections, so
 // counting, stages, warm-up and the open model are the same code.
 //
+// TLS runs on OpenSSL over memory BIOs that this class fills and drains with
+// plain socket operations: each flush is one SSL_write of everything nghttp2
+// has queued and one socket write, and each read of the socket (up to
+// kCipherReadSize) yields every whole record in it before the next flush.
+// (asio::ssl::stream turns a write into one socket operation per record,
+// reads a record at a time, and frees OpenSSL's buffers between records.)
+//
 // Hostile peers cost bounded memory: a response's header section is capped
 // (kMostHeaderBytes), nghttp2 bounds queued SETTINGS/PING acknowledgements,
 // and every stream ends at its lane's timeout with RST_STREAM.
@@ -16,6 +23,7 @@
 #include <vector>
 
 #include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
 
 #include "loadgen/asio.hpp"
 #include "loadgen/handler_memory.hpp"
@@ -30,6 +38,7 @@ class Worker;
 class H2Session {
  public:
   static constexpr std::size_t kReadBufferSize = 16384;
+  static constexpr std::size_t kCipherReadSize = 65536;
   // A response header section larger than this resets its stream (error
   // kind read): HEADERS and CONTINUATION floods cannot grow our memory.
   static constexpr uint64_t kMostHeaderBytes = 256 * 1024;
@@ -53,15 +62,28 @@ class H2Session {
   struct SessionDelete {
     void operator()(nghttp2_session* session) const noexcept { nghttp2_session_del(session); }
   };
+  struct SslFree {
+    void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
+  };
 
   tcp::socket& socket() noexcept;
   void connect();
   void on_connected(const boost::system::error_code& ec);
+  void handshake();
   void on_ready();
   void submit(Connection& lane);
   void flush();
+  // Moves what OpenSSL has queued for the wire into cipher_out_ (empty when
+  // nothing is); false when the BIO fails.
+  bool take_tls_output();
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
+  void on_tls_read(const boost::system::error_code& ec, std::size_t bytes);
+  // Hands `bytes` of read_buffer_ to nghttp2; false when the connection
+  // ended on the way (closed or failed).
+  bool receive(std::size_t bytes);
+  // After a read's bytes went to nghttp2: flush, then read on.
+  void after_receive();
   void op_done();
   // The connection is lost: every lane on it ends with `outcome`, and the
   // socket closes.
@@ -72,6 +94,10 @@ class H2Session {
   Outcome lost_outcome() const noexcept;
   void close_socket() noexcept;
   Connection* lane_of(int32_t stream_id) const noexcept;
+  // Puts a request the peer's graceful GOAWAY refused (its stream above the
+  // last stream id: never processed, RFC 9113 section 6.8) back to wait for
+  // the next connection, once; true if it did.
+  bool resend_refused(Connection& lane, int32_t stream_id);
   void forget(Connection& lane) noexcept;
 
   // nghttp2 callbacks (user_data is the H2Session).
@@ -90,8 +116,8 @@ class H2Session {
   Worker& worker_;
   asio::io_context& io_;
   tcp::socket plain_;
-  std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
-  SslSession tls_session_;  // the last session the server issued, for the next handshake
+  std::unique_ptr<SSL, SslFree> tls_;  // https only, over memory BIOs
+  SslSession tls_session_;             // the last session the server issued, for the next handshake
   const bool host_is_ip_;
   std::unique_ptr<nghttp2_session, SessionDelete> session_;
   nghttp2_session_callbacks* callbacks_ = nullptr;
@@ -109,6 +135,9 @@ class H2Session {
   bool close_requested_ = false;
   bool writing_ = false;
   bool goaway_received_ = false;
+  // OpenSSL failed on this connection (not a peer's close): its session is
+  // not resumed.
+  bool tls_failed_ = false;
   uint32_t goaway_error_ = NGHTTP2_NO_ERROR;
   int32_t goaway_last_stream_ = 0;
   bool no_new_streams_ = false;  // GOAWAY received or stream ids exhausted
@@ -121,6 +150,9 @@ class H2Session {
   std::vector<Connection*> ending_;   // scratch for fail_all
   std::vector<uint8_t> out_;
   std::unique_ptr<uint8_t[]> read_buffer_;
+  // TLS: records as read from the socket, and as they go out.
+  std::unique_ptr<uint8_t[]> cipher_in_;
+  std::vector<uint8_t> cipher_out_;
   // The session reads and writes at once: memory for each direction.
   HandlerMemory read_memory_;
   HandlerMemory write_memory_;

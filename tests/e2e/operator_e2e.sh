@@ -3,7 +3,8 @@
 # Builds the image (cluster/kubeload-image), applies the CRD, runs nginx behind
 # a Service, runs kubeload-operator on the host against the cluster, applies
 # LoadTests and checks their status against nginx's own access log: the
-# requests nginx served equal the requests in status plus the warm-up. Also:
+# requests nginx served equal the requests in status plus the warm-up, over
+# HTTP/1.1, h2c and HTTP/2 over TLS. Also:
 # a bad manifest is refused by the API server naming the field, an invalid
 # spec fails before any pod exists, a missed gate is verdict Fail (not phase
 # Failed), a target with no endpoints shows up as connect errors, the
@@ -145,6 +146,34 @@ after=$(nginx_requests)
 check "closed model: nginx served $((after - before)) = 1000 + 100 warm-up" test "$((after - before))" -eq 1100
 check "closed model: cleanup Always removed the worker Job" \
   bash -c "for i in \$(seq 1 50); do kubectl -n '$NS' get job closed-workers >/dev/null 2>&1 || exit 0; sleep 0.2; done; exit 1"
+
+# 2b. HTTP/2: h2c (nginx's port 8080) and http2 over TLS (port 443, ALPN h2),
+# several streams per connection, warm-up: the requests nginx logged as
+# HTTP/2.0 equal the status's plus the warm-up, and nginx logged nothing else.
+nginx_h2_requests() { kubectl -n "$NS" logs deploy/nginx 2>/dev/null | grep -c '"GET [^"]* HTTP/2.0"'; }
+check_h2_run() { # name protocol expected-requests warm-up spec-yaml
+  local before h2_before after h2_after
+  before=$(nginx_requests); h2_before=$(nginx_h2_requests)
+  apply_loadtest "$1" "$5" >/dev/null
+  check "$2: Completed" wait_completed "$1"
+  check "$2: phase Succeeded, verdict Pass, $3 requests, 0 failures ($(jp "$1" '{.status.message}'))" \
+    test "$(jp "$1" '{.status.phase}/{.status.verdict}/{.status.result.requests}/{.status.result.failures}')" = "Succeeded/Pass/$3/0"
+  sleep 1
+  after=$(nginx_requests); h2_after=$(nginx_h2_requests)
+  check "$2: nginx served $((h2_after - h2_before)) over HTTP/2.0 = $3 + $4 warm-up" \
+    test "$((h2_after - h2_before))" -eq "$(($3 + $4))"
+  check "$2: nginx served nothing else ($((after - before)) in all)" test "$((after - before))" -eq "$(($3 + $4))"
+}
+check_h2_run h2c h2c 1000 100 "  target: {service: {name: nginx, port: 8080}, protocol: h2c}
+  load: {connections: 4, maxStreams: 8, requests: 1000, warmupRequests: 100}
+  workers: 2
+  thresholds: ['errorRate < 1%', 'requests == 1000']"
+check_h2_run http2 "http2 over TLS" 500 50 "  target:
+    service: {name: nginx, port: 443, scheme: https}
+    protocol: http2
+    tls: {insecureSkipVerify: true}
+  load: {connections: 2, maxStreams: 10, requests: 500, warmupRequests: 50}
+  thresholds: ['errorRate < 1%', 'requests == 500']"
 
 # 3. Open model with stages, status rows per stage, nginx agrees.
 before=$(nginx_requests)

@@ -30,8 +30,9 @@ import sys
 import tempfile
 import time
 
-from servers import (BIG_FILE_BYTES, LOOPBACK, SMALL_FILE_BYTES, CheckFailure, FaultServer,
-                     Nginx, expect, free_port, read_tail, stop_process)
+from servers import (BIG_FILE_BYTES, H2_REQUESTS_PER_CONNECTION, LOOPBACK, SMALL_FILE_BYTES,
+                     CheckFailure, FaultServer, Nginx, expect, free_port, read_tail,
+                     stop_process)
 
 RSS_LIMIT_BYTES = 100 * 1024 * 1024
 DEFAULT_LOADGEN_TIMEOUT_S = 60
@@ -248,6 +249,33 @@ def check_nginx_h2_open_model(env):
                                   protocol="http2")
     expect(report["result"]["requests"] == 800,
            f"requests {report['result']['requests']}, want 400/s x 2 s = 800")
+
+
+def check_nginx_h2_tls_graceful_goaway_reconnects_exactly(env):
+    # nginx ends each connection after H2_REQUESTS_PER_CONNECTION requests with
+    # GOAWAY(NO_ERROR); the streams it refused go again on a new TLS
+    # connection, which resumes the session: counts and resumptions exact.
+    tag = "h2_goaway_tls"
+    url = f"https://{LOOPBACK}:{env.nginx.h2_goaway_port}/small.bin?check={tag}"
+    _, report = loadgen_report(env, ["--h2", "--cacert", env.nginx.ca_cert, "-n", "2000", "-c",
+                                     "2", "--max-streams", "8", url])
+    result = report["result"]
+    check_consistent(result)
+    expect(result["requests"] == 2000 and result["failures"] == 0,
+           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
+    entries = env.nginx.logged_requests(tag, 2000)
+    expect(len(entries) == 2000, f"nginx logged {len(entries)} requests, loadgen reports 2000")
+    connections = distinct_connections(entries)
+    expect(connections >= 2000 // H2_REQUESTS_PER_CONNECTION,
+           f"{connections} connections at nginx, want one per {H2_REQUESTS_PER_CONNECTION} "
+           "requests or more")
+    tls = result["tls"]
+    expect(tls["handshakes"] == connections,
+           f"loadgen reports {tls['handshakes']} handshakes, nginx saw {connections} connections")
+    resumed_at_nginx = len({entry.connection for entry in entries if entry.session_reused})
+    expect(tls["sessionsReused"] == resumed_at_nginx and resumed_at_nginx > 0,
+           f"loadgen reports {tls['sessionsReused']} resumed sessions, nginx logged "
+           f"{resumed_at_nginx}")
 
 
 def check_nginx_h2c_head_requests(env):
@@ -1396,6 +1424,7 @@ CHECKS = (
     check_nginx_h2_warmup_and_duration,
     check_nginx_h2c_stages_and_warmup,
     check_nginx_h2_open_model,
+    check_nginx_h2_tls_graceful_goaway_reconnects_exactly,
     check_nginx_h2c_head_requests,
     check_nginx_h2_against_http1_only_is_one_clear_error,
     check_live_metrics_while_running,

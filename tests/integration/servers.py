@@ -18,6 +18,8 @@ LOOPBACK = "127.0.0.1"
 SMALL_FILE_BYTES = 100
 # Large enough that 1000 of them pass 2^32 bytes: a 32-bit byte counter wraps.
 BIG_FILE_BYTES = 6 * 1024 * 1024
+# nginx's h2_goaway_port ends each connection after this many requests.
+H2_REQUESTS_PER_CONNECTION = 100
 
 # One access log line per request; the check's tag travels in the query string.
 # Over https also whether the TLS session was resumed ("r", else ".") and the
@@ -87,6 +89,9 @@ class Nginx:
         self.tls_port = None
         self.h2c_port = None  # cleartext HTTP/2 (prior knowledge)
         self.h2_port = None  # HTTP/2 over TLS (ALPN h2)
+        # HTTP/2 over TLS that ends each connection with a graceful GOAWAY
+        # after H2_REQUESTS_PER_CONNECTION requests (keepalive_requests).
+        self.h2_goaway_port = None
         self.ca_cert = None
 
     def start(self, attempts=5):
@@ -104,6 +109,7 @@ class Nginx:
             self.tls_port = free_port()
             self.h2c_port = free_port()
             self.h2_port = free_port()
+            self.h2_goaway_port = free_port()
             config = os.path.join(self.prefix, "nginx.conf")
             with open(config, "w") as out:
                 out.write(self._config())
@@ -215,6 +221,13 @@ http {{
         listen {LOOPBACK}:{self.h2_port} ssl http2;
         ssl_certificate {p}/tls.crt;
         ssl_certificate_key {p}/tls.key;
+        root {self.docroot};
+    }}
+    server {{
+        listen {LOOPBACK}:{self.h2_goaway_port} ssl http2;
+        ssl_certificate {p}/tls.crt;
+        ssl_certificate_key {p}/tls.key;
+        keepalive_requests {H2_REQUESTS_PER_CONNECTION};
         root {self.docroot};
     }}
 }}
