@@ -32,6 +32,10 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   uint32_t index() const noexcept { return index_; }
+  // Socket operations started through the io_context (HTTP/1.1 connections).
+  uint64_t socket_operations() const noexcept {
+    return operation_memory_ ? operation_memory_->operations() : 0;
+  }
   bool busy() const noexcept { return busy_; }
   bool is_open() const noexcept;
 

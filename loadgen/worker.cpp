@@ -183,7 +183,13 @@ void Worker::run(Clock::time_point start) {
     advance_phases(Clock::now());
     wake_idle_connections();
   }
-  handlers_run_ = io_.run();
+  io_.run();
+}
+
+uint64_t Worker::socket_operations() const noexcept {
+  uint64_t operations = 0;
+  for (const auto& connection : connections_) operations += connection->socket_operations();
+  return operations;
 }
 
 void Worker::begin_phase(size_t index, Clock::time_point at) {

@@ -106,9 +106,11 @@ class Worker {
   RunResult result() const;  // after run()
   LiveSnapshot snapshot() const;
   FirstResponse first_response() const;
-  // The handlers the io_context ran in run() (the tick's and every I/O
-  // completion): a measure of the event loop's work per request.
-  uint64_t handlers_run() const noexcept { return handlers_run_; }
+  // The socket operations the HTTP/1.1 connections started through the
+  // io_context (reads, writes, handshakes): a measure of the event loop's
+  // work per request, unlike the handlers it ran, which also count its
+  // wake-ups for write readiness (an ACK apart from the response).
+  uint64_t socket_operations() const noexcept;
 
   // For connections.
   const RunPlan& plan() const noexcept { return plan_; }
@@ -185,7 +187,6 @@ class Worker {
   bool interrupted_ = false;
   bool wake_pending_ = false;
   uint64_t ticks_ = 0;
-  uint64_t handlers_run_ = 0;
 
   // Weighted request mix (smooth weighted round robin).
   std::vector<int64_t> mix_current_;

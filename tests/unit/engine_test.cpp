@@ -459,8 +459,11 @@ TEST(Engine, SteadyStateDoesNotAllocatePerRequest) {
 
 // wrk's loop per request: one send(2), then the response's readiness event.
 // A request's send is no operation of its own through the io_context (that
-// was a second handler per request: the write's posted completion).
-TEST(Engine, ClosedModelRunsOneHandlerPerRequest) {
+// was a second operation per request, its completion a second handler).
+// Counted as operations started, not handlers run: those also count the
+// loop's wake-ups for write readiness, as many as the server's ACKs that
+// arrive apart from its responses (1.6 per request under TSan).
+TEST(Engine, ClosedModelStartsOneSocketOperationPerRequest) {
   TinyServer server;
   constexpr uint64_t kRequests = 5'000;
   std::atomic<bool> stop(false);
@@ -471,9 +474,10 @@ TEST(Engine, ClosedModelRunsOneHandlerPerRequest) {
   thread.join();
   EXPECT_EQ(worker.result().result.requests, kRequests);
   EXPECT_EQ(server.requests(), kRequests);
-  // One readiness event per response, plus the connects and the 10 ms tick.
-  EXPECT_LT(worker.handlers_run(), kRequests * 3 / 2);
-  EXPECT_GE(worker.handlers_run(), kRequests);
+  // One read per response (a response split across segments would take two;
+  // the connects go through their own handler, not this memory).
+  EXPECT_GE(worker.socket_operations(), kRequests);
+  EXPECT_LE(worker.socket_operations(), kRequests + kRequests / 100);
 }
 
 TEST(HandlerMemory, ServesOneOperationAtATimeAndLeavesTheRestToTheHeap) {
