@@ -331,6 +331,9 @@ int main(int argc, char** argv) {
   const std::string selector = "app.kubernetes.io/managed-by=kubeload-operator";
   kube::ListWatchOptions loadtest_options;
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
+  // Keys and the event filter's metadata are all this cache serves: each
+  // reconcile reads its LoadTest fresh, so no spec (no request body) is held.
+  loadtest_options.metadata_only = true;
   kc::LoadTestEventFilter loadtest_events;
   kube::ListWatch loadtests(client, loadtest_options,
                             [&](kube::WatchEventType type, const nlohmann::json& object) {

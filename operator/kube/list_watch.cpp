@@ -13,6 +13,28 @@ std::string object_key(const nlohmann::json& object) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
+// managedFields and kubectl's last-applied copy (a second whole spec, request
+// bodies and all) are often the largest part of an object and nothing the
+// operator decides on; the cache is kept without them. Nothing writes a
+// cached object back whole, so they are never lost on the server.
+void trim_for_cache(nlohmann::json& object, bool metadata_only) {
+  if (metadata_only && object.is_object()) {
+    for (auto it = object.begin(); it != object.end();) {
+      const std::string& key = it.key();
+      it = key == "apiVersion" || key == "kind" || key == "metadata" ? std::next(it)
+                                                                     : object.erase(it);
+    }
+  }
+  if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+    meta->erase("managedFields");
+    if (auto annotations = meta->find("annotations");
+        annotations != meta->end() && annotations->is_object()) {
+      annotations->erase("kubectl.kubernetes.io/last-applied-configuration");
+      if (annotations->empty()) meta->erase(annotations);
+    }
+  }
+}
+
 namespace {
 std::string resource_version_of(const nlohmann::json& object) {
   const auto m = object.find("metadata");
@@ -159,18 +181,6 @@ void ListWatch::run(std::stop_token stop) {
   }
 }
 
-namespace {
-
-// managedFields are often the largest part of an object and nothing the
-// operator decides on; the cache is kept without them.
-void drop_managed_fields(nlohmann::json& object) {
-  if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
-    meta->erase("managedFields");
-  }
-}
-
-}  // namespace
-
 bool ListWatch::relist(std::stop_token stop) {
   ListOptions lo;
   lo.label_selector = options_.label_selector;
@@ -199,7 +209,7 @@ bool ListWatch::relist(std::stop_token stop) {
         if (!item.contains("kind") && !options_.resource.kind.empty()) {
           item["kind"] = options_.resource.kind;
         }
-        drop_managed_fields(item);
+        trim_for_cache(item, options_.metadata_only);
         std::string key = object_key(item);
         fresh.emplace(std::move(key), std::move(item));
       }
@@ -241,7 +251,7 @@ bool ListWatch::relist(std::stop_token stop) {
 void ListWatch::on_watch_event(const WatchEvent& ev) {
   if (ev.type == WatchEventType::Error) return;  // the watch call reports it
   nlohmann::json obj = ev.object;
-  drop_managed_fields(obj);
+  trim_for_cache(obj, options_.metadata_only);
   {
     std::lock_guard lock(mu_);
     if (auto rv = resource_version_of(obj); !rv.empty()) resource_version_ = rv;

@@ -34,6 +34,12 @@ struct ListWatchOptions {
   // one remembered across a restart). Until a list happens the cache only
   // holds what changed since; a 410 falls back to a list as usual.
   std::string start_resource_version;
+  // Cache (and hand the handler) apiVersion, kind and metadata only, like
+  // controller-runtime's metadata-only informers: for objects whose body the
+  // reader fetches fresh when it needs it (a LoadTest's spec, request bodies
+  // and all, is read by each reconcile), so the cache stays small whatever
+  // the objects hold.
+  bool metadata_only = false;
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{10'000};
 };
@@ -48,6 +54,11 @@ struct ListWatchStats {
 
 // "namespace/name", or "name" for cluster-scoped objects.
 std::string object_key(const nlohmann::json& object);
+
+// What the cache keeps of an object: all of it but metadata.managedFields and
+// kubectl's last-applied-configuration annotation; with `metadata_only`,
+// apiVersion, kind and that metadata alone.
+void trim_for_cache(nlohmann::json& object, bool metadata_only = false);
 
 class ListWatch {
  public:

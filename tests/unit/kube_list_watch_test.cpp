@@ -107,5 +107,42 @@ TEST(KubeListWatch, ObjectKey) {
   EXPECT_EQ(object_key(nlohmann::json::object()), "");
 }
 
+TEST(KubeListWatch, TheCacheKeepsNeitherManagedFieldsNorKubectlsLastAppliedCopy) {
+  using nlohmann::json;
+  const std::string body(200 * 1024, 'x');  // a large request body, written once in the spec
+  json object = {
+      {"metadata",
+       {{"name", "a"},
+        {"managedFields", json::array({{{"manager", "kubectl"}}})},
+        {"annotations",
+         {{"kubectl.kubernetes.io/last-applied-configuration", "{\"spec\":\"" + body + "\"}"},
+          {"team", "payments"}}}}},
+      {"spec", {{"requests", json::array({{{"body", body}}})}}}};
+  trim_for_cache(object);
+  EXPECT_FALSE(object["metadata"].contains("managedFields"));
+  EXPECT_EQ(object["metadata"]["annotations"], (json{{"team", "payments"}}));
+  EXPECT_EQ(object["spec"]["requests"][0]["body"], body);  // the spec itself stays whole
+  EXPECT_LT(object.dump().size(), body.size() + 1024);
+
+  json only_last_applied = {
+      {"metadata",
+       {{"name", "b"},
+        {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", "{}"}}}}}};
+  trim_for_cache(only_last_applied);
+  EXPECT_EQ(only_last_applied, (json{{"metadata", {{"name", "b"}}}}));
+
+  // Metadata only: what a LoadTest's cache entry is, its spec and status gone.
+  json loadtest = {
+      {"apiVersion", "kubeload.dev/v1alpha1"},
+      {"kind", "LoadTest"},
+      {"metadata", {{"name", "c"}, {"generation", 2}, {"managedFields", json::array()}}},
+      {"spec", {{"requests", json::array({{{"body", body}}})}}},
+      {"status", {{"phase", "Running"}}}};
+  trim_for_cache(loadtest, true);
+  EXPECT_EQ(loadtest, (json{{"apiVersion", "kubeload.dev/v1alpha1"},
+                            {"kind", "LoadTest"},
+                            {"metadata", {{"name", "c"}, {"generation", 2}}}}));
+}
+
 }  // namespace
 }  // namespace kubeload::kube
