@@ -14,7 +14,8 @@
 # gate recipes return as documented (the states captured on the way are read
 # by kstatus, Flux and Argo CD code: tests/gitops), and of two replicas with
 # --leader-elect only the Lease holder acts; the other takes over when the
-# leader dies or steps down.
+# leader dies or steps down, or is frozen at the run's end (its status write
+# due), and the old leader, resumed, steps down without touching the status.
 # Last line: `operator-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -34,7 +35,8 @@ finish() {
   stop_operator
   [ -z "${watch_pid:-}" ] || kill "$watch_pid" 2>/dev/null
   local pid
-  for pid in "${replica_pids[@]}"; do kill "$pid" 2>/dev/null; done
+  # (CONT first: a replica the frozen-leader check stopped takes no TERM.)
+  for pid in "${replica_pids[@]}"; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
   [ -n "$token_key_file" ] && rm -f "$token_key_file"
   if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
@@ -455,6 +457,42 @@ check "leader election: the waiting replica takes over" wait_holder "$successor"
 apply_loadtest ha2 "  target: {service: {name: nginx, port: 80}}
   load: {connections: 2, requests: 100}" >/dev/null
 check "leader election: the new leader runs a new LoadTest" wait_completed ha2 120s
+
+# 12. The leader frozen (SIGSTOP) at the run's planned end, where its final
+# status write is due: another replica takes the Lease and ends the run with
+# exact counts; the old leader, resumed, steps down and leaves that status as
+# it is (its writes carry the resourceVersion they were computed from).
+start_replica 18489 18490
+standby=${replica_pids[3]}
+check "frozen leader: a standby replica starts (its caches synced)" \
+  bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18490/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
+before=$(nginx_requests)
+apply_loadtest frozen "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 200, duration: 6s}
+  workers: 2" >/dev/null
+check "frozen leader: Running under $successor" wait_phase frozen Running 120
+start_at=""
+for _ in $(seq 1 50); do
+  start_at=$(kubectl -n "$NS" get job frozen-workers -o jsonpath='{.metadata.annotations.kubeload\.dev/start-at}' 2>/dev/null)
+  [ -n "$start_at" ] && break
+  sleep 0.2
+done
+wait_ms=$(( ${start_at:-0} + 6000 - 100 - $(date +%s%3N) ))
+[ "$wait_ms" -gt 0 ] && sleep "$(printf '%d.%03d' $((wait_ms / 1000)) $((wait_ms % 1000)))"
+kill -STOP "$successor"
+say "  froze the leader $successor $(( $(date +%s%3N) - ${start_at:-0} )) ms after the start barrier (the run lasts 6000 ms)"
+check "frozen leader: the standby takes the Lease" wait_holder "$standby" 40
+check "frozen leader: the standby completes the run" wait_completed frozen
+final() { jp frozen '{.status.phase}/{.status.verdict}/{.status.result.requests}/{.status.completionTime}'; }
+ended=$(final)
+check_nginx_agrees "frozen leader" frozen "$before"
+kill -CONT "$successor"
+sleep 5
+check "frozen leader: resumed, it steps down (\"lost leadership\" in its log)" \
+  grep -q '"lost leadership"' /tmp/operator-e2e-replica-18487.log
+check "frozen leader: the final status is the standby's, unchanged after the old leader resumed ($ended)" \
+  test "$(final)" = "$ended"
+check "frozen leader: the standby still holds the Lease" wait_holder "$standby" 1
 
 kubectl -n "$NS" get lt 2>/dev/null
 finish
