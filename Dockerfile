@@ -33,6 +33,8 @@ RUN apt-get update -qq \
       libcpprest2.10 libyaml-cpp0.7 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
       libssl3 zlib1g libnghttp2-14 ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/*
+# kubeload-operator runs workers as /usr/local/bin/loadgen in any image it
+# allows (kWorkerCommand, operator/job_builder.hpp): keep the path.
 COPY --from=build /build/bin/loadgen /build/bin/kubeload-operator /build/bin/kubectl-kubeload \
      /usr/local/bin/
 # The worker listens on 8080; nothing here needs root.

@@ -219,6 +219,13 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
       if (!options.target_policy) options.target_policy.emplace();
       (name == "--deny-cidr" ? options.target_policy->deny : options.target_policy->allow)
           .push_back(*cidr);
+    } else if (name == "--deny-host") {
+      const std::string text = value();
+      if (!is_host_name(text)) {
+        throw UsageError(name + ": not a host name: \"" + text + "\"");
+      }
+      if (!options.target_policy) options.target_policy.emplace();
+      options.target_policy->deny_hosts.push_back(text);
     } else if (name == "--linger") {
       options.linger =
           std::chrono::duration_cast<std::chrono::seconds>(positive_duration(name, value()));
@@ -276,9 +283,10 @@ const char* usage_text() {
   loadgen worker --spec FILE --index I --workers N [--listen ADDR] [--target URL]
                  [--cacert FILE]
                                  the pod mode: share I of N, driven over HTTP by the operator
-          [--guard-targets] [--deny-cidr C]... [--allow-cidr C]...
+          [--guard-targets] [--deny-cidr C]... [--allow-cidr C]... [--deny-host H]...
                                  refuse targets resolving into denied ranges (link-local,
-                                 loopback and unspecified by default) or outside the allowed ones
+                                 loopback and unspecified by default) or outside the allowed
+                                 ones, and targets named by a denied host name
 
 options:
   -c, --connections N     closed model: concurrent connections (default 10)

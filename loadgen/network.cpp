@@ -119,6 +119,12 @@ std::string check_tls(const RunPlan& plan, const tcp::endpoint& endpoint,
 }  // namespace
 
 std::vector<tcp::endpoint> resolve_target(const Target& target, const TargetPolicy* policy) {
+  if (policy != nullptr) {
+    const TargetDecision decision = decide_host(*policy, target.host);
+    if (!decision.allowed) {
+      throw std::runtime_error("target host \"" + target.host + "\" refused: " + decision.reason);
+    }
+  }
   asio::io_context io;
   tcp::resolver resolver(io);
   boost::system::error_code ec;

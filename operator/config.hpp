@@ -10,15 +10,28 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace kubeload::controller {
 
 struct OperatorConfig {
   // The loadgen image for worker pods unless a LoadTest's
   // spec.workerTemplate.image names another (--loadgen-image).
   std::string loadgen_image;
+  // The other images spec.workerTemplate.image may name
+  // (--allowed-worker-images); a LoadTest naming any other fails with
+  // PolicyViolation. Whatever the image, the operator sets the container's
+  // command (kWorkerCommand), so an allowed image runs loadgen, nothing else.
+  std::vector<std::string> allowed_worker_images;
   std::string image_pull_policy = "IfNotPresent";
   // The port each worker serves /healthz, /start, /result and /metrics on.
   uint16_t worker_port = 8080;
+  // NetworkPolicy `from` peers that may reach a run's workers on worker_port
+  // (--worker-network-policy-from): the operator's pods and the metrics
+  // scrapers. An array: every run gets a NetworkPolicy of its own, created
+  // before its Job and owned by its LoadTest, so workers in any namespace are
+  // closed to the rest of the cluster. null: none.
+  nlohmann::json worker_ingress_from;
   // Empty: the namespace's default service account. Workers never talk to
   // the API server (the token is not mounted); this only matters for
   // imagePullSecrets and admission policies bound to a service account.
@@ -57,6 +70,13 @@ struct OperatorConfig {
   // server's addresses among them, and, when not empty, the only ranges allowed.
   std::vector<std::string> target_deny_cidrs;
   std::vector<std::string> target_allow_cidrs;
+  // Whether spec.target.service may name a Service of another namespace
+  // (--allow-other-namespace-services); never by default. A url target is
+  // decided by its address, like any other.
+  bool allow_other_namespace_services = false;
+  // Host names refused before they resolve (--target-deny-host; loadgen
+  // worker --deny-host): what the chart's policy.targets.denyHosts lists.
+  std::vector<std::string> target_deny_hosts;
   // A started run whose worker has not answered on worker_port for this long
   // fails with WorkersUnreachable (--worker-unreachable-timeout).
   std::chrono::seconds worker_unreachable_timeout{60};

@@ -377,7 +377,14 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
     std::visit(
         [&](const auto& a) {
           using A = std::decay_t<decltype(a)>;
-          if constexpr (std::is_same_v<A, CreateTokenSecret>) {
+          if constexpr (std::is_same_v<A, CreateNetworkPolicy>) {
+            kube::Response created =
+                client_.create(kube::resources::networkpolicies(namespace_), a.policy);
+            if (!created.ok() && !created.is_already_exists()) {
+              throw std::runtime_error("creating the workers' NetworkPolicy of " + where + ": " +
+                                       created.describe());
+            }
+          } else if constexpr (std::is_same_v<A, CreateTokenSecret>) {
             kube::Response created = client_.create(kube::resources::secrets(namespace_), a.secret);
             if (!created.ok() && !created.is_already_exists()) {
               throw std::runtime_error("creating the worker token Secret of " + where + ": " +

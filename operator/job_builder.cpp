@@ -212,6 +212,32 @@ json build_worker_token_secret(const json& loadtest, const LoadTestSpec& spec,
               {"stringData", {{std::string(kWorkerTokenKey), token}}}};
 }
 
+std::string worker_network_policy_name(std::string_view loadtest_name, std::string_view uid) {
+  return worker_job_name(loadtest_name) + "-" + std::string(uid.substr(0, 8));
+}
+
+json build_worker_network_policy(const json& loadtest, const LoadTestSpec& spec,
+                                 const OperatorConfig& config) {
+  const json metadata = loadtest.value("metadata", json::object());
+  const std::string name = required_string(metadata, "name", "metadata.name");
+  const std::string ns = required_string(metadata, "namespace", "metadata.namespace");
+  const std::string uid = required_string(metadata, "uid", "metadata.uid");
+  return json{
+      {"apiVersion", "networking.k8s.io/v1"},
+      {"kind", "NetworkPolicy"},
+      {"metadata",
+       {{"name", worker_network_policy_name(name, uid)},
+        {"namespace", ns},
+        {"labels", labels_for(spec, name, uid)},
+        {"ownerReferences", json::array({owner_reference(loadtest)})}}},
+      {"spec",
+       {{"podSelector", {{"matchLabels", {{std::string(kLoadTestUidLabel), uid}}}}},
+        {"policyTypes", json::array({"Ingress"})},
+        {"ingress", json::array({{{"from", config.worker_ingress_from},
+                                  {"ports", json::array({{{"protocol", "TCP"},
+                                                          {"port", config.worker_port}}})}}})}}}};
+}
+
 json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                       const OperatorConfig& config) {
   const json metadata = loadtest.value("metadata", json::object());
@@ -267,6 +293,10 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
     args.push_back("--allow-cidr");
     args.push_back(cidr);
   }
+  for (const std::string& host : config.target_deny_hosts) {
+    args.push_back("--deny-host");
+    args.push_back(host);
+  }
   // spec.target.tls.caFrom: the bundle is mounted from its Secret or
   // ConfigMap by the kubelet (the operator never reads it) and given to
   // loadgen as --cacert.
@@ -294,6 +324,7 @@ json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
       {"image",
        spec.worker_template.image.empty() ? config.loadgen_image : spec.worker_template.image},
       {"imagePullPolicy", config.image_pull_policy},
+      {"command", json::array({std::string(kWorkerCommand)})},
       {"args", std::move(args)},
       {"env", std::move(env)},
       {"ports",

@@ -24,6 +24,9 @@ inline constexpr std::string_view kManagedBy = "kubeload-operator";
 // The env var holding the LoadTest manifest (JSON) that each worker parses.
 inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
 inline constexpr std::string_view kContainerName = "loadgen";
+// The worker container's command, whatever its image: where the kubeload
+// image (Dockerfile) installs loadgen. An image's own entrypoint never runs.
+inline constexpr std::string_view kWorkerCommand = "/usr/local/bin/loadgen";
 // Where spec.target.tls.caFrom is mounted in the worker (read-only).
 inline constexpr std::string_view kCaVolume = "target-ca";
 inline constexpr std::string_view kCaMountPath = "/etc/kubeload/target-ca";
@@ -60,6 +63,14 @@ inline constexpr std::string_view kWorkerTokenKey = "token";
 std::string worker_token_secret_name(std::string_view loadtest_name, std::string_view uid);
 nlohmann::json build_worker_token_secret(const nlohmann::json& loadtest, const LoadTestSpec& spec,
                                          const std::string& token);
+
+// The run's NetworkPolicy (when config.worker_ingress_from is set):
+// `<job name>-<uid prefix>`, owned by the LoadTest; its worker pods (by the
+// run's uid label) accept connections on the worker port only from those
+// peers. Enforced by a CNI that implements NetworkPolicy.
+std::string worker_network_policy_name(std::string_view loadtest_name, std::string_view uid);
+nlohmann::json build_worker_network_policy(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+                                           const OperatorConfig& config);
 
 // The Job (batch/v1) for `loadtest`, the LoadTest as the API server returns
 // it (apiVersion, kind, metadata with uid; spec), whose parse is `spec`

@@ -7,6 +7,7 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
@@ -45,6 +46,8 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --kubeconfig PATH        kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
   --namespace NS           watch one namespace (default: all)
   --loadgen-image IMAGE    the worker image (required)
+  --allowed-worker-images LIST  other images spec.workerTemplate.image may name, comma-separated
+                           (default: none; the operator always runs /usr/local/bin/loadgen in them)
   --metrics-addr ADDR      Prometheus metrics (default 0.0.0.0:8080)
   --health-addr ADDR       /healthz and /readyz (default 0.0.0.0:8081)
   --leader-elect           only the holder of the Lease reconciles
@@ -56,9 +59,16 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --target-deny-cidr CIDR  refuse load to this range too (repeatable); always denied: link-local
                            (cloud metadata), loopback, unspecified, and the API server's addresses
   --target-allow-cidr CIDR load only to these ranges (repeatable; default: anywhere not denied)
+  --allow-other-namespace-services  let spec.target.service name a Service of another
+                           namespace (default: the LoadTest's own only)
+  --target-deny-host NAME  refuse load to this host name (repeatable; any case, with or without
+                           the final dot); its addresses are decided by the rules above too
   --worker-token-key-file PATH  the key each run's worker token is derived from; every replica
                            must read the same one (default: random per process, so a restarted
                            operator cannot drive workers of runs already going)
+  --worker-network-policy-from JSON  give each run a NetworkPolicy letting only these peers
+                           (a JSON list of NetworkPolicy `from` entries: the operator's pods,
+                           metrics scrapers) reach its workers' port (default: none)
   --worker-unreachable-timeout DURATION  fail a started run whose worker has not answered
                            on its port this long (WorkersUnreachable; default 60s)
   --worker-default-requests R=Q,...  worker requests when a LoadTest sets no resources
@@ -190,6 +200,34 @@ Flags parse_flags(int argc, char** argv) {
       }
       (arg == "--target-deny-cidr" ? flags.target_deny_cidrs : flags.target_allow_cidrs)
           .push_back(text);
+    } else if (arg == "--worker-network-policy-from") {
+      const std::string text = next();
+      const nlohmann::json peers = nlohmann::json::parse(text, nullptr, false);
+      const auto is_peer = [](const nlohmann::json& peer) {
+        if (!peer.is_object() || peer.empty()) return false;
+        for (const auto& [key, value] : peer.items()) {
+          if ((key != "podSelector" && key != "namespaceSelector" && key != "ipBlock") ||
+              !value.is_object()) {
+            return false;
+          }
+        }
+        return true;
+      };
+      if (!peers.is_array() || peers.empty() || !std::all_of(peers.begin(), peers.end(), is_peer)) {
+        throw std::invalid_argument(arg +
+                                    ": a JSON list of NetworkPolicy peers (objects of podSelector, "
+                                    "namespaceSelector, ipBlock); got \"" +
+                                    text + "\"");
+      }
+      flags.limits.worker_ingress_from = peers;
+    } else if (arg == "--allow-other-namespace-services") {
+      flags.limits.allow_other_namespace_services = true;
+    } else if (arg == "--target-deny-host") {
+      const std::string text = next();
+      if (!kubeload::is_host_name(text)) {
+        throw std::invalid_argument(arg + ": not a host name: \"" + text + "\"");
+      }
+      flags.limits.target_deny_hosts.push_back(text);
     } else if (arg == "--worker-default-requests") {
       flags.limits.worker_default_requests = resource_list(arg, next());
     } else if (arg == "--worker-default-limits") {
@@ -228,6 +266,17 @@ Flags parse_flags(int argc, char** argv) {
               arg + ": a list of nodeSelector, tolerations, affinity; got \"" + item + "\"");
         }
         flags.limits.worker_scheduling_overrides.insert(item);
+      }
+    } else if (arg == "--allowed-worker-images") {
+      const std::string text = next();
+      flags.limits.allowed_worker_images.clear();
+      std::istringstream items(text);
+      for (std::string item; std::getline(items, item, ',');) {
+        if (item.empty() || item.find_first_of(" \t\"'") != std::string::npos) {
+          throw std::invalid_argument(arg + ": a comma-separated list of images; got \"" + item +
+                                      "\" in \"" + text + "\"");
+        }
+        flags.limits.allowed_worker_images.push_back(item);
       }
     } else if (arg == "--prometheus-url") {
       const std::string text = next();

@@ -361,6 +361,10 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         // is created (a run already going is never stopped by a new rule).
         failure = RunFailure{"PolicyViolation", *refused};
       } else {
+        if (config.worker_ingress_from.is_array()) {
+          out.actions.push_back(
+              CreateNetworkPolicy{build_worker_network_policy(o.loadtest, spec, config)});
+        }
         out.actions.push_back(CreateTokenSecret{build_worker_token_secret(
             o.loadtest, spec, worker_token(config.worker_token_key, uid))});
         out.actions.push_back(CreateJob{build_worker_job(o.loadtest, spec, config)});

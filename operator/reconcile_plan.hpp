@@ -88,6 +88,11 @@ struct Observation {
 struct CreateTokenSecret {
   nlohmann::json secret;
 };
+// The run's own NetworkPolicy (--worker-network-policy-from), before the Job
+// so no worker pod is ever open to the cluster (409: it exists).
+struct CreateNetworkPolicy {
+  nlohmann::json policy;
+};
 struct CreateJob {
   nlohmann::json job;
 };
@@ -157,9 +162,10 @@ struct DeleteLoadTest {
   std::string uid;
 };
 
-using Action = std::variant<CreateTokenSecret, CreateJob, RecordStartAt, StartWorker, KeepResults,
-                            FinishWorker, WriteStatus, RecordEvent, DeleteJob, EndJob,
-                            LookUpBaseline, LookUpNewestPass, MeasureTarget, DeleteLoadTest>;
+using Action =
+    std::variant<CreateNetworkPolicy, CreateTokenSecret, CreateJob, RecordStartAt, StartWorker,
+                 KeepResults, FinishWorker, WriteStatus, RecordEvent, DeleteJob, EndJob,
+                 LookUpBaseline, LookUpNewestPass, MeasureTarget, DeleteLoadTest>;
 
 struct ReconcilePlan {
   nlohmann::json status;  // what the status is now (written by a WriteStatus when it changed)

@@ -95,6 +95,34 @@ std::optional<std::string> ceiling_refusal(const LoadTestSpec& spec, const Opera
   return std::nullopt;
 }
 
+std::optional<std::string> service_refusal(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+                                           const OperatorConfig& config) {
+  if (!spec.service || config.allow_other_namespace_services) return std::nullopt;
+  const std::string& target_namespace = spec.service->namespace_;
+  const json& own = member(member(loadtest, "metadata"), "namespace");
+  if (target_namespace.empty() || !own.is_string() || target_namespace == own.get<std::string>()) {
+    return std::nullopt;
+  }
+  return "spec.target.service.namespace: \"" + target_namespace +
+         "\" is not this LoadTest's namespace \"" + own.get<std::string>() +
+         "\" (the operator loads Services of the LoadTest's own namespace only unless it runs "
+         "with --allow-other-namespace-services)";
+}
+
+std::optional<std::string> image_refusal(const LoadTestSpec& spec, const OperatorConfig& config) {
+  const std::string& image = spec.worker_template.image;
+  if (image.empty() || image == config.loadgen_image) return std::nullopt;
+  for (const std::string& allowed : config.allowed_worker_images) {
+    if (image == allowed) return std::nullopt;
+  }
+  std::string allowed = config.loadgen_image;
+  for (const std::string& other : config.allowed_worker_images) allowed += ", " + other;
+  return "spec.workerTemplate.image: \"" + image +
+         "\" is not an allowed worker image (the operator's --loadgen-image and "
+         "--allowed-worker-images allow: " +
+         allowed + ")";
+}
+
 bool is_control_plane_key(const std::string& key) {
   for (const char* control_plane : kControlPlaneKeys) {
     if (key == control_plane) return true;
@@ -183,6 +211,8 @@ std::optional<std::string> scheduling_refusal(const json& worker_template,
 std::optional<std::string> policy_refusal(const json& loadtest, const LoadTestSpec& spec,
                                           const OperatorConfig& config) {
   if (auto refused = ceiling_refusal(spec, config)) return refused;
+  if (auto refused = service_refusal(loadtest, spec, config)) return refused;
+  if (auto refused = image_refusal(spec, config)) return refused;
   return scheduling_refusal(member(member(loadtest, "spec"), "workerTemplate"), config);
 }
 

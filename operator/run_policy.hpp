@@ -1,6 +1,7 @@
 #pragma once
 // The admin's rules for what one LoadTest may ask of the cluster: ceilings on
-// workers, rate, connections and length, and which scheduling overrides it may
+// workers, rate, connections and length, the Services and worker images it may
+// name, and which scheduling overrides it may
 // set (never onto control-plane nodes unless the admin says so). Pure: plan()
 // asks before it creates anything, and a refusal is the run's status.
 

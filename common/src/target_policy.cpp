@@ -3,11 +3,21 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace kubeload {
 namespace {
 
 constexpr std::array<uint8_t, 12> kV4MappedPrefix = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+// "Metadata.Google.Internal." and "metadata.google.internal" name one host.
+std::string dns_name(std::string_view host) {
+  if (!host.empty() && host.back() == '.') host.remove_suffix(1);
+  std::string name(host);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
+}
 
 }  // namespace
 
@@ -91,6 +101,21 @@ TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& addres
       std::none_of(policy.allow.begin(), policy.allow.end(),
                    [&](const Cidr& allowed) { return allowed.contains(address); })) {
     return {false, address.to_string() + " is in none of the allowed ranges"};
+  }
+  return {true, ""};
+}
+
+bool is_host_name(std::string_view text) {
+  return !text.empty() && text.size() <= 253 &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) {
+           return std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.';
+         });
+}
+
+TargetDecision decide_host(const TargetPolicy& policy, std::string_view host) {
+  const std::string name = dns_name(host);
+  for (const std::string& denied : policy.deny_hosts) {
+    if (dns_name(denied) == name) return {false, "host name " + denied + " is denied"};
   }
   return {true, ""};
 }

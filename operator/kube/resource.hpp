@@ -31,6 +31,7 @@ ResourceRef configmaps(std::string ns = {});
 ResourceRef events(std::string ns = {});
 ResourceRef jobs(std::string ns = {});
 ResourceRef leases(std::string ns = {});
+ResourceRef networkpolicies(std::string ns = {});
 ResourceRef loadtests(std::string ns = {});
 ResourceRef secrets(std::string ns = {});
 ResourceRef services(std::string ns = {});

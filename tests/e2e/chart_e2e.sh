@@ -81,7 +81,33 @@ render() { helm template "$RELEASE" "$chart" -n "$NS" "$@" 2>/dev/null; }
 kinds() { grep '^kind: ' | cut -d' ' -f2 | sort | paste -sd' '; }
 rendered=$(render)
 check "helm template renders (default: $(kinds <<<"$rendered"))" \
-  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding Deployment Secret Service ServiceAccount"
+  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding Deployment Secret Service ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
+check "policy.admission=false: no admission policy" \
+  bash -c "! grep -q 'kind: ValidatingAdmission' <<<\"\$1\"" _ "$(render --set policy.admission=false)"
+old_cluster_rc=0
+old_cluster=$(helm template "$RELEASE" "$chart" --kube-version 1.30.4 2>&1) || old_cluster_rc=$?
+check "policy.admission on a Kubernetes 1.30 cluster: the install fails naming the version and policy.admission=false" \
+  bash -c "[ \$1 -ne 0 ] && grep -q 'v1.30.4' <<<\"\$2\" && grep -q 'policy.admission=false' <<<\"\$2\"" _ "$old_cluster_rc" "$old_cluster"
+check "networkPolicy.perRun (default): --worker-network-policy-from names the operator's pods, then the scrapers; off: absent" \
+  python3 - "$NS" "$(render --set 'networkPolicy.metricsScrapers[0].namespaceSelector.matchLabels.kubernetes\.io/metadata\.name=monitoring')" \
+  "$(render --set networkPolicy.perRun=false)" <<'PY'
+import json, sys, yaml
+def peers(text):
+    for doc in yaml.safe_load_all(text):
+        if doc and doc.get("kind") == "Deployment":
+            for arg in doc["spec"]["template"]["spec"]["containers"][0]["args"]:
+                if arg.startswith("--worker-network-policy-from="):
+                    return json.loads(arg.split("=", 1)[1])
+ns, on, off = sys.argv[1:4]
+found = peers(on)
+assert found[0]["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": ns}}, found
+assert found[0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "operator", found
+assert found[1] == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}, found
+assert len(found) == 2 and peers(off) is None, found
+PY
+check "policy.allowedImages: --allowed-worker-images, only when set" \
+  bash -c "! grep -q -- '--allowed-worker-images' <<<\"\$1\" && grep -q -- '--allowed-worker-images=registry.shop/loadgen:1,registry.shop/loadgen:2$' <<<\"\$2\"" _ \
+  "$(render)" "$(render --set 'policy.allowedImages={registry.shop/loadgen:1,registry.shop/loadgen:2}')"
 check "default: one replica, no leader election, Recreate (no two operators at once)" \
   bash -c "grep -q 'replicas: 1' <<<\"\$1\" && ! grep -q -- --leader-elect <<<\"\$1\" && grep -q 'type: Recreate' <<<\"\$1\"" _ "$rendered"
 check "default: command kubeload-operator, --loadgen-image the same image" \
@@ -195,8 +221,39 @@ check "LoadTest: nginx served $((after - before)), status says $requests" \
 check "LoadTest: 2 of 2 workers succeeded" test "$(jp smoke '{.status.workers.succeeded}')" = 2
 check "the operator recorded an Event on the LoadTest" \
   test -n "$(kubectl -n "$TARGET_NS" get events --field-selector involvedObject.kind=LoadTest,involvedObject.name=smoke -o name 2>/dev/null)"
+uid=$(kubectl -n "$TARGET_NS" get lt smoke -o jsonpath='{.metadata.uid}')
+check "the run's own NetworkPolicy: owned by the LoadTest, its pods by uid, only the operator's pods on port 8080" \
+  python3 - "$uid" "$NS" "$RELEASE" "$(kubectl -n "$TARGET_NS" get networkpolicy "smoke-workers-${uid:0:8}" -o json 2>&1)" <<'PY'
+import json, sys
+uid, ns, release, text = sys.argv[1:5]
+np = json.loads(text)
+assert np["metadata"]["ownerReferences"][0]["uid"] == uid, np["metadata"]
+spec = np["spec"]
+assert spec["podSelector"] == {"matchLabels": {"kubeload.dev/loadtest-uid": uid}}, spec
+(rule,) = spec["ingress"]
+assert rule["ports"] == [{"protocol": "TCP", "port": 8080}], rule
+(peer,) = rule["from"]
+assert peer["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": ns}, peer
+assert peer["podSelector"]["matchLabels"]["app.kubernetes.io/instance"] == release, peer
+PY
 check "the operator was never refused by the API server (no Forbidden in its log)" \
   bash -c "! grep -qi 'forbidden' <<<\"\$1\"" _ "$(logs)"
+# The default install's admission policy, on the real API server: the
+# LoadTest above went through it; these are refused (server dry run: nothing
+# is stored, no worker is created, the address is never sent to).
+refused_by_default() { # description needle spec-json
+  local out=""
+  for _ in $(seq 1 30); do
+    out=$(kubectl apply --dry-run=server -f - 2>&1 <<<"{\"apiVersion\":\"kubeload.dev/v1alpha1\",\"kind\":\"LoadTest\",\"metadata\":{\"name\":\"refused\",\"namespace\":\"$TARGET_NS\"},\"spec\":$3}") &&
+      { sleep 1; continue; }
+    break
+  done
+  check "$1" bash -c "grep -q 'denied request' <<<\"\$1\" && grep -qF -- \"\$2\" <<<\"\$1\"" _ "$out" "$2"
+}
+refused_by_default "default install: a worker image not allowed is refused at kubectl apply" "is not an allowed worker image" \
+  '{"target":{"service":{"name":"nginx","port":80}},"load":{"connections":1,"requests":10},"workerTemplate":{"image":"docker.io/library/busybox"}}'
+refused_by_default "default install: the cloud metadata address is refused at kubectl apply" "is a denied target" \
+  '{"target":{"url":"http://169.254.169.254/"},"load":{"connections":1,"requests":10}}'
 
 # 5. Least privilege: what the operator does, and nothing else.
 sa="system:serviceaccount:$NS:$RELEASE"
@@ -213,6 +270,8 @@ expect yes create events -n "$TARGET_NS"
 expect yes update leases.coordination.k8s.io/kubeload-operator -n "$NS"
 expect yes create secrets -n "$TARGET_NS"
 expect no list secrets -n "$TARGET_NS"
+expect yes create networkpolicies.networking.k8s.io -n "$TARGET_NS"
+expect no delete networkpolicies.networking.k8s.io -n "$TARGET_NS"
 expect no get secrets -n "$TARGET_NS"
 expect no get secrets -n "$NS"
 expect no create pods -n "$TARGET_NS"

@@ -3,9 +3,9 @@
 # (scripts/cluster), with kubeload-operator on the host. Every run ends, on
 # its own data: a LoadTest deleted and applied again under the same name
 # while the old Job is still being garbage-collected runs fresh; a Job the
-# API server refuses, a worker image that does not exist and a worker that
-# cannot be scheduled end Failed with the reason (and the kept Job's pods
-# go); the spec cannot be edited under a run; a worker evicted mid-run (the
+# API server refuses, a worker image that does not exist, one the operator
+# does not allow and a worker that cannot be scheduled end Failed with the
+# reason (and the kept Job's pods go); the spec cannot be edited under a run; a worker evicted mid-run (the
 # Eviction API) fails the run and its kept result says it was interrupted.
 # Last line: `lifecycle-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
@@ -47,6 +47,7 @@ check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status depl
 : >/tmp/lifecycle-e2e-operator.log
 "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
   --metrics-addr 127.0.0.1:18491 --health-addr 127.0.0.1:18492 --worker-unreachable-timeout 20s \
+  --allowed-worker-images localhost/kubeload/does-not-exist:none \
   >>/tmp/lifecycle-e2e-operator.log 2>&1 &
 operator_pid=$!
 check "operator ready" bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18492/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
@@ -116,6 +117,22 @@ check "missing image: Failed" wait_phase noimage Failed 90
 check "missing image: WorkersNotReady naming the pull error ($(jp noimage '{.status.message}'))" \
   bash -c "[ \"\$(kubectl -n '$NS' get lt noimage -o jsonpath='{.status.reason}')\" = WorkersNotReady ] && kubectl -n '$NS' get lt noimage -o jsonpath='{.status.message}' | grep -Eq 'ErrImagePull|ImagePullBackOff|InvalidImageName'"
 check "missing image: no worker pod left waiting" no_running_pods noimage 90
+
+# 3b. An image the operator does not allow: PolicyViolation, nothing created.
+apply_loadtest otherimage "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  workerTemplate: {image: docker.io/library/busybox:latest}" >/dev/null
+check "image not allowed: Failed" wait_phase otherimage Failed 60
+check "image not allowed: PolicyViolation naming the image and the flag ($(jp otherimage '{.status.message}'))" \
+  bash -c "[ \"\$(kubectl -n '$NS' get lt otherimage -o jsonpath='{.status.reason}')\" = PolicyViolation ] && kubectl -n '$NS' get lt otherimage -o jsonpath='{.status.message}' | grep -q 'docker.io/library/busybox:latest\" is not an allowed worker image.*--allowed-worker-images'"
+check "image not allowed: no Job created" bash -c "! kubectl -n '$NS' get job otherimage-workers >/dev/null 2>&1"
+
+# 3c. A Service of another namespace, which the operator does not allow by default.
+apply_loadtest otherns "  target: {service: {name: kube-dns, namespace: kube-system, port: 53}}
+  load: {connections: 1, requests: 1}" >/dev/null
+check "Service of another namespace: Failed PolicyViolation naming the namespace ($(jp otherns '{.status.message}'))" \
+  bash -c "for i in \$(seq 1 150); do [ \"\$(kubectl -n '$NS' get lt otherns -o jsonpath='{.status.reason}')\" = PolicyViolation ] && break; sleep 0.2; done; kubectl -n '$NS' get lt otherns -o jsonpath='{.status.message}' | grep -q 'spec.target.service.namespace: \"kube-system\" is not this LoadTest.s namespace'"
+check "Service of another namespace: no Job created" bash -c "! kubectl -n '$NS' get job otherns-workers >/dev/null 2>&1"
 
 # 4. A worker that cannot be scheduled.
 apply_loadtest unschedulable "  target: {service: {name: nginx, port: 80}}

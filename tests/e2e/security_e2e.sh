@@ -69,7 +69,7 @@ HELM_CONFIG_HOME="$helm_home/config" HELM_CACHE_HOME="$helm_home/cache" HELM_DAT
   "$helm_bin" template "$RELEASE" "$chart" -n "$NS" \
   --set image.tag=security-e2e --set "networkPolicy.namespaces={$NS}" --set policy.admission=true \
   --set policy.ceilings.maxWorkers=3,policy.ceilings.maxRate=1000,policy.ceilings.maxConnections=50 \
-  --set policy.ceilings.maxDuration=10m \
+  --set policy.ceilings.maxDuration=10m --set 'policy.schedulingOverrides={tolerations,affinity}' \
   --show-only templates/admission-policy.yaml --show-only templates/user-roles.yaml \
   --show-only templates/worker-networkpolicy.yaml >"$rendered" 2>/tmp/security-e2e-helm.log
 rm -rf "$helm_home"
@@ -123,6 +123,8 @@ for url in http://169.254.169.254/latest/meta-data/ http://127.0.0.1:8080/ "http
 done
 refused_with "target host metadata.google.internal refused at apply" "" \
   "$(loadtest target "\"target\":{\"url\":\"http://metadata.google.internal/\"},$load")" "targets.denyHosts"
+refused_with "target host Metadata.Google.Internal. (any case, the final dot) refused at apply" "" \
+  "$(loadtest target "\"target\":{\"url\":\"http://Metadata.Google.Internal./\"},$load")" "targets.denyHosts"
 refused_with "a Service of another namespace refused at apply" "" \
   "$(loadtest target "\"target\":{\"service\":{\"name\":\"web\",\"namespace\":\"kube-system\"}},$load")" "allowOtherNamespaceServices"
 admitted "a Service of the LoadTest's own namespace admitted" "" \
@@ -137,6 +139,16 @@ refused_with "connections over the ceiling refused" "" "$(loadtest c "$t,\"load\
 refused_with "maxConnections over the ceiling refused" "" "$(loadtest c "$t,\"load\":{\"rate\":5,\"maxConnections\":51,\"duration\":\"5s\"}")" "ceilings.maxConnections"
 refused_with "duration over the ceiling refused" "" "$(loadtest c "$t,\"load\":{\"connections\":2,\"duration\":\"11m\"}")" "ceilings.maxDuration"
 refused_with "a stage over the ceiling refused" "" "$(loadtest c "$t,\"load\":{\"stages\":[{\"duration\":\"1h\",\"connections\":2}]}")" "admin ceiling"
+refused_with "stages within the ceiling one by one but not together refused" "" "$(loadtest c "$t,\"load\":{\"stages\":[{\"duration\":\"6m\",\"connections\":2},{\"duration\":\"6m\",\"connections\":2}]}")" "planned longer"
+refused_with "warm-up + duration over the ceiling refused" "" "$(loadtest c "$t,\"load\":{\"connections\":2,\"warmup\":\"1m\",\"duration\":\"10m\"}")" "planned longer"
+refused_with "a run bounded by requests, its default run bound (1h) over the ceiling, refused" "" "$(loadtest c "$t,\"load\":{\"connections\":2,\"requests\":10}")" "planned longer"
+admitted "a run bounded by requests with spec.timeouts.run 5m admitted" "" "$(loadtest c "$t,\"load\":{\"connections\":2,\"requests\":10},\"timeouts\":{\"run\":\"5m\"}")"
+# ---- scheduling: overrides the admin allows (here tolerations and affinity), never the control plane
+refused_with "a nodeSelector, which the admin does not allow, refused" "" "$(loadtest c "$t,$load,\"workerTemplate\":{\"nodeSelector\":{\"pool\":\"load\"}}")" "does not let LoadTests set it"
+refused_with "a toleration of the control-plane taint refused" "" "$(loadtest c "$t,$load,\"workerTemplate\":{\"tolerations\":[{\"key\":\"node-role.kubernetes.io/control-plane\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}")" "tolerates the control-plane taint"
+refused_with "a toleration of every taint refused" "" "$(loadtest c "$t,$load,\"workerTemplate\":{\"tolerations\":[{\"operator\":\"Exists\"}]}")" "or every taint"
+refused_with "node affinity towards control-plane nodes refused" "" "$(loadtest c "$t,$load,\"workerTemplate\":{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"node-role.kubernetes.io/master\",\"operator\":\"Exists\"}]}]}}}}")" "node affinity selects control-plane nodes"
+admitted "node affinity away from control-plane nodes and a dedicated-pool toleration admitted" "" "$(loadtest c "$t,$load,\"workerTemplate\":{\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"load\"}],\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":1,\"preference\":{\"matchExpressions\":[{\"key\":\"node-role.kubernetes.io/control-plane\",\"operator\":\"DoesNotExist\"}]}}]}}}")"
 refused_with "a worker image not on the list refused" "" "$(loadtest c "$t,$load,\"workerTemplate\":{\"image\":\"docker.io/library/busybox\"}")" "allowedImages"
 admitted "the default image, within every ceiling, admitted" "" "$(loadtest c "$t,\"workers\":3,\"load\":{\"connections\":50,\"duration\":\"10m\"},\"workerTemplate\":{\"image\":\"$IMAGE\"}")"
 
@@ -221,7 +233,19 @@ message="$(kubectl -n "$NS" get pod guarded -o jsonpath='{.status.containerStatu
 say "  guarded worker ($phase): $message"
 check "the guarded worker refuses its target at start, the rule in its termination message" \
   bash -c '[ "$0" = Failed ] && [[ "$1" == *"refused: $2 is denied by $2"* ]]' "$phase" "$message" "$elsewhere_ip"
+# A denied host name (written in another case, with the final dot): refused before it resolves.
+worker_pod hostguarded "http://elsewhere.$NS.svc/guarded-run" ", \"--guard-targets\", \"--deny-host\", \"Elsewhere.$NS.SVC.\""
+phase=""
+for _ in $(seq 1 90); do
+  phase="$(kubectl -n "$NS" get pod hostguarded -o jsonpath='{.status.phase}' 2>/dev/null)"
+  case "$phase" in Succeeded|Failed) break ;; esac
+  sleep 1
+done
+message="$(kubectl -n "$NS" get pod hostguarded -o jsonpath='{.status.containerStatuses[0].state.terminated.message}' 2>/dev/null)"
+say "  host-guarded worker ($phase): $message"
+check "a worker refuses a denied host name before resolving it, the rule in its termination message" \
+  bash -c '[ "$0" = Failed ] && [[ "$1" == *"refused: host name Elsewhere.$2.SVC. is denied"* ]]' "$phase" "$message" "$NS"
 sleep 1
-check "nginx saw no request from the guarded worker ($(nginx_lines) after, $before before)" test "$(nginx_lines)" = "$before"
+check "nginx saw no request from the guarded workers ($(nginx_lines) after, $before before)" test "$(nginx_lines)" = "$before"
 
 finish

@@ -1380,6 +1380,27 @@ def check_worker_guard_refuses_denied_targets_by_resolved_address(env):
         expect(not env.nginx.logged_requests(tag, 0), f"{host}: nginx logged requests")
 
 
+def check_worker_guard_refuses_a_denied_host_name_before_resolving_it(env):
+    # Written in another case and with the final dot: still the denied name,
+    # refused by its name (not by the address it would resolve to).
+    tag = "guarded-name"
+    url = env.nginx.url("/small.bin", tag).replace(LOOPBACK, "localhost", 1)
+    spec = {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+            "metadata": {"name": tag},
+            "spec": {"target": {"url": url}, "load": {"connections": 1, "requests": 5}}}
+    process, port, log_path = start_worker(env, tag, "t-" + os.urandom(8).hex(), spec=spec,
+                                           extra_args=("--deny-host", "LocalHost."))
+    try:
+        code = process.wait(timeout=15)
+        termination = read_tail(os.path.join(env.workdir, f"{tag}.termination"))
+        expect(code == 2, f"exit {code}, want 2: {read_tail(log_path)}")
+        expect('target host "localhost" refused: host name LocalHost. is denied' in termination,
+               f"termination message {termination!r}")
+    finally:
+        stop_process(process, "loadgen worker")
+    expect(not env.nginx.logged_requests(tag, 0), "nginx logged requests")
+
+
 def check_worker_refuses_to_run_without_a_token(env):
     process, port, log_path = start_worker(env, "worker-no-token", None)
     try:
@@ -1501,6 +1522,7 @@ CHECKS = (
     check_worker_control_needs_the_runs_token,
     check_worker_refuses_to_run_without_a_token,
     check_worker_guard_refuses_denied_targets_by_resolved_address,
+    check_worker_guard_refuses_a_denied_host_name_before_resolving_it,
     check_worker_refuses_secret_header_with_line_break_without_echo,
 )
 

@@ -73,8 +73,8 @@ OperatorConfig default_config() {
   return config;
 }
 
-std::string golden_path() {
-  return std::string(KUBELOAD_SOURCE_DIR) + "/tests/golden/operator/job_default.json";
+std::string golden_path(const std::string& file = "job_default.json") {
+  return std::string(KUBELOAD_SOURCE_DIR) + "/tests/golden/operator/" + file;
 }
 
 bool updating_goldens() {
@@ -174,8 +174,8 @@ void set_labels(json& job, const std::string& key, const std::optional<std::stri
   }
 }
 
-json load_golden() {
-  std::ifstream in(golden_path());
+json load_golden(const std::string& file = "job_default.json") {
+  std::ifstream in(golden_path(file));
   if (!in) return json();
   std::stringstream text;
   text << in.rdbuf();
@@ -411,6 +411,29 @@ TEST(OperatorJobBuilderGolden, DefaultJobMatchesGoldenFile) {
   EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
 }
 
+TEST(OperatorJobBuilderGolden, TheRunsNetworkPolicyMatchesGoldenFile) {
+  const std::string file = "networkpolicy_default.json";
+  OperatorConfig config = default_config();
+  config.worker_ingress_from = json::parse(R"([
+    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kubeload-system"}},
+     "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kubeload",
+                                     "app.kubernetes.io/instance": "kubeload"}}},
+    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}])");
+  const json loadtest = default_loadtest();
+  const json actual =
+      build_worker_network_policy(loadtest, parse_loadtest(loadtest.dump()).spec, config);
+  if (updating_goldens()) {
+    std::ofstream out(golden_path(file), std::ios::trunc);
+    ASSERT_TRUE(out) << "cannot write " << golden_path(file);
+    out << actual.dump(2) << "\n";
+    GTEST_SKIP() << "rewrote " << golden_path(file);
+  }
+  const json expected = load_golden(file);
+  ASSERT_FALSE(expected.is_null())
+      << golden_path(file) << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
+  EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+}
+
 TEST(OperatorJobBuilderGolden, EachRowChangesExactlyWhatItShould) {
   const json golden = load_golden();
   ASSERT_FALSE(golden.is_null()) << golden_path() << " is missing";
@@ -491,16 +514,17 @@ TEST(OperatorJobBuilder, TheAdminsTargetPolicyReachesEveryWorker) {
   OperatorConfig config = default_config();
   config.target_deny_cidrs = {"10.96.0.1", "192.0.2.0/24"};
   config.target_allow_cidrs = {"10.0.0.0/8"};
+  config.target_deny_hosts = {"metadata.google.internal"};
   json job = build(default_loadtest(), config);
   const json& args = container(job)["args"];
   std::vector<std::string> tail;
   // Before the threads (-t 1, from the default CPU limit).
-  for (size_t i = args.size() - 9; i < args.size() - 2; ++i) {
+  for (size_t i = args.size() - 11; i < args.size() - 2; ++i) {
     tail.push_back(args[i].get<std::string>());
   }
-  EXPECT_EQ(tail,
-            (std::vector<std::string>{"--guard-targets", "--deny-cidr", "10.96.0.1", "--deny-cidr",
-                                      "192.0.2.0/24", "--allow-cidr", "10.0.0.0/8"}));
+  EXPECT_EQ(tail, (std::vector<std::string>{
+                      "--guard-targets", "--deny-cidr", "10.96.0.1", "--deny-cidr", "192.0.2.0/24",
+                      "--allow-cidr", "10.0.0.0/8", "--deny-host", "metadata.google.internal"}));
 }
 
 TEST(OperatorWorkerToken, DerivedPerLoadTestAndKey) {

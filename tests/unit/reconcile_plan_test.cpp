@@ -173,6 +173,9 @@ std::vector<std::string> names(const ReconcilePlan& p) {
     std::visit(
         [&](const auto& a) {
           using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, CreateNetworkPolicy>) {
+            out.push_back("CreateNetworkPolicy");
+          }
           if constexpr (std::is_same_v<A, CreateTokenSecret>) out.push_back("CreateTokenSecret");
           if constexpr (std::is_same_v<A, CreateJob>) out.push_back("CreateJob");
           if constexpr (std::is_same_v<A, RecordStartAt>) out.push_back("RecordStartAt");
@@ -652,6 +655,33 @@ TEST(ReconcilePlan, TheRunsTokenSecretIsCreatedBeforeTheJobThatRefersToIt) {
   for (const Action& action : plan(started, config).actions) {
     EXPECT_FALSE(std::holds_alternative<CreateTokenSecret>(action));
     EXPECT_FALSE(std::holds_alternative<CreateJob>(action));
+  }
+}
+
+TEST(ReconcilePlan, WithWorkerIngressPeersEachRunGetsItsNetworkPolicyBeforeAnythingElse) {
+  OperatorConfig config = test_config();
+  EXPECT_EQ(names(plan(observe(loadtest_json(), kCreated + seconds(5)), config)),
+            (Strings{"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret", "CreateJob"}));
+  config.worker_ingress_from = json::array(
+      {{{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", "kubeload"}}}}},
+        {"podSelector", {{"matchLabels", {{"app.kubernetes.io/name", "kubeload"}}}}}}});
+  const ReconcilePlan planned = plan(observe(loadtest_json(), kCreated + seconds(5)), config);
+  EXPECT_EQ(names(planned), (Strings{"WriteStatus", "Event WaitingForWorkers",
+                                     "CreateNetworkPolicy", "CreateTokenSecret", "CreateJob"}));
+  const json& policy = std::get<CreateNetworkPolicy>(planned.actions[2]).policy;
+  EXPECT_EQ(policy["metadata"]["ownerReferences"][0]["uid"], kUid);
+  // It selects this run's pods, whatever the Job's own labels.
+  EXPECT_EQ(policy["spec"]["podSelector"],
+            (json{{"matchLabels", {{"kubeload.dev/loadtest-uid", kUid}}}}));
+  EXPECT_EQ(policy["spec"]["ingress"][0]["from"], config.worker_ingress_from);
+  EXPECT_EQ(policy["spec"]["ingress"][0]["ports"],
+            json::parse(R"([{"protocol": "TCP", "port": 8080}])"));
+  // Once the Job exists nothing is created again.
+  Observation started = observe(loadtest_json(), kCreated + seconds(6));
+  started.loadtest["status"] = planned.status;
+  started.job = job_view(job_json());
+  for (const Action& action : plan(started, config).actions) {
+    EXPECT_FALSE(std::holds_alternative<CreateNetworkPolicy>(action));
   }
 }
 

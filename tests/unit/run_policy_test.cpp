@@ -54,6 +54,11 @@ std::vector<Row> rows() {
   nothing_allowed.worker_scheduling_overrides.clear();
   OperatorConfig control_plane_allowed = ceilings();
   control_plane_allowed.allow_control_plane_workers = true;
+  OperatorConfig other_namespaces = ceilings();
+  other_namespaces.allow_other_namespace_services = true;
+  OperatorConfig images = ceilings();
+  images.loadgen_image = "ghcr.io/kubeload/loadgen:1.2";
+  images.allowed_worker_images = {"registry.shop/loadgen:1.2-fips"};
   return {
       {"within every ceiling",
        R"({"workers": 10, "load": {"rate": 1000, "maxConnections": 200, "duration": "2h"}})",
@@ -133,6 +138,35 @@ std::vector<Row> rows() {
        nothing_allowed,
        "spec.workerTemplate.nodeSelector: the operator does not let LoadTests set it "
        "(--worker-scheduling-overrides allows: none)"},
+      {"a Service of the LoadTest's own namespace, named or not",
+       R"({"load": {"duration": "1m"}, "target": {"service": {"name": "web", "namespace": "shop"}}})",
+       ceilings(), std::nullopt},
+      {"a Service of another namespace is refused",
+       R"({"load": {"duration": "1m"}, "target": {"service": {"name": "web", "namespace": "kube-system"}}})",
+       ceilings(),
+       "spec.target.service.namespace: \"kube-system\" is not this LoadTest's namespace \"shop\" "
+       "(the operator loads Services of the LoadTest's own namespace only unless it runs with "
+       "--allow-other-namespace-services)"},
+      {"a Service of another namespace when the admin allows it",
+       R"({"load": {"duration": "1m"}, "target": {"service": {"name": "web", "namespace": "kube-system"}}})",
+       other_namespaces, std::nullopt},
+      {"no image: the operator's loadgen image", R"({"load": {"duration": "1m"}})", images,
+       std::nullopt},
+      {"the operator's own loadgen image named",
+       R"({"load": {"duration": "1m"}, "workerTemplate": {"image": "ghcr.io/kubeload/loadgen:1.2"}})",
+       images, std::nullopt},
+      {"an image the admin allows",
+       R"({"load": {"duration": "1m"}, "workerTemplate": {"image": "registry.shop/loadgen:1.2-fips"}})",
+       images, std::nullopt},
+      {"any other image is refused, naming it and what is allowed",
+       R"({"load": {"duration": "1m"}, "workerTemplate": {"image": "ghcr.io/kubeload/loadgen:1.3"}})",
+       images,
+       "spec.workerTemplate.image: \"ghcr.io/kubeload/loadgen:1.3\" is not an allowed worker image "
+       "(the operator's --loadgen-image and --allowed-worker-images allow: "
+       "ghcr.io/kubeload/loadgen:1.2, registry.shop/loadgen:1.2-fips)"},
+      {"a tag is not a prefix: the allowed image with another tag is refused",
+       R"({"load": {"duration": "1m"}, "workerTemplate": {"image": "registry.shop/loadgen:1.2-fips-debug"}})",
+       images, "is not an allowed worker image"},
       {"an empty override is no override",
        R"({"load": {"duration": "1m"}, "workerTemplate": {"nodeSelector": {}, "tolerations": []}})",
        nothing_allowed, std::nullopt},

@@ -90,6 +90,38 @@ TEST(TargetPolicy, AdminRulesTable) {
   }
 }
 
+TEST(TargetPolicy, DeniedHostNamesWhateverTheirCaseOrFinalDot) {
+  TargetPolicy policy;
+  policy.deny_hosts = {"metadata.google.internal", "Instance-Data"};
+  struct Row {
+    const char* host;
+    bool allowed;
+  };
+  for (const Row& row :
+       {Row{"metadata.google.internal", false}, Row{"METADATA.Google.Internal", false},
+        Row{"metadata.google.internal.", false}, Row{"instance-data", false},
+        Row{"instance-data.", false}, Row{"metadata.google.internal.example", true},
+        Row{"google.internal", true}, Row{"nginx.shop.svc", true}, Row{"", true}}) {
+    const TargetDecision decision = decide_host(policy, row.host);
+    EXPECT_EQ(decision.allowed, row.allowed) << row.host;
+    if (!row.allowed) {
+      EXPECT_NE(decision.reason.find("is denied"), std::string::npos);
+    }
+  }
+  // No name is denied by default.
+  EXPECT_TRUE(decide_host(TargetPolicy{}, "metadata.google.internal").allowed);
+}
+
+TEST(TargetPolicy, HostNameSyntax) {
+  for (const char* good : {"metadata", "metadata.google.internal", "a-b_c.example.", "10.0.0.1"}) {
+    EXPECT_TRUE(is_host_name(good)) << good;
+  }
+  for (const char* bad : {"", "http://x", "x y", "x/y", "x:80", "user@x", "ä.example"}) {
+    EXPECT_FALSE(is_host_name(bad)) << bad;
+  }
+  EXPECT_FALSE(is_host_name(std::string(254, 'a')));
+}
+
 TEST(TargetPolicy, CidrParsing) {
   EXPECT_EQ(Cidr::parse("10.0.0.0/8")->prefix, 8);
   EXPECT_EQ(Cidr::parse("10.0.0.1")->prefix, 32);

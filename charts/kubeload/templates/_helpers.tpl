@@ -95,4 +95,10 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [""]
   resources: [secrets]
   verbs: [create]
+{{- if and .Values.networkPolicy.enabled .Values.networkPolicy.perRun }}
+# Each run's NetworkPolicy: created (owned by its LoadTest), never changed.
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [create]
+{{- end }}
 {{- end }}

@@ -43,6 +43,9 @@ struct TargetPolicy {
   std::vector<Cidr> deny = default_denied_ranges();
   // When not empty, an address must be in one of these as well.
   std::vector<Cidr> allow;
+  // Host names refused before they are resolved (the admin's denyHosts),
+  // compared as DNS compares them: without case and without the root's dot.
+  std::vector<std::string> deny_hosts;
 };
 
 struct TargetDecision {
@@ -51,5 +54,10 @@ struct TargetDecision {
 };
 
 TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& address);
+// Whether `text` can be a DNS host name (letters, digits, '-', '_', '.', at
+// most 253 characters): what a deny-host flag accepts.
+bool is_host_name(std::string_view text);
+// The name as written in the target URL; its addresses are decided after.
+TargetDecision decide_host(const TargetPolicy& policy, std::string_view host);
 
 }  // namespace kubeload
