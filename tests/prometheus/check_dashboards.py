@@ -558,7 +558,8 @@ class Cluster:
 
     def ensure_crd(self):
         """Applied (other tests share it: the same file), then waited for."""
-        subprocess.run([os.path.join(ROOT, "scripts", "install-crd")], check=True, timeout=130)
+        subprocess.run([os.path.join(ROOT, "scripts", "install-crd")], check=True, timeout=130,
+                       env=self.env)
 
     def deploy_nginx(self):
         self.kubectl("-n", NAMESPACE, "apply", "-f", NGINX_MANIFEST)
