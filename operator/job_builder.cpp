@@ -164,6 +164,30 @@ json owner_reference(const json& loadtest) {
           {"blockOwnerDeletion", true}};
 }
 
+// The LoadTest a run's objects are built for, as the API server always
+// returns it (std::invalid_argument naming the field otherwise).
+struct RunIdentity {
+  std::string name;
+  std::string ns;
+  std::string uid;
+};
+RunIdentity run_identity(const json& loadtest) {
+  const json metadata = loadtest.value("metadata", json::object());
+  return {required_string(metadata, "name", "metadata.name"),
+          required_string(metadata, "namespace", "metadata.namespace"),
+          required_string(metadata, "uid", "metadata.uid")};
+}
+
+// The metadata of an object the run owns besides its Job: in the LoadTest's
+// namespace, with the run's labels, owned by the LoadTest (it goes with it).
+json owned_object_metadata(const json& loadtest, const LoadTestSpec& spec, const RunIdentity& run,
+                           const std::string& object_name) {
+  return {{"name", object_name},
+          {"namespace", run.ns},
+          {"labels", labels_for(spec, run.name, run.uid)},
+          {"ownerReferences", json::array({owner_reference(loadtest)})}};
+}
+
 }  // namespace
 
 std::string worker_job_name(std::string_view loadtest_name) {
@@ -196,17 +220,11 @@ std::string worker_token_secret_name(std::string_view loadtest_name, std::string
 
 json build_worker_token_secret(const json& loadtest, const LoadTestSpec& spec,
                                const std::string& token) {
-  const json metadata = loadtest.value("metadata", json::object());
-  const std::string name = required_string(metadata, "name", "metadata.name");
-  const std::string ns = required_string(metadata, "namespace", "metadata.namespace");
-  const std::string uid = required_string(metadata, "uid", "metadata.uid");
+  const RunIdentity run = run_identity(loadtest);
   return json{{"apiVersion", "v1"},
               {"kind", "Secret"},
-              {"metadata",
-               {{"name", worker_token_secret_name(name, uid)},
-                {"namespace", ns},
-                {"labels", labels_for(spec, name, uid)},
-                {"ownerReferences", json::array({owner_reference(loadtest)})}}},
+              {"metadata", owned_object_metadata(loadtest, spec, run,
+                                                 worker_token_secret_name(run.name, run.uid))},
               {"type", "Opaque"},
               {"immutable", true},
               {"stringData", {{std::string(kWorkerTokenKey), token}}}};
@@ -218,20 +236,14 @@ std::string worker_network_policy_name(std::string_view loadtest_name, std::stri
 
 json build_worker_network_policy(const json& loadtest, const LoadTestSpec& spec,
                                  const OperatorConfig& config) {
-  const json metadata = loadtest.value("metadata", json::object());
-  const std::string name = required_string(metadata, "name", "metadata.name");
-  const std::string ns = required_string(metadata, "namespace", "metadata.namespace");
-  const std::string uid = required_string(metadata, "uid", "metadata.uid");
+  const RunIdentity run = run_identity(loadtest);
   return json{
       {"apiVersion", "networking.k8s.io/v1"},
       {"kind", "NetworkPolicy"},
       {"metadata",
-       {{"name", worker_network_policy_name(name, uid)},
-        {"namespace", ns},
-        {"labels", labels_for(spec, name, uid)},
-        {"ownerReferences", json::array({owner_reference(loadtest)})}}},
+       owned_object_metadata(loadtest, spec, run, worker_network_policy_name(run.name, run.uid))},
       {"spec",
-       {{"podSelector", {{"matchLabels", {{std::string(kLoadTestUidLabel), uid}}}}},
+       {{"podSelector", {{"matchLabels", {{std::string(kLoadTestUidLabel), run.uid}}}}},
         {"policyTypes", json::array({"Ingress"})},
         {"ingress", json::array({{{"from", config.worker_ingress_from},
                                   {"ports", json::array({{{"protocol", "TCP"},
@@ -240,10 +252,7 @@ json build_worker_network_policy(const json& loadtest, const LoadTestSpec& spec,
 
 json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
                       const OperatorConfig& config) {
-  const json metadata = loadtest.value("metadata", json::object());
-  const std::string name = required_string(metadata, "name", "metadata.name");
-  const std::string ns = required_string(metadata, "namespace", "metadata.namespace");
-  const std::string uid = required_string(metadata, "uid", "metadata.uid");
+  const auto [name, ns, uid] = run_identity(loadtest);
   const json spec_json = loadtest.value("spec", json::object());
   const json worker_template = spec_json.value("workerTemplate", json::object());
 

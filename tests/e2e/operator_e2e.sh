@@ -411,6 +411,10 @@ start_replica() { # metrics-port health-port; appends the pid to replica_pids
     --metrics-addr "127.0.0.1:$1" --health-addr "127.0.0.1:$2" >>"/tmp/operator-e2e-replica-$1.log" 2>&1 &
   replica_pids+=("$!")
 }
+replica_ready() { # health-port: its caches synced (at most 10 s)
+  for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:$1/readyz" >/dev/null && return 0; sleep 0.2; done
+  return 1
+}
 holder() { kubectl -n "$NS" get lease kubeload-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 wait_holder() { # pid-or-empty seconds: until the Lease names that process ("" = anyone)
   local h
@@ -444,8 +448,7 @@ check "leader election: one transition recorded" \
   test "$(kubectl -n "$NS" get lease kubeload-operator -o jsonpath='{.spec.leaseTransitions}')" -ge 1
 start_replica 18487 18488 # the follower, now leading, still holds its ports
 successor=${replica_pids[2]}
-check "leader election: a third replica starts (its caches synced)" \
-  bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18488/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
+check "leader election: a third replica starts (its caches synced)" replica_ready 18488
 sleep 3
 h=$(holder)
 check "leader election: a new replica waits while the Lease is held" test "${h##*_}" = "$follower"
@@ -464,8 +467,7 @@ check "leader election: the new leader runs a new LoadTest" wait_completed ha2 1
 # it is (its writes carry the resourceVersion they were computed from).
 start_replica 18489 18490
 standby=${replica_pids[3]}
-check "frozen leader: a standby replica starts (its caches synced)" \
-  bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18490/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
+check "frozen leader: a standby replica starts (its caches synced)" replica_ready 18490
 before=$(nginx_requests)
 apply_loadtest frozen "  target: {service: {name: nginx, port: 80}}
   load: {rate: 200, duration: 6s}

@@ -222,27 +222,23 @@ elsewhere_ip="$(kubectl -n "$NS" get svc elsewhere -o jsonpath='{.spec.clusterIP
 nginx_lines() { kubectl -n "$NS" logs deploy/nginx 2>/dev/null | grep -c 'guarded-run' || true; }
 before="$(nginx_lines)"
 # The worker resolves the Service to its ClusterIP; that and nginx's pod address are denied.
+ended() { # pod: waits until it ends (at most 90 s), sets phase and message (its termination message)
+  phase=""
+  for _ in $(seq 1 90); do
+    phase="$(kubectl -n "$NS" get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)"
+    case "$phase" in Succeeded|Failed) break ;; esac
+    sleep 1
+  done
+  message="$(kubectl -n "$NS" get pod "$1" -o jsonpath='{.status.containerStatuses[0].state.terminated.message}' 2>/dev/null)"
+  say "  $1 worker ($phase): $message"
+}
 worker_pod guarded "http://elsewhere.$NS.svc/guarded-run" ", \"--guard-targets\", \"--deny-cidr\", \"$elsewhere_ip\", \"--deny-cidr\", \"$nginx_ip/32\""
-phase=""
-for _ in $(seq 1 90); do
-  phase="$(kubectl -n "$NS" get pod guarded -o jsonpath='{.status.phase}' 2>/dev/null)"
-  case "$phase" in Succeeded|Failed) break ;; esac
-  sleep 1
-done
-message="$(kubectl -n "$NS" get pod guarded -o jsonpath='{.status.containerStatuses[0].state.terminated.message}' 2>/dev/null)"
-say "  guarded worker ($phase): $message"
+ended guarded
 check "the guarded worker refuses its target at start, the rule in its termination message" \
   bash -c '[ "$0" = Failed ] && [[ "$1" == *"refused: $2 is denied by $2"* ]]' "$phase" "$message" "$elsewhere_ip"
 # A denied host name (written in another case, with the final dot): refused before it resolves.
 worker_pod hostguarded "http://elsewhere.$NS.svc/guarded-run" ", \"--guard-targets\", \"--deny-host\", \"Elsewhere.$NS.SVC.\""
-phase=""
-for _ in $(seq 1 90); do
-  phase="$(kubectl -n "$NS" get pod hostguarded -o jsonpath='{.status.phase}' 2>/dev/null)"
-  case "$phase" in Succeeded|Failed) break ;; esac
-  sleep 1
-done
-message="$(kubectl -n "$NS" get pod hostguarded -o jsonpath='{.status.containerStatuses[0].state.terminated.message}' 2>/dev/null)"
-say "  host-guarded worker ($phase): $message"
+ended hostguarded
 check "a worker refuses a denied host name before resolving it, the rule in its termination message" \
   bash -c '[ "$0" = Failed ] && [[ "$1" == *"refused: host name Elsewhere.$2.SVC. is denied"* ]]' "$phase" "$message" "$NS"
 sleep 1
