@@ -20,6 +20,11 @@ using std::chrono::milliseconds;
 using namespace std::chrono_literals;
 
 constexpr auto kPollWhileRunning = 1s;
+// From a time-bounded run's planned end for this long, while its workers
+// finish what is in flight: the final status follows the last of them within
+// one such poll, not within a second.
+constexpr auto kPollWhileEnding = 100ms;
+constexpr auto kEndingWindow = 2s;
 constexpr auto kPollWhileStarting = 2s;
 constexpr auto kPollOtherwise = 5s;
 
@@ -97,18 +102,22 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
 
 }  // namespace
 
-std::chrono::nanoseconds run_time_bound(const LoadTestSpec& spec) {
-  if (spec.run_timeout) return *spec.run_timeout;
-  const LoadSpec& load = spec.load;
-  const bool time_bounded = (load.duration || !load.stages.empty()) && !load.warmup_requests;
-  if (!time_bounded) return kDefaultRequestRunTimeout;
+std::optional<std::chrono::nanoseconds> planned_length(const LoadSpec& load) {
+  if ((!load.duration && load.stages.empty()) || load.warmup_requests) return std::nullopt;
   std::chrono::nanoseconds planned = load.warmup.value_or(std::chrono::nanoseconds(0));
   if (!load.stages.empty()) {
     for (const StageSpec& stage : load.stages) planned += stage.duration;
   } else {
     planned += *load.duration;
   }
-  return planned + load.timeout + kRunGrace;
+  return planned;
+}
+
+std::chrono::nanoseconds run_time_bound(const LoadTestSpec& spec) {
+  if (spec.run_timeout) return *spec.run_timeout;
+  const auto planned = planned_length(spec.load);
+  if (!planned) return kDefaultRequestRunTimeout;
+  return *planned + spec.load.timeout + kRunGrace;
 }
 
 int64_t job_active_deadline_seconds(const LoadTestSpec& spec) {
@@ -569,6 +578,17 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     out.requeue_after = kPollWhileStarting;
   } else if (observed.start_issued_at) {
     out.requeue_after = kPollWhileRunning;
+    // A run bounded by time ends when planned: come back then, and poll
+    // closely while its workers finish.
+    if (const auto length = valid ? planned_length(spec.load) : std::nullopt) {
+      const Timestamp end = *observed.start_issued_at + *length;
+      if (o.now < end) {
+        out.requeue_after = std::min<milliseconds>(
+            kPollWhileRunning, std::chrono::ceil<milliseconds>(end - o.now) + kPollWhileEnding);
+      } else if (o.now < end + kEndingWindow) {
+        out.requeue_after = kPollWhileEnding;
+      }
+    }
   } else if (job) {
     out.requeue_after = kPollWhileStarting;
     if (const auto deadline = start_deadline(observed)) {

@@ -189,6 +189,9 @@ inline constexpr std::chrono::seconds kWorkerLinger{300};
 // How long the measured run may take from the barrier (see the CRD's
 // timeouts.run).
 std::chrono::nanoseconds run_time_bound(const LoadTestSpec& spec);
+// A run bounded by time: warm-up + duration (or the stages' sum), from its
+// start barrier; nullopt for a run bounded by requests (or warm-up requests).
+std::optional<std::chrono::nanoseconds> planned_length(const LoadSpec& load);
 // The Job's activeDeadlineSeconds: start timeout + run bound + the workers'
 // linger, so the backstop never cuts a run the operator still waits for.
 int64_t job_active_deadline_seconds(const LoadTestSpec& spec);

@@ -685,6 +685,40 @@ TEST(ReconcilePlan, WithWorkerIngressPeersEachRunGetsItsNetworkPolicyBeforeAnyth
   }
 }
 
+TEST(ReconcilePlan, ATimeBoundedRunIsPolledCloselyFromItsPlannedEnd) {
+  using namespace std::chrono_literals;
+  // 30 s from the barrier: the next pass comes at the planned end, then every
+  // 100 ms for two seconds while the workers finish, then every second.
+  struct Row {
+    milliseconds since_barrier;
+    std::string extra_spec;
+    milliseconds requeue;
+  };
+  for (const Row& row :
+       {Row{10s, "", 1s}, Row{29'500ms, "", 600ms}, Row{29'999ms, "", 101ms}, Row{30s, "", 100ms},
+        Row{31'900ms, "", 100ms}, Row{32s, "", 1s}, Row{40s, "", 1s},
+        // warm-up first: the end moves by it
+        Row{30s, R"({"load": {"connections": 20, "warmup": "5s",
+                                                "duration": "30s"}})",
+            1s},
+        Row{35'050ms, R"({"load": {"connections": 20, "warmup": "5s",
+                                                    "duration": "30s"}})",
+            100ms},
+        // stages: their sum
+        Row{25'000ms, R"({"load": {"stages": [
+                                  {"duration": "10s", "connections": 5},
+                                  {"duration": "15s", "connections": 10}]}})",
+            100ms},
+        // bounded by requests: no planned end, one poll a second
+        Row{30s, R"({"load": {"connections": 20, "requests": 1000}})", 1s}}) {
+    SCOPED_TRACE(std::to_string(row.since_barrier.count()) + " ms " + row.extra_spec);
+    const ReconcilePlan p =
+        plan(running(kStartAt + row.since_barrier, row.extra_spec), test_config());
+    ASSERT_TRUE(p.requeue_after.has_value());
+    EXPECT_EQ(*p.requeue_after, row.requeue);
+  }
+}
+
 TEST(ReconcilePlan, OnlyTheLoadTestsOwnPodsAreSeen) {
   Observation o = running(kStartAt + seconds(5));
   o.pods.push_back(pod_view(pod_json(0, "Running", true, kOldUid)));
