@@ -25,6 +25,9 @@ constexpr auto kPollWhileRunning = 1s;
 // one such poll, not within a second.
 constexpr auto kPollWhileEnding = 100ms;
 constexpr auto kEndingWindow = 2s;
+// A run bounded by requests whose pace says it ends within the poll: no
+// closer than this, since it may stay there while a last request hangs.
+constexpr auto kPollWhilePaced = 250ms;
 constexpr auto kPollWhileStarting = 2s;
 constexpr auto kPollOtherwise = 5s;
 
@@ -587,6 +590,22 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
             kPollWhileRunning, std::chrono::ceil<milliseconds>(end - o.now) + kPollWhileEnding);
       } else if (o.now < end + kEndingWindow) {
         out.requeue_after = kPollWhileEnding;
+      }
+    } else if (valid && spec.load.requests && observed.results.merged()) {
+      // A run bounded by requests: when the pace its workers have kept since
+      // the barrier says they will be done (a request that hangs at the end
+      // keeps the polls at this pace until it times out).
+      const double done = static_cast<double>(observed.results.merged()->result.requests);
+      const double planned = static_cast<double>(*spec.load.requests);
+      const double elapsed =
+          std::chrono::duration<double>(o.now - *observed.start_issued_at).count();
+      if (done > 0 && elapsed > 0) {
+        const double remaining = std::max(0.0, elapsed * (planned - done) / done);
+        if (remaining < std::chrono::duration<double>(kPollWhileRunning).count()) {
+          out.requeue_after = std::clamp<milliseconds>(
+              milliseconds(static_cast<int64_t>(remaining * 1000)) + kPollWhileEnding,
+              kPollWhilePaced, kPollWhileRunning);
+        }
       }
     }
   } else if (job) {

@@ -719,6 +719,24 @@ TEST(ReconcilePlan, ATimeBoundedRunIsPolledCloselyFromItsPlannedEnd) {
   }
 }
 
+TEST(ReconcilePlan, ARunBoundedByRequestsIsPolledByTheWorkersPace) {
+  using namespace std::chrono_literals;
+  // 1,000 requests; each of the two workers reports its partial count.
+  const auto with_done = [](milliseconds since_barrier, uint64_t worker0, uint64_t worker1) {
+    Observation o =
+        running(kStartAt + since_barrier, R"({"load": {"connections": 20, "requests": 1000}})");
+    answer(o, 0, answer_document(0, worker0, false));
+    answer(o, 1, answer_document(1, worker1, false));
+    const ReconcilePlan p = plan(o, test_config());
+    return p.requeue_after.value_or(0ms);
+  };
+  EXPECT_EQ(with_done(2s, 100, 100), 1s);     // 800 left at 100/s: 8 s
+  EXPECT_EQ(with_done(4s, 450, 450), 544ms);  // 100 left at 225/s: 444 ms, then 100
+  EXPECT_EQ(with_done(4s, 499, 499), 250ms);  // 2 left: as close as a paced poll goes
+  EXPECT_EQ(with_done(4s, 500, 500), 250ms);  // all sent, the final results not yet in
+  EXPECT_EQ(with_done(4s, 0, 0), 1s);         // nothing yet: no pace
+}
+
 TEST(ReconcilePlan, OnlyTheLoadTestsOwnPodsAreSeen) {
   Observation o = running(kStartAt + seconds(5));
   o.pods.push_back(pod_view(pod_json(0, "Running", true, kOldUid)));
