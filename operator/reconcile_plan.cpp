@@ -591,11 +591,12 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       } else if (o.now < end + kEndingWindow) {
         out.requeue_after = kPollWhileEnding;
       }
-    } else if (valid && spec.load.requests && observed.results.merged()) {
+    } else if (valid && spec.load.requests) {
       // A run bounded by requests: when the pace its workers have kept since
       // the barrier says they will be done (a request that hangs at the end
       // keeps the polls at this pace until it times out).
-      const double done = static_cast<double>(observed.results.merged()->result.requests);
+      const auto& merged = observed.results.merged();
+      const double done = merged ? static_cast<double>(merged->result.requests) : 0.0;
       const double planned = static_cast<double>(*spec.load.requests);
       const double elapsed =
           std::chrono::duration<double>(o.now - *observed.start_issued_at).count();
@@ -606,6 +607,13 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
               milliseconds(static_cast<int64_t>(remaining * 1000)) + kPollWhileEnding,
               kPollWhilePaced, kPollWhileRunning);
         }
+      } else if (const Timestamp first_pace = *observed.start_issued_at + kPollWhilePaced;
+                 o.now < first_pace) {
+        // No pace yet: the first comes just after the barrier (a short run
+        // may be over by then).
+        out.requeue_after =
+            std::clamp<milliseconds>(std::chrono::ceil<milliseconds>(first_pace - o.now),
+                                     kPollWhileEnding, kPollWhileRunning);
       }
     }
   } else if (job) {

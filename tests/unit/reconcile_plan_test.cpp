@@ -735,6 +735,10 @@ TEST(ReconcilePlan, ARunBoundedByRequestsIsPolledByTheWorkersPace) {
   EXPECT_EQ(with_done(4s, 499, 499), 250ms);  // 2 left: as close as a paced poll goes
   EXPECT_EQ(with_done(4s, 500, 500), 250ms);  // all sent, the final results not yet in
   EXPECT_EQ(with_done(4s, 0, 0), 1s);         // nothing yet: no pace
+  // Before any pace, the first poll comes 250 ms after the barrier.
+  EXPECT_EQ(with_done(-1500ms, 0, 0), 1s);  // the pass that starts the workers
+  EXPECT_EQ(with_done(-100ms, 0, 0), 350ms);
+  EXPECT_EQ(with_done(200ms, 0, 0), 100ms);
 }
 
 TEST(ReconcilePlan, OnlyTheLoadTestsOwnPodsAreSeen) {
