@@ -377,19 +377,21 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
     std::visit(
         [&](const auto& a) {
           using A = std::decay_t<decltype(a)>;
+          // Objects the run owns that are the same whoever creates them:
+          // one that exists already (409) is this run's.
+          const auto create_once = [&](const kube::ResourceRef& resource, const json& object,
+                                       const std::string& what) {
+            kube::Response created = client_.create(resource, object);
+            if (!created.ok() && !created.is_already_exists()) {
+              throw std::runtime_error("creating " + what + " of " + where + ": " +
+                                       created.describe());
+            }
+          };
           if constexpr (std::is_same_v<A, CreateNetworkPolicy>) {
-            kube::Response created =
-                client_.create(kube::resources::networkpolicies(namespace_), a.policy);
-            if (!created.ok() && !created.is_already_exists()) {
-              throw std::runtime_error("creating the workers' NetworkPolicy of " + where + ": " +
-                                       created.describe());
-            }
+            create_once(kube::resources::networkpolicies(namespace_), a.policy,
+                        "the workers' NetworkPolicy");
           } else if constexpr (std::is_same_v<A, CreateTokenSecret>) {
-            kube::Response created = client_.create(kube::resources::secrets(namespace_), a.secret);
-            if (!created.ok() && !created.is_already_exists()) {
-              throw std::runtime_error("creating the worker token Secret of " + where + ": " +
-                                       created.describe());
-            }
+            create_once(kube::resources::secrets(namespace_), a.secret, "the worker token Secret");
           } else if constexpr (std::is_same_v<A, CreateJob>) {
             kube::Response created = client_.create(kube::resources::jobs(namespace_), a.job);
             if (created.ok()) {

@@ -103,6 +103,43 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
   out.actions.push_back(DeleteLoadTest{name, text(member(metadata, "uid"))});
 }
 
+// When to look at a running run again: every second, but at a time-bounded
+// run's planned end and closely after it, and for one bounded by requests
+// when the pace its workers have kept since the barrier (`done` requests so
+// far) says they will be done.
+milliseconds running_requeue(const LoadTestSpec* spec, Timestamp start_at, Timestamp now,
+                             uint64_t done) {
+  if (spec == nullptr) return kPollWhileRunning;
+  if (const auto length = planned_length(spec->load)) {
+    const Timestamp end = start_at + *length;
+    if (now < end) {
+      return std::min<milliseconds>(kPollWhileRunning,
+                                    std::chrono::ceil<milliseconds>(end - now) + kPollWhileEnding);
+    }
+    return now < end + kEndingWindow ? kPollWhileEnding : kPollWhileRunning;
+  }
+  if (!spec->load.requests) return kPollWhileRunning;
+  const double elapsed = std::chrono::duration<double>(now - start_at).count();
+  if (done == 0 || elapsed <= 0) {
+    // No pace yet: the first comes just after the barrier (a short run may
+    // be over by then).
+    const Timestamp first_pace = start_at + kPollWhilePaced;
+    if (now >= first_pace) return kPollWhileRunning;
+    return std::clamp<milliseconds>(std::chrono::ceil<milliseconds>(first_pace - now),
+                                    kPollWhileEnding, kPollWhileRunning);
+  }
+  // A request that hangs at the end keeps the polls at this pace until it
+  // times out.
+  const double planned = static_cast<double>(*spec->load.requests);
+  const double remaining = std::max(0.0, elapsed * (planned - done) / done);
+  if (remaining >= std::chrono::duration<double>(kPollWhileRunning).count()) {
+    return kPollWhileRunning;
+  }
+  return std::clamp<milliseconds>(
+      milliseconds(static_cast<int64_t>(remaining * 1000)) + kPollWhileEnding, kPollWhilePaced,
+      kPollWhileRunning);
+}
+
 }  // namespace
 
 std::optional<std::chrono::nanoseconds> planned_length(const LoadSpec& load) {
@@ -580,42 +617,9 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   if (waiting_for_old_job) {
     out.requeue_after = kPollWhileStarting;
   } else if (observed.start_issued_at) {
-    out.requeue_after = kPollWhileRunning;
-    // A run bounded by time ends when planned: come back then, and poll
-    // closely while its workers finish.
-    if (const auto length = valid ? planned_length(spec.load) : std::nullopt) {
-      const Timestamp end = *observed.start_issued_at + *length;
-      if (o.now < end) {
-        out.requeue_after = std::min<milliseconds>(
-            kPollWhileRunning, std::chrono::ceil<milliseconds>(end - o.now) + kPollWhileEnding);
-      } else if (o.now < end + kEndingWindow) {
-        out.requeue_after = kPollWhileEnding;
-      }
-    } else if (valid && spec.load.requests) {
-      // A run bounded by requests: when the pace its workers have kept since
-      // the barrier says they will be done (a request that hangs at the end
-      // keeps the polls at this pace until it times out).
-      const auto& merged = observed.results.merged();
-      const double done = merged ? static_cast<double>(merged->result.requests) : 0.0;
-      const double planned = static_cast<double>(*spec.load.requests);
-      const double elapsed =
-          std::chrono::duration<double>(o.now - *observed.start_issued_at).count();
-      if (done > 0 && elapsed > 0) {
-        const double remaining = std::max(0.0, elapsed * (planned - done) / done);
-        if (remaining < std::chrono::duration<double>(kPollWhileRunning).count()) {
-          out.requeue_after = std::clamp<milliseconds>(
-              milliseconds(static_cast<int64_t>(remaining * 1000)) + kPollWhileEnding,
-              kPollWhilePaced, kPollWhileRunning);
-        }
-      } else if (const Timestamp first_pace = *observed.start_issued_at + kPollWhilePaced;
-                 o.now < first_pace) {
-        // No pace yet: the first comes just after the barrier (a short run
-        // may be over by then).
-        out.requeue_after =
-            std::clamp<milliseconds>(std::chrono::ceil<milliseconds>(first_pace - o.now),
-                                     kPollWhileEnding, kPollWhileRunning);
-      }
-    }
+    out.requeue_after =
+        running_requeue(valid ? &spec : nullptr, *observed.start_issued_at, o.now,
+                        observed.results.merged() ? observed.results.merged()->result.requests : 0);
   } else if (job) {
     out.requeue_after = kPollWhileStarting;
     if (const auto deadline = start_deadline(observed)) {

@@ -68,19 +68,14 @@ std::optional<std::string> ceiling_refusal(const LoadTestSpec& spec, const Opera
   if (config.max_duration) {
     // A run bounded by time lasts its warm-up and its duration (or stages); one
     // bounded by requests lasts at most its run bound (spec.timeouts.run).
-    const bool time_bounded =
-        (load.duration || !load.stages.empty()) && !load.warmup_requests && !load.requests;
+    // (With requests as well, the admission policy reckons it by its run
+    // bound too: the two agree.)
+    const auto planned = load.requests ? std::nullopt : planned_length(load);
     std::chrono::nanoseconds length{0};
     std::string field;
-    if (time_bounded) {
-      length = load.warmup.value_or(std::chrono::nanoseconds(0));
-      if (!load.stages.empty()) {
-        for (const StageSpec& stage : load.stages) length += stage.duration;
-        field = "spec.load.stages";
-      } else {
-        length += *load.duration;
-        field = "spec.load.duration";
-      }
+    if (planned) {
+      length = *planned;
+      field = load.stages.empty() ? "spec.load.duration" : "spec.load.stages";
       if (load.warmup) field += " + warmup";
     } else {
       length = run_time_bound(spec);
