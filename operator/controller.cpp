@@ -116,12 +116,12 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
     observed.job = job_view(*job);
   }
   const std::string label = loadtest_label_value(name);
-  for (const json& pod : pods_.items()) {
-    if (string_at(pod, {"metadata", "namespace"}) != namespace_) continue;
-    if (string_at(pod, {"metadata", "labels", std::string(kLoadTestLabel).c_str()}) != label) {
+  for (auto& pod : pods_.items()) {
+    if (string_at(*pod, {"metadata", "namespace"}) != namespace_) continue;
+    if (string_at(*pod, {"metadata", "labels", std::string(kLoadTestLabel).c_str()}) != label) {
       continue;
     }
-    observed.pods.push_back(pod_view(pod));
+    observed.pods.push_back(pod_view(std::move(pod)));
   }
   const std::string uid = string_at(observed.loadtest, {"metadata", "uid"});
   if (const auto job = own_job(observed); job && job->start_at) {

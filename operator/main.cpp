@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
   // Keys and the event filter's metadata are all this cache serves: each
   // reconcile reads its LoadTest fresh, so no spec (no request body) is held.
-  loadtest_options.metadata_only = true;
+  loadtest_options.keep = kube::CacheKeep::metadata;
   kc::LoadTestEventFilter loadtest_events;
   kube::ListWatch loadtests(client, loadtest_options,
                             [&](kube::WatchEventType type, const nlohmann::json& object) {
@@ -400,6 +400,7 @@ int main(int argc, char** argv) {
   kube::ListWatchOptions pod_options;
   pod_options.resource = kube::resources::pods(flags.namespace_);
   pod_options.label_selector = selector;
+  pod_options.keep = kube::CacheKeep::metadata_and_status;
   kube::ListWatch pods(client, pod_options,
                        [&](kube::WatchEventType, const nlohmann::json& object) {
                          if (auto key = kc::owning_loadtest(object, &jobs)) queue.add(*key);
@@ -528,7 +529,7 @@ int main(int argc, char** argv) {
     std::condition_variable_any wake;
     std::unique_lock lock(mutex);
     while (!wake.wait_for(lock, stop, flags.resync_period, [&] { return stop.stop_requested(); })) {
-      for (const auto& object : loadtests.items()) queue.add(kube::object_key(object));
+      for (const auto& object : loadtests.items()) queue.add(kube::object_key(*object));
     }
   });
 

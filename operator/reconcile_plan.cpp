@@ -380,7 +380,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   observed.loadtest = o.loadtest;
   observed.parsed = o.parsed;
   if (job) observed.job = job->object;
-  for (const PodView& pod : pods) observed.pods.push_back(pod.object);
+  observed.pods = pods;
   observed.baseline_status = o.baseline_status;
   observed.baseline_name = o.baseline_name;
 

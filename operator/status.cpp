@@ -115,10 +115,10 @@ std::string waiting_detail(const json& pod) {
   return "";
 }
 
-std::vector<WorkerPods> pods_by_index(const std::vector<json>& pods, uint32_t workers) {
+std::vector<WorkerPods> pods_by_index(const std::vector<PodView>& pods, uint32_t workers) {
   std::vector<WorkerPods> out(workers);
-  for (const json& pod : pods) {
-    const PodView view = pod_view(pod);
+  for (const PodView& view : pods) {
+    const json& pod = *view.object;
     if (!view.index || *view.index >= workers) continue;
     WorkerPods& worker = out[*view.index];
     const std::string& phase = view.phase;

@@ -16,6 +16,7 @@
 
 #include "kubeload/result.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/views.hpp"
 #include "operator/worker_results.hpp"
 
 namespace kubeload::controller {
@@ -26,7 +27,7 @@ struct Observed {
   nlohmann::json loadtest;            // as the API returns it: metadata, spec, status
   ParsedLoadTest parsed;              // parse_loadtest(loadtest)
   std::optional<nlohmann::json> job;  // the worker Job, when it exists
-  std::vector<nlohmann::json> pods;   // the Job's pods, any order, terminating ones included
+  std::vector<PodView> pods;          // the Job's pods, any order, terminating ones included
   // The workers' results, merged as they were collected; the controller
   // bounds it by spec.workers.
   WorkerResults results;

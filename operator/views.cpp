@@ -39,8 +39,13 @@ std::string controller_uid(const json& object) {
 }
 
 PodView pod_view(const json& pod) {
+  return pod_view(std::make_shared<const json>(pod));
+}
+
+PodView pod_view(std::shared_ptr<const json> shared) {
   PodView view;
-  view.object = pod;
+  view.object = std::move(shared);
+  const json& pod = *view.object;
   const json& metadata = member(pod, "metadata");
   const json& status = member(pod, "status");
   view.name = text(member(metadata, "name"));

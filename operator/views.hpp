@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,7 +25,10 @@ inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
 inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
 
 struct PodView {
-  nlohmann::json object;  // as the API returns it (status.cpp reads container details)
+  // As the pod cache holds it (metadata and status; status.cpp reads container
+  // details), shared with the cache rather than copied: a pass over 1,000
+  // workers holds no second copy of their pods.
+  std::shared_ptr<const nlohmann::json> object;
   std::string name;
   std::string ip;
   std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
@@ -56,7 +60,8 @@ struct JobView {
   bool complete = false;  // condition Complete=True
 };
 
-PodView pod_view(const nlohmann::json& pod);
+PodView pod_view(std::shared_ptr<const nlohmann::json> pod);
+PodView pod_view(const nlohmann::json& pod);  // a copy of `pod` (tables in tests)
 JobView job_view(const nlohmann::json& job);
 
 // The uid of the controlling owner reference (controller: true), "" if none.

@@ -17,12 +17,13 @@ std::string object_key(const nlohmann::json& object) {
 // bodies and all) are often the largest part of an object and nothing the
 // operator decides on; the cache is kept without them. Nothing writes a
 // cached object back whole, so they are never lost on the server.
-void trim_for_cache(nlohmann::json& object, bool metadata_only) {
-  if (metadata_only && object.is_object()) {
+void trim_for_cache(nlohmann::json& object, CacheKeep keep) {
+  if (keep != CacheKeep::all && object.is_object()) {
     for (auto it = object.begin(); it != object.end();) {
       const std::string& key = it.key();
-      it = key == "apiVersion" || key == "kind" || key == "metadata" ? std::next(it)
-                                                                     : object.erase(it);
+      const bool kept = key == "apiVersion" || key == "kind" || key == "metadata" ||
+                        (key == "status" && keep == CacheKeep::metadata_and_status);
+      it = kept ? std::next(it) : object.erase(it);
     }
   }
   if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
@@ -63,16 +64,16 @@ bool ListWatch::wait_until_synced(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [this] { return synced_; });
 }
 
-std::optional<nlohmann::json> ListWatch::get(const std::string& key) const {
+ListWatch::Object ListWatch::get(const std::string& key) const {
   std::lock_guard lock(mu_);
   auto it = cache_.find(key);
-  if (it == cache_.end()) return std::nullopt;
+  if (it == cache_.end()) return nullptr;
   return it->second;
 }
 
-std::vector<nlohmann::json> ListWatch::items() const {
+std::vector<ListWatch::Object> ListWatch::items() const {
   std::lock_guard lock(mu_);
-  std::vector<nlohmann::json> out;
+  std::vector<Object> out;
   out.reserve(cache_.size());
   for (const auto& [k, v] : cache_) out.push_back(v);
   return out;
@@ -186,7 +187,7 @@ bool ListWatch::relist(std::stop_token stop) {
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
   if (options_.page_size > 0) lo.limit = options_.page_size;
-  std::map<std::string, nlohmann::json> fresh;
+  std::map<std::string, Object> fresh;
   std::string list_rv;
   while (true) {
     Response resp = client_.list(options_.resource, lo, stop);
@@ -209,9 +210,9 @@ bool ListWatch::relist(std::stop_token stop) {
         if (!item.contains("kind") && !options_.resource.kind.empty()) {
           item["kind"] = options_.resource.kind;
         }
-        trim_for_cache(item, options_.metadata_only);
+        trim_for_cache(item, options_.keep);
         std::string key = object_key(item);
-        fresh.emplace(std::move(key), std::move(item));
+        fresh.emplace(std::move(key), std::make_shared<const nlohmann::json>(std::move(item)));
       }
     }
     const nlohmann::json meta = resp.body.value("metadata", nlohmann::json::object());
@@ -220,14 +221,14 @@ bool ListWatch::relist(std::stop_token stop) {
     if (lo.continue_token.empty()) break;
   }
 
-  std::vector<std::pair<WatchEventType, nlohmann::json>> changes;
+  std::vector<std::pair<WatchEventType, Object>> changes;
   {
     std::lock_guard lock(mu_);
     for (const auto& [key, obj] : fresh) {
       auto old = cache_.find(key);
       if (old == cache_.end()) {
         changes.emplace_back(WatchEventType::Added, obj);
-      } else if (resource_version_of(old->second) != resource_version_of(obj)) {
+      } else if (resource_version_of(*old->second) != resource_version_of(*obj)) {
         changes.emplace_back(WatchEventType::Modified, obj);
       }
     }
@@ -239,7 +240,7 @@ bool ListWatch::relist(std::stop_token stop) {
     ++stats_.lists;
     stats_.events += changes.size();
   }
-  for (const auto& [type, obj] : changes) handler_(type, obj);
+  for (const auto& [type, obj] : changes) handler_(type, *obj);
   {
     std::lock_guard lock(mu_);
     synced_ = true;
@@ -250,13 +251,14 @@ bool ListWatch::relist(std::stop_token stop) {
 
 void ListWatch::on_watch_event(const WatchEvent& ev) {
   if (ev.type == WatchEventType::Error) return;  // the watch call reports it
-  nlohmann::json obj = ev.object;
-  trim_for_cache(obj, options_.metadata_only);
+  nlohmann::json trimmed = ev.object;
+  trim_for_cache(trimmed, options_.keep);
+  const auto obj = std::make_shared<const nlohmann::json>(std::move(trimmed));
   {
     std::lock_guard lock(mu_);
-    if (auto rv = resource_version_of(obj); !rv.empty()) resource_version_ = rv;
+    if (auto rv = resource_version_of(*obj); !rv.empty()) resource_version_ = rv;
     if (ev.type == WatchEventType::Bookmark) return;
-    const std::string key = object_key(obj);
+    const std::string key = object_key(*obj);
     if (ev.type == WatchEventType::Deleted) {
       cache_.erase(key);
     } else {
@@ -264,7 +266,7 @@ void ListWatch::on_watch_event(const WatchEvent& ev) {
     }
     ++stats_.events;
   }
-  handler_(ev.type, obj);
+  handler_(ev.type, *obj);
 }
 
 }  // namespace kubeload::kube

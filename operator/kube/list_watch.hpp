@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -24,6 +25,19 @@
 
 namespace kubeload::kube {
 
+enum class CacheKeep {
+  // All of it but metadata.managedFields and kubectl's last-applied copy.
+  all,
+  // apiVersion, kind and metadata: for objects whose body the reader fetches
+  // fresh when it needs it (a LoadTest's spec, request bodies and all, is
+  // read by each reconcile).
+  metadata,
+  // ... and status, without spec: for objects made by others from a template
+  // the reader already knows (a Job's pods: the spec is the Job's template,
+  // a few KiB per pod that 1,000 workers would multiply).
+  metadata_and_status,
+};
+
 struct ListWatchOptions {
   ResourceRef resource;  // namespace_ "" = all namespaces
   std::string label_selector;
@@ -34,12 +48,10 @@ struct ListWatchOptions {
   // one remembered across a restart). Until a list happens the cache only
   // holds what changed since; a 410 falls back to a list as usual.
   std::string start_resource_version;
-  // Cache (and hand the handler) apiVersion, kind and metadata only, like
-  // controller-runtime's metadata-only informers: for objects whose body the
-  // reader fetches fresh when it needs it (a LoadTest's spec, request bodies
-  // and all, is read by each reconcile), so the cache stays small whatever
-  // the objects hold.
-  bool metadata_only = false;
+  // What the cache keeps of each object and hands the handler. Less than all
+  // of it keeps the cache small whatever the objects hold, as
+  // controller-runtime's metadata-only informers and cache transforms do.
+  CacheKeep keep = CacheKeep::all;
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{10'000};
 };
@@ -55,10 +67,8 @@ struct ListWatchStats {
 // "namespace/name", or "name" for cluster-scoped objects.
 std::string object_key(const nlohmann::json& object);
 
-// What the cache keeps of an object: all of it but metadata.managedFields and
-// kubectl's last-applied-configuration annotation; with `metadata_only`,
-// apiVersion, kind and that metadata alone.
-void trim_for_cache(nlohmann::json& object, bool metadata_only = false);
+// Cuts `object` down to what `keep` says the cache holds.
+void trim_for_cache(nlohmann::json& object, CacheKeep keep = CacheKeep::all);
 
 class ListWatch {
  public:
@@ -76,8 +86,12 @@ class ListWatch {
   // True once the first list has been delivered.
   bool wait_until_synced(std::chrono::milliseconds timeout);
 
-  std::optional<nlohmann::json> get(const std::string& key) const;
-  std::vector<nlohmann::json> items() const;
+  // The cached objects are shared and never changed in place (an update
+  // replaces the pointer), so readers hold them without copying, as
+  // client-go's informers hand out pointers into their store.
+  using Object = std::shared_ptr<const nlohmann::json>;
+  Object get(const std::string& key) const;  // null when not cached
+  std::vector<Object> items() const;
   std::string resource_version() const;
   ListWatchStats stats() const;
   std::string last_error() const;
@@ -95,7 +109,7 @@ class ListWatch {
 
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
-  std::map<std::string, nlohmann::json> cache_;
+  std::map<std::string, Object> cache_;
   std::string resource_version_;
   bool synced_ = false;
   ListWatchStats stats_;

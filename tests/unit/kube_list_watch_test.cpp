@@ -138,10 +138,23 @@ TEST(KubeListWatch, TheCacheKeepsNeitherManagedFieldsNorKubectlsLastAppliedCopy)
       {"metadata", {{"name", "c"}, {"generation", 2}, {"managedFields", json::array()}}},
       {"spec", {{"requests", json::array({{{"body", body}}})}}},
       {"status", {{"phase", "Running"}}}};
-  trim_for_cache(loadtest, true);
+  trim_for_cache(loadtest, CacheKeep::metadata);
   EXPECT_EQ(loadtest, (json{{"apiVersion", "kubeload.dev/v1alpha1"},
                             {"kind", "LoadTest"},
                             {"metadata", {{"name", "c"}, {"generation", 2}}}}));
+
+  // Metadata and status: what a worker pod's cache entry is, the Job's
+  // template (its spec) gone.
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "w-0"}, {"managedFields", json::array()}}},
+              {"spec", {{"containers", json::array({{{"name", "loadgen"}}})}}},
+              {"status", {{"phase", "Running"}, {"podIP", "10.244.1.7"}}}};
+  trim_for_cache(pod, CacheKeep::metadata_and_status);
+  EXPECT_EQ(pod, (json{{"apiVersion", "v1"},
+                       {"kind", "Pod"},
+                       {"metadata", {{"name", "w-0"}}},
+                       {"status", {{"phase", "Running"}, {"podIP", "10.244.1.7"}}}}));
 }
 
 }  // namespace

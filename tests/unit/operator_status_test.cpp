@@ -73,7 +73,7 @@ json job_json(std::optional<std::string> condition = std::nullopt) {
   return job;
 }
 
-json pod_json(uint32_t index, const std::string& phase, bool ready) {
+json pod_object(uint32_t index, const std::string& phase, bool ready) {
   const std::string i = std::to_string(index);
   json pod = {
       {"metadata",
@@ -90,20 +90,28 @@ json pod_json(uint32_t index, const std::string& phase, bool ready) {
   return pod;
 }
 
-json waiting_pod(uint32_t index, const std::string& reason) {
-  json pod = pod_json(index, "Pending", false);
-  pod["status"]["containerStatuses"] = {
-      {{"name", "loadgen"}, {"ready", false}, {"state", {{"waiting", {{"reason", reason}}}}}}};
-  return pod;
+PodView pod_json(uint32_t index, const std::string& phase, bool ready) {
+  return pod_view(pod_object(index, phase, ready));
 }
 
-json failed_pod(uint32_t index, const std::string& reason, int exit_code) {
-  json pod = pod_json(index, "Failed", false);
+PodView waiting_pod(uint32_t index, const std::string& reason) {
+  json pod = pod_object(index, "Pending", false);
+  pod["status"]["containerStatuses"] = {
+      {{"name", "loadgen"}, {"ready", false}, {"state", {{"waiting", {{"reason", reason}}}}}}};
+  return pod_view(pod);
+}
+
+json failed_pod_object(uint32_t index, const std::string& reason, int exit_code) {
+  json pod = pod_object(index, "Failed", false);
   pod["status"]["containerStatuses"] = {
       {{"name", "loadgen"},
        {"ready", false},
        {"state", {{"terminated", {{"reason", reason}, {"exitCode", exit_code}}}}}}};
   return pod;
+}
+
+PodView failed_pod(uint32_t index, const std::string& reason, int exit_code) {
+  return pod_view(failed_pod_object(index, reason, exit_code));
 }
 
 // A worker's share: `ok` successes and `failed` 503s with latencies around
@@ -388,9 +396,10 @@ TEST(OperatorStatus, WorkerCrashMidRunFailsKeepingPartialResults) {
 TEST(OperatorStatus, CrashBeforeTheStartQuotesTheWorkersLastWords) {
   Observed o = observe(loadtest_json());
   o.job = job_json();
-  o.pods = {pod_json(0, "Running", true), pod_json(1, "Running", true), failed_pod(2, "Error", 2)};
-  o.pods[2]["status"]["containerStatuses"][0]["state"]["terminated"]["message"] =
+  json cannot_listen = failed_pod_object(2, "Error", 2);
+  cannot_listen["status"]["containerStatuses"][0]["state"]["terminated"]["message"] =
       "loadgen worker: cannot listen on \"0.0.0.0:8080\": Address in use\nmore log";
+  o.pods = {pod_json(0, "Running", true), pod_json(1, "Running", true), pod_view(cannot_listen)};
   const json status = compute_status(o, kCreated + seconds(30));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
