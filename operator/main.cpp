@@ -401,9 +401,17 @@ int main(int argc, char** argv) {
   pod_options.resource = kube::resources::pods(flags.namespace_);
   pod_options.label_selector = selector;
   pod_options.keep = kube::CacheKeep::metadata_and_status;
+  // Pod events come in bursts (a Job's 1,000 pods created, scheduled and
+  // ready one by one). As the Job controller batches them
+  // (syncJobBatchPeriod), the first schedules a pass and the rest of the
+  // burst joins it: a burst costs a few passes, each a LoadTest read and
+  // perhaps a status write, not one per event.
+  constexpr std::chrono::milliseconds kPodEventBatch{500};
   kube::ListWatch pods(client, pod_options,
                        [&](kube::WatchEventType, const nlohmann::json& object) {
-                         if (auto key = kc::owning_loadtest(object, &jobs)) queue.add(*key);
+                         if (auto key = kc::owning_loadtest(object, &jobs)) {
+                           queue.add_after(*key, kPodEventBatch);
+                         }
                        });
 
   std::unique_ptr<kc::LeaderElector> elector;
