@@ -514,7 +514,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     }
   }
   metrics_.observe_loadtest(observed->loadtest, planned.status, run_deadline);
-  return {planned.requeue_after};
+  if (!planned.requeue_after) return {};
+  return {requeue_delay(*planned.requeue_after, observed->now, clock_())};
 }
 
 }  // namespace kubeload::controller

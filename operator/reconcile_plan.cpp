@@ -387,6 +387,10 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   std::optional<RunFailure> failure;
   bool waiting_for_old_job = false;
   std::set<uint32_t> finishing;  // workers told to exit in this plan
+  // Those of them whose results this pass keeps: told after the status is
+  // written, so the last worker's result reaches the status without waiting
+  // for a call to each of 1,000 workers (the ConfigMap holds it already).
+  std::vector<Action> finish_kept;
 
   if (!already_final && valid) {
     // ---- the Job: ours, another incarnation's, or someone else's
@@ -521,7 +525,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
           const auto pod = std::find_if(pods.begin(), pods.end(), [&](const PodView& p) {
             return p.index == index && !p.ip.empty();
           });
-          out.actions.push_back(FinishWorker{index, pod == pods.end() ? "" : pod->ip});
+          finish_kept.push_back(FinishWorker{index, pod == pods.end() ? "" : pod->ip});
           finishing.insert(index);
         }
       }
@@ -588,6 +592,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     });
   }
 
+  out.actions.insert(out.actions.end(), finish_kept.begin(), finish_kept.end());
   if (is_final_phase(phase)) {
     // After the final status is stored (the executor stops at a failed
     // write): the workers may exit, and the Job goes per the cleanup policy.
@@ -630,6 +635,11 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     out.requeue_after = kPollOtherwise;
   }
   return out;
+}
+
+milliseconds requeue_delay(milliseconds requeue_after, Timestamp observed_at, Timestamp now) {
+  const auto spent = std::chrono::ceil<milliseconds>(now - observed_at);
+  return std::max(milliseconds(0), requeue_after - std::max(spent, milliseconds(0)));
 }
 
 std::size_t worker_calls_at(const std::vector<Action>& actions, std::size_t first) {

@@ -170,6 +170,7 @@ using Action =
 struct ReconcilePlan {
   nlohmann::json status;  // what the status is now (written by a WriteStatus when it changed)
   std::vector<Action> actions;
+  // Counted from the observation's `now`: see requeue_delay.
   std::optional<std::chrono::milliseconds> requeue_after;
   std::vector<std::string> warnings;  // for the log: unreadable kept or served results
 };
@@ -245,6 +246,13 @@ DigestedAnswer digest_answer(const std::string& uid, const std::optional<nlohman
 void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested);
 
 ReconcilePlan plan(const Observation& observed, const OperatorConfig& config);
+
+// What is left at `now` of a plan's requeue_after, which counts from when the
+// pass observed (`observed_at`). A pass over 1,000 workers' results takes a
+// good part of a second; adding the delay after it would put the look at a
+// run's planned end that much late.
+std::chrono::milliseconds requeue_delay(std::chrono::milliseconds requeue_after,
+                                        Timestamp observed_at, Timestamp now);
 
 // How many actions from `first` on are calls to workers of one kind in a row
 // (StartWorker, or FinishWorker): the executor makes those concurrently, as

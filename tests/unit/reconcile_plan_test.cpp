@@ -318,7 +318,7 @@ std::vector<Row> rows() {
        },
        "Running",
        "Running",
-       {"KeepResults 0", "FinishWorker 0", "WriteStatus"},
+       {"KeepResults 0", "WriteStatus", "FinishWorker 0"},
        seconds(1)},
       {"killed after fetching results: the kept results finish the run though the pods are gone",
        [=] {
@@ -465,7 +465,7 @@ std::vector<Row> rows() {
        },
        "Failed",
        "WorkerFailed",
-       {"KeepResults 0 1", "FinishWorker 0", "FinishWorker 1", "WriteStatus", "Event WorkerFailed",
+       {"KeepResults 0 1", "WriteStatus", "Event WorkerFailed", "FinishWorker 0", "FinishWorker 1",
         "EndJob"},
        std::nullopt,
        "interrupted (SIGTERM) after 120"},
@@ -509,8 +509,8 @@ std::vector<Row> rows() {
        },
        "Succeeded",
        "ThresholdsPassed",
-       {"KeepResults 0 1", "FinishWorker 0", "FinishWorker 1", "WriteStatus",
-        "Event ThresholdsPassed", "DeleteJob j-1"},
+       {"KeepResults 0 1", "WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
+        "FinishWorker 1", "DeleteJob j-1"},
        std::nullopt},
       {"kept results of another incarnation are not this run's",
        [=] {
@@ -831,14 +831,15 @@ TEST(ReconcilePlan, AResumedRunningMergeGivesTheNumbersOfMergingEveryResultAtOnc
   ResultsConfigMap kept;
   const ReconcilePlan first = plan(five_workers(kept, {{0, 500}, {1, 70}}), OperatorConfig{});
   EXPECT_EQ(names(first),
-            (Strings{"KeepResults 0 1", "FinishWorker 0", "FinishWorker 1", "WriteStatus"}));
+            (Strings{"KeepResults 0 1", "WriteStatus", "FinishWorker 0", "FinishWorker 1"}));
   ASSERT_TRUE(kept.apply(first));
   const ReconcilePlan second = plan(five_workers(kept, {{2, 1234}}), OperatorConfig{});
   ASSERT_TRUE(kept.apply(second));
   // Workers 0 and 1 have exited; their results live in the kept merge only.
   const ReconcilePlan last = plan(five_workers(kept, {{3, 9}, {4, 333}}), OperatorConfig{});
-  EXPECT_EQ(names(last), (Strings{"KeepResults 3 4", "FinishWorker 3", "FinishWorker 4",
-                                  "WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
+  // The status first: the workers hear that they may exit after it.
+  EXPECT_EQ(names(last), (Strings{"KeepResults 3 4", "WriteStatus", "Event ThresholdsPassed",
+                                  "FinishWorker 3", "FinishWorker 4", "FinishWorker 0",
                                   "FinishWorker 1", "FinishWorker 2", "DeleteJob j-1"}));
   expect_the_merge_of_all_five(last);
 
@@ -1075,6 +1076,26 @@ TEST(PassAnswers, AFinalResultThatDoesNotMergeWithThePassIsUnreadableNotFolded) 
   EXPECT_FALSE(o.answers.by_worker.at(1).folded);
   EXPECT_FALSE(o.answers.by_worker.at(1).unreadable.empty());
   EXPECT_EQ(o.answers.finals.merged()->result.requests, 500u);
+}
+
+TEST(ReconcilePlan, TheRequeueCountsFromTheObservationNotFromTheEndOfThePass) {
+  using namespace std::chrono_literals;
+  const Timestamp observed = kCreated + seconds(100);
+  const struct {
+    milliseconds requeue_after;
+    milliseconds pass_took;
+    milliseconds delay;
+  } rows[] = {
+      {1000ms, 0ms, 1000ms},   // an instant pass: all of it
+      {1000ms, 600ms, 400ms},  // 1,000 workers' results took 600 ms
+      {500ms, 499ms, 1ms},     //
+      {100ms, 600ms, 0ms},     // past due: at once, never negative
+      {1000ms, -5ms, 1000ms},  // a clock that stepped back counts nothing
+  };
+  for (const auto& row : rows) {
+    EXPECT_EQ(requeue_delay(row.requeue_after, observed, observed + row.pass_took), row.delay)
+        << row.requeue_after.count() << " ms after a pass of " << row.pass_took.count() << " ms";
+  }
 }
 
 TEST(ReconcilePlan, StartsAndFinishesInARowAreOneConcurrentBatchEach) {
