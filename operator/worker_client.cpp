@@ -40,16 +40,16 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
     request.headers().add("Authorization", "Bearer " + worker.token);
     const web::http::http_response response = client.request(request).get();
     status = response.status_code();
-    if (response.headers().content_length() > kMaxWorkerResponseBytes) {
+    if (response.headers().content_length() > max_response_bytes_) {
       error = worker.base_url() + path + ": answer of " +
               std::to_string(response.headers().content_length()) + " bytes, more than " +
-              std::to_string(kMaxWorkerResponseBytes);
+              std::to_string(max_response_bytes_);
       return std::nullopt;
     }
-    std::optional<std::string> body = read_bounded_body(response, kMaxWorkerResponseBytes);
+    std::optional<std::string> body = read_bounded_body(response, max_response_bytes_);
     if (!body) {
       error = worker.base_url() + path + ": answer longer than " +
-              std::to_string(kMaxWorkerResponseBytes) + " bytes";
+              std::to_string(max_response_bytes_) + " bytes";
     }
     return body;
   } catch (const std::exception& e) {

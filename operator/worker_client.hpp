@@ -29,8 +29,9 @@ inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 
 class WorkerClient {
  public:
-  explicit WorkerClient(std::chrono::milliseconds timeout = std::chrono::seconds(5))
-      : timeout_(timeout) {}
+  explicit WorkerClient(std::chrono::milliseconds timeout = std::chrono::seconds(5),
+                        std::size_t max_response_bytes = kMaxWorkerResponseBytes)
+      : timeout_(timeout), max_response_bytes_(max_response_bytes) {}
 
   // Each returns nullopt/false with `error` set ("10.0.0.3:8080: connection refused").
   bool start(const WorkerAddress& worker, int64_t start_at_unix_ms, std::string& error) const;
@@ -41,6 +42,7 @@ class WorkerClient {
   std::optional<std::string> call(const WorkerAddress& worker, const std::string& method,
                                   const std::string& path, int& status, std::string& error) const;
   std::chrono::milliseconds timeout_;
+  std::size_t max_response_bytes_;
 };
 
 }  // namespace kubeload::controller

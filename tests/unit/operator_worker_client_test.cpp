@@ -1,0 +1,138 @@
+#include "operator/worker_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace kubeload::controller {
+namespace {
+
+using boost::asio::ip::tcp;
+using namespace std::chrono_literals;
+
+// A worker that answers one connection with `answer` (raw bytes), or, with
+// no answer, reads the request and then says nothing until the client hangs up.
+class OneShotWorker {
+ public:
+  explicit OneShotWorker(std::optional<std::string> answer)
+      : acceptor_(io_, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)),
+        port_(acceptor_.local_endpoint().port()),
+        thread_([this, answer = std::move(answer)] {
+          tcp::socket socket(io_);
+          acceptor_.accept(socket);
+          boost::asio::streambuf buffer;
+          boost::system::error_code ec;
+          const std::size_t head = boost::asio::read_until(socket, buffer, "\r\n\r\n", ec);
+          request_ = std::string(static_cast<const char*>(buffer.data().data()), head);
+          if (answer) {
+            boost::asio::write(socket, boost::asio::buffer(*answer), ec);
+            socket.shutdown(tcp::socket::shutdown_send, ec);
+          }
+          char byte;
+          socket.read_some(boost::asio::buffer(&byte, 1), ec);  // until the client closes
+        }) {}
+  ~OneShotWorker() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  WorkerAddress address() const { return WorkerAddress{"127.0.0.1", port_, "run-token"}; }
+  // What the client sent; waits for the client to hang up.
+  const std::string& request() {
+    if (thread_.joinable()) thread_.join();
+    return request_;
+  }
+
+ private:
+  boost::asio::io_context io_;
+  tcp::acceptor acceptor_;
+  uint16_t port_;  // read before the thread starts: the acceptor is the thread's
+  std::string request_;
+  std::thread thread_;
+};
+
+std::string http_answer(const std::string& status, const std::string& body) {
+  return "HTTP/1.1 " + status +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+TEST(WorkerClient, FetchesAResultWithTheRunsToken) {
+  OneShotWorker worker(http_answer("200 OK", R"({"finished":true,"worker":3})"));
+  std::string error;
+  const auto document = WorkerClient(2s).result(worker.address(), error);
+  ASSERT_TRUE(document.has_value()) << error;
+  EXPECT_EQ((*document)["worker"], 3);
+  EXPECT_EQ(worker.request().rfind("GET /result HTTP/1.1\r\n", 0), 0u) << worker.request();
+  std::string headers = worker.request();
+  std::transform(headers.begin(), headers.end(), headers.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  headers.erase(std::remove(headers.begin(), headers.end(), ' '), headers.end());
+  EXPECT_NE(headers.find("\r\nauthorization:bearerrun-token\r\n"), std::string::npos) << headers;
+}
+
+TEST(WorkerClient, StartSendsTheBarrierAndQuotesARefusal) {
+  OneShotWorker worker(http_answer("400 Bad Request", "start time too far\x01 away\n"));
+  std::string error;
+  EXPECT_FALSE(WorkerClient(2s).start(worker.address(), 1796134986468, error));
+  EXPECT_EQ(worker.request().rfind("POST /start?at=1796134986468 HTTP/1.1\r\n", 0), 0u);
+  EXPECT_NE(error.find("/start: HTTP 400: start time too far? away"), std::string::npos) << error;
+}
+
+TEST(WorkerClient, AnAnswerOverTheCapIsRefusedWhateverItsFraming) {
+  const std::string big(4096, 'x');
+  {
+    OneShotWorker worker(http_answer("200 OK", big));
+    std::string error;
+    EXPECT_FALSE(WorkerClient(2s, 1024).result(worker.address(), error).has_value());
+    EXPECT_NE(error.find("/result: answer of 4096 bytes, more than 1024"), std::string::npos)
+        << error;
+  }
+  {
+    // Chunked: no length up front; refused once the body passes the cap.
+    std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 4; ++i) chunked += "400\r\n" + big.substr(0, 1024) + "\r\n";
+    chunked += "0\r\n\r\n";
+    OneShotWorker worker(chunked);
+    std::string error;
+    EXPECT_FALSE(WorkerClient(2s, 1024).result(worker.address(), error).has_value());
+    EXPECT_NE(error.find("/result: answer longer than 1024 bytes"), std::string::npos) << error;
+  }
+}
+
+TEST(WorkerClient, AWorkerThatNeverAnswersCostsOneTimeout) {
+  OneShotWorker worker(std::nullopt);
+  std::string error;
+  const auto began = std::chrono::steady_clock::now();
+  EXPECT_FALSE(WorkerClient(200ms).result(worker.address(), error).has_value());
+  const auto took = std::chrono::steady_clock::now() - began;
+  EXPECT_GE(took, 200ms);
+  EXPECT_LT(took, 5s);  // one timeout, not the default
+  EXPECT_EQ(error.rfind(worker.address().base_url() + "/result: ", 0), 0u) << error;
+}
+
+TEST(WorkerClient, ARefusedConnectionNamesTheWorker) {
+  uint16_t closed_port = 0;
+  {
+    boost::asio::io_context io;
+    tcp::acceptor probe(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    closed_port = probe.local_endpoint().port();
+  }
+  std::string error;
+  EXPECT_FALSE(WorkerClient(2s).finish(WorkerAddress{"127.0.0.1", closed_port, "t"}, error));
+  EXPECT_EQ(error.rfind("http://127.0.0.1:" + std::to_string(closed_port) + "/finish: ", 0), 0u)
+      << error;
+}
+
+}  // namespace
+}  // namespace kubeload::controller
