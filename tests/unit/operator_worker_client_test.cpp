@@ -9,11 +9,17 @@
 #include <boost/asio/write.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
+
+#include "kubeload/spec.hpp"
+#include "loadgen/worker_server.hpp"
 
 namespace kubeload::controller {
 namespace {
@@ -60,6 +66,12 @@ class OneShotWorker {
   std::string request_;
   std::thread thread_;
 };
+
+uint16_t unused_port() {
+  boost::asio::io_context io;
+  tcp::acceptor probe(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  return probe.local_endpoint().port();
+}
 
 std::string http_answer(const std::string& status, const std::string& body) {
   return "HTTP/1.1 " + status +
@@ -122,16 +134,62 @@ TEST(WorkerClient, AWorkerThatNeverAnswersCostsOneTimeout) {
 }
 
 TEST(WorkerClient, ARefusedConnectionNamesTheWorker) {
-  uint16_t closed_port = 0;
-  {
-    boost::asio::io_context io;
-    tcp::acceptor probe(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    closed_port = probe.local_endpoint().port();
-  }
+  const uint16_t closed_port = unused_port();
   std::string error;
   EXPECT_FALSE(WorkerClient(2s).finish(WorkerAddress{"127.0.0.1", closed_port, "t"}, error));
   EXPECT_EQ(error.rfind("http://127.0.0.1:" + std::to_string(closed_port) + "/finish: ", 0), 0u)
       << error;
+}
+
+// The operator's client against loadgen's own worker server, the whole
+// protocol: a partial result before the start, the barrier, the final
+// result with the run's UID, the acknowledgement that lets the worker exit.
+TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
+  const uint16_t target_port = unused_port();  // nothing listens: three quick connect errors
+  const uint16_t port = unused_port();
+  loadgen::WorkerConfig config;
+  config.listen = "127.0.0.1:" + std::to_string(port);
+  config.token = "run-token";
+  config.loadtest_uid = "uid-7";
+  config.target_url = "http://127.0.0.1:" + std::to_string(target_port) + "/";
+  config.spec = parse_loadtest(R"({"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+      "metadata": {"name": "client"},
+      "spec": {"target": {"url": ")" +
+                               config.target_url + R"("},
+               "load": {"connections": 1, "requests": 3}}})")
+                    .spec;
+  config.termination_log =
+      (std::filesystem::temp_directory_path() / ("kubeload-client-" + std::to_string(port)))
+          .string();
+  config.linger = std::chrono::seconds(30);
+  std::atomic<bool> stop(false);
+  std::thread worker([&] { loadgen::run_worker(config, stop); });
+
+  const WorkerAddress address{"127.0.0.1", port, "run-token"};
+  const WorkerClient client(2s);
+  std::string error;
+  std::optional<nlohmann::json> document;
+  for (int i = 0; i < 100 && !document; ++i) {  // until it listens
+    document = client.result(address, error);
+    if (!document) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(document.has_value()) << error;
+  EXPECT_EQ((*document)["finished"], false);
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  ASSERT_TRUE(client.start(address, now_ms + 100, error)) << error;
+  for (int i = 0; i < 250 && (*document)["finished"] != true; ++i) {
+    std::this_thread::sleep_for(20ms);
+    document = client.result(address, error);
+    ASSERT_TRUE(document.has_value()) << error;
+  }
+  EXPECT_EQ((*document)["finished"], true);
+  EXPECT_EQ((*document)["loadTestUid"], "uid-7");
+  EXPECT_EQ((*document)["result"]["requests"], 3);
+  EXPECT_TRUE(client.finish(address, error)) << error;
+  worker.join();  // it exits once the result is acknowledged
+  std::filesystem::remove(config.termination_log);
 }
 
 }  // namespace
