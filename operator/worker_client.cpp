@@ -77,8 +77,10 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
               stream, buffer, parser, [&](boost::system::error_code ec, std::size_t) {
                 // Checked here: Boost 1.74's eager body read skips the limit
                 // for a Content-Length that arrives with the header.
-                const auto length = parser.content_length();
-                if (!ec && length && *length > max_response_bytes_) ec = http::error::body_limit;
+                if (!ec) {
+                  const auto length = parser.content_length();
+                  if (length && *length > max_response_bytes_) ec = http::error::body_limit;
+                }
                 if (ec) {
                   failure = ec;
                   return;
@@ -89,7 +91,7 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
         });
       });
   io.run();
-  if (failure == http::error::body_limit) {
+  if (failure == http::error::body_limit) {  // the header is in: a limit only applies to bodies
     const auto length = parser.content_length();
     error = where + ": answer " +
             (length ? "of " + std::to_string(*length) + " bytes, more than "
