@@ -62,41 +62,29 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
   // Content-Length over it at the header (below): never more is held.
   parser.body_limit(static_cast<std::uint64_t>(max_response_bytes_));
   stream.expires_after(timeout_);  // the whole call: connect, send, read
-  stream.async_connect(
-      asio::ip::tcp::endpoint(address, worker.port), [&](boost::system::error_code ec) {
-        if (ec) {
-          failure = ec;
-          return;
-        }
-        http::async_write(stream, request, [&](boost::system::error_code ec, std::size_t) {
-          if (ec) {
-            failure = ec;
-            return;
-          }
-          http::async_read_header(
-              stream, buffer, parser, [&](boost::system::error_code ec, std::size_t) {
-                // Checked here: Boost 1.74's eager body read skips the limit
-                // for a Content-Length that arrives with the header.
-                if (!ec) {
-                  const auto length = parser.content_length();
-                  if (length && *length > max_response_bytes_) ec = http::error::body_limit;
-                }
-                if (ec) {
-                  failure = ec;
-                  return;
-                }
-                http::async_read(stream, buffer, parser,
-                                 [&](boost::system::error_code ec, std::size_t) { failure = ec; });
-              });
-        });
-      });
-  io.run();
-  if (failure == http::error::body_limit) {  // the header is in: a limit only applies to bodies
-    const auto length = parser.content_length();
-    error = where + ": answer " +
-            (length ? "of " + std::to_string(*length) + " bytes, more than "
-                    : std::string("longer than ")) +
-            std::to_string(max_response_bytes_) + (length ? "" : " bytes");
+  // One operation at a time on this thread, until the first failure.
+  const auto step = [&](const auto& start) {
+    if (failure) return;
+    start([&](boost::system::error_code ec, auto&&...) { failure = ec; });
+    io.restart();
+    io.run();
+  };
+  step([&](auto done) {
+    stream.async_connect(asio::ip::tcp::endpoint(address, worker.port), done);
+  });
+  step([&](auto done) { http::async_write(stream, request, done); });
+  step([&](auto done) { http::async_read_header(stream, buffer, parser, done); });
+  // Checked here as well as by the parser: Boost 1.74's eager body read
+  // skips the limit for a Content-Length that arrives with the header.
+  if (const auto length = parser.is_header_done() ? parser.content_length() : boost::none;
+      length && *length > max_response_bytes_) {
+    error = where + ": answer of " + std::to_string(*length) + " bytes, more than " +
+            std::to_string(max_response_bytes_);
+    return std::nullopt;
+  }
+  step([&](auto done) { http::async_read(stream, buffer, parser, done); });
+  if (failure == http::error::body_limit) {
+    error = where + ": answer longer than " + std::to_string(max_response_bytes_) + " bytes";
     return std::nullopt;
   }
   if (failure == beast::error::timeout) {

@@ -29,8 +29,8 @@ inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 
 // One connection per call, made and read on the calling thread with
 // Boost.Beast (the controller's pass runs up to --worker-calls of them at
-// once): no thread hand-off per read, as cpprestsdk's tasks had, which cost a
-// poll of 1,000 workers about 0.8 s of CPU instead of 0.2.
+// once): no thread hand-off per read, as cpprestsdk's tasks had (the
+// operator's CPU at 1,000 workers: docs/benchmarks.md).
 class WorkerClient {
  public:
   explicit WorkerClient(std::chrono::milliseconds timeout = std::chrono::seconds(5),
