@@ -117,7 +117,8 @@ std::vector<uint8_t> deflate_bytes(const std::vector<uint8_t>& input) {
   return compressed;
 }
 
-// Owns a z_stream so every exit path calls inflateEnd.
+// Owns a z_stream so every exit path calls inflateEnd; reset for each input,
+// so one stream (and its window) serves every histogram a decoder reads.
 class Inflater {
  public:
   Inflater() {
@@ -129,8 +130,11 @@ class Inflater {
 
   // Output grows only as zlib produces it, so a lying header cannot make us
   // reserve memory; max_output bounds a genuine decompression bomb.
-  std::vector<uint8_t> inflate_all(const uint8_t* data, size_t size, size_t max_output) {
-    std::vector<uint8_t> output;
+  void inflate_all(const uint8_t* data, size_t size, size_t max_output,
+                   std::vector<uint8_t>& output) {
+    if (inflateReset(&stream_) != Z_OK)
+      throw std::runtime_error("histogram encoding: inflateReset");
+    output.clear();
     std::array<uint8_t, 16 * 1024> chunk;
     stream_.next_in = const_cast<Bytef*>(data);  // zlib's API is not const-correct
     stream_.avail_in = static_cast<uInt>(size);
@@ -156,7 +160,6 @@ class Inflater {
     if (stream_.avail_in != 0) {
       fail(std::to_string(stream_.avail_in) + " stray bytes after the compressed data");
     }
-    return output;
   }
 
  private:
@@ -483,21 +486,40 @@ std::string Histogram::encode_base64() const {
 }
 
 Histogram Histogram::decode_base64(std::string_view text) {
-  return decode(text, std::nullopt);
+  return HistogramDecoder().decode_base64(text);
 }
 
 Histogram Histogram::decode_base64(std::string_view text, const Layout& required) {
+  return HistogramDecoder().decode_base64(text, required);
+}
+
+struct HistogramDecoder::Buffers {
+  Inflater inflater;
+  std::vector<uint8_t> framed;
+  std::vector<uint8_t> inflated;
+};
+
+HistogramDecoder::HistogramDecoder() : buffers_(std::make_unique<Buffers>()) {}
+HistogramDecoder::~HistogramDecoder() = default;
+
+Histogram HistogramDecoder::decode_base64(std::string_view text) {
+  return decode(text, std::nullopt);
+}
+
+Histogram HistogramDecoder::decode_base64(std::string_view text,
+                                          const Histogram::Layout& required) {
   return decode(text, required);
 }
 
-Histogram Histogram::decode(std::string_view text, const std::optional<Layout>& required) {
+Histogram HistogramDecoder::decode(std::string_view text,
+                                   const std::optional<Histogram::Layout>& required) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
     text.remove_suffix(1);
-  std::vector<uint8_t> framed;
+  std::vector<uint8_t>& framed = buffers_->framed;
   try {
-    framed = base64_decode(text);
+    base64_decode_into(text, framed);
   } catch (const std::invalid_argument& e) {
     fail(e.what());
   }
@@ -511,7 +533,6 @@ Histogram Histogram::decode(std::string_view text, const std::optional<Layout>& 
     fail("only " + std::to_string(framed.size()) + " bytes, too short for a cookie");
   const uint32_t outer_cookie = get_u32(framed.data());
 
-  std::vector<uint8_t> inflated;
   const uint8_t* payload = nullptr;
   size_t payload_size = 0;
   if (cookie_is(outer_cookie, kV2CompressedCookieBase)) {
@@ -524,8 +545,9 @@ Histogram Histogram::decode(std::string_view text, const std::optional<Layout>& 
     }
     const size_t max_payload =
         kPayloadHeaderBytes + static_cast<size_t>(kMaxDecodedCountsLength) * kMaxVarintBytes;
-    inflated =
-        Inflater().inflate_all(framed.data() + kCompressedHeaderBytes, available, max_payload);
+    std::vector<uint8_t>& inflated = buffers_->inflated;
+    buffers_->inflater.inflate_all(framed.data() + kCompressedHeaderBytes, available, max_payload,
+                                   inflated);
     payload = inflated.data();
     payload_size = inflated.size();
   } else if (cookie_is(outer_cookie, kV2EncodingCookieBase)) {
@@ -582,6 +604,10 @@ Histogram Histogram::decode(std::string_view text, const std::optional<Layout>& 
   const uint8_t* const end = payload + payload_size;
   const auto length = static_cast<uint64_t>(histogram.counts_length_);
   uint64_t index = 0;
+  // Total, min and max follow the counts as they are read (in index order).
+  uint64_t total = 0;
+  int64_t min_non_zero_index = -1;
+  int64_t max_index = -1;
   while (cursor != end) {
     const int64_t value = get_zigzag(cursor, end);
     if (value < 0) {
@@ -599,29 +625,27 @@ Histogram Histogram::decode(std::string_view text, const std::optional<Layout>& 
            std::to_string(length) + ")");
     }
     // Zeros need no storage: a chunk is allocated for the counts it holds.
-    if (value != 0)
-      histogram.count_slot(static_cast<int32_t>(index)) = static_cast<uint64_t>(value);
+    if (value != 0) {
+      const auto count = static_cast<uint64_t>(value);
+      if (total > std::numeric_limits<uint64_t>::max() - count)
+        fail("total count overflows 64 bits");
+      total += count;
+      histogram.count_slot(static_cast<int32_t>(index)) = count;
+      max_index = static_cast<int64_t>(index);
+      if (min_non_zero_index < 0 && index != 0) min_non_zero_index = static_cast<int64_t>(index);
+    }
     ++index;
   }
   histogram.chunks_.shrink_to_fit();  // the chunk store grew geometrically; keep what it holds
-  histogram.establish_tracking_from_counts();
+  histogram.total_count_ = total;
+  histogram.max_value_ = max_index < 0
+                             ? 0
+                             : histogram.highest_equivalent_value(
+                                   histogram.value_from_index(static_cast<int32_t>(max_index)));
+  histogram.min_non_zero_value_ =
+      min_non_zero_index < 0 ? std::numeric_limits<int64_t>::max()
+                             : histogram.value_from_index(static_cast<int32_t>(min_non_zero_index));
   return std::move(*decoded);
-}
-
-void Histogram::establish_tracking_from_counts() {
-  uint64_t total = 0;
-  int32_t min_non_zero_index = -1;
-  int32_t max_index = -1;
-  for_each_nonzero_count([&](int32_t index, uint64_t count) {
-    if (total > std::numeric_limits<uint64_t>::max() - count) fail("total count overflows 64 bits");
-    total += count;
-    max_index = index;
-    if (min_non_zero_index < 0 && index != 0) min_non_zero_index = index;
-  });
-  total_count_ = total;
-  max_value_ = max_index < 0 ? 0 : highest_equivalent_value(value_from_index(max_index));
-  min_non_zero_value_ = min_non_zero_index < 0 ? std::numeric_limits<int64_t>::max()
-                                               : value_from_index(min_non_zero_index);
 }
 
 }  // namespace kubeload

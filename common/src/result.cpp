@@ -52,20 +52,21 @@ double get_number(const json& in, const char* key, const std::string& path) {
   return v.get<double>();
 }
 
-Histogram get_histogram(const json& in, const char* key, const std::string& path) {
+Histogram get_histogram(const json& in, const char* key, const std::string& path,
+                        HistogramDecoder& decoder) {
   if (!in.contains(key)) return Histogram{};
   const json& v = in.at(key);
   if (!v.is_string()) bad_field(path + "." + key, "must be a string");
   try {
     // Workers record only the default layout; any other is refused before its
     // counts are allocated.
-    return Histogram::decode_base64(v.get<std::string>(), Histogram::Layout{});
+    return decoder.decode_base64(v.get_ref<const std::string&>(), Histogram::Layout{});
   } catch (const std::invalid_argument& e) {
     bad_field(path + "." + key, e.what());
   }
 }
 
-Result result_from_json_at(const json& in, const std::string& path) {
+Result result_from_json_at(const json& in, const std::string& path, HistogramDecoder& decoder) {
   if (!in.is_object()) bad_field(path, "must be an object");
   Result r;
   r.requests = get_count(in, "requests", path);
@@ -74,10 +75,10 @@ Result result_from_json_at(const json& in, const std::string& path) {
   r.bytes_sent = get_count(in, "bytesSent", path);
   r.duration_seconds = get_number(in, "durationSeconds", path);
   r.drain_seconds = get_number(in, "drainSeconds", path);
-  r.latency = get_histogram(in, "histogram", path);
-  r.connect = get_histogram(in, "connectHistogram", path);
-  r.waiting = get_histogram(in, "waitingHistogram", path);
-  r.error_latency = get_histogram(in, "errorHistogram", path);
+  r.latency = get_histogram(in, "histogram", path, decoder);
+  r.connect = get_histogram(in, "connectHistogram", path, decoder);
+  r.waiting = get_histogram(in, "waitingHistogram", path, decoder);
+  r.error_latency = get_histogram(in, "errorHistogram", path, decoder);
   if (in.contains("statusCodes")) {
     const json& codes = in.at("statusCodes");
     if (!codes.is_object()) bad_field(path + ".statusCodes", "must be an object");
@@ -383,7 +384,8 @@ json to_json(const RunResult& run, bool with_histograms) {
 }
 
 Result result_from_json(const json& in) {
-  return result_from_json_at(in, "result");
+  HistogramDecoder decoder;
+  return result_from_json_at(in, "result", decoder);
 }
 
 RunResult run_result_from_json(const json& in) {
@@ -392,11 +394,12 @@ RunResult run_result_from_json(const json& in) {
     bad_field("version", std::string("must be \"") + RunResult::kVersion + "\", got " +
                              (in.contains("version") ? in.at("version").dump() : "nothing"));
   }
+  HistogramDecoder decoder;  // one for the document's dozens of histograms
   RunResult run;
   run.finished = in.value("finished", true);
   run.warmup_requests = get_count(in, "warmupRequests", "");
   if (!in.contains("result")) bad_field("result", "is required");
-  run.result = result_from_json_at(in.at("result"), "result");
+  run.result = result_from_json_at(in.at("result"), "result", decoder);
   if (in.contains("stages")) {
     const json& stages = in.at("stages");
     if (!stages.is_array()) bad_field("stages", "must be an array");
@@ -408,7 +411,7 @@ RunResult run_result_from_json(const json& in) {
       const std::string path = "stages[" + std::to_string(i) + "]";
       const json& row = stages[i];
       StageResult stage;
-      stage.result = result_from_json_at(row, path);
+      stage.result = result_from_json_at(row, path, decoder);
       stage.index = static_cast<int>(get_count(row, "index", path));
       stage.duration_seconds_planned = get_number(row, "plannedDurationSeconds", path);
       if (row.contains("connections")) stage.connections = get_count(row, "connections", path);
@@ -429,8 +432,8 @@ RunResult run_result_from_json(const json& in) {
       if (!rows[i].is_object() || !rows[i].contains("name") || !rows[i].at("name").is_string()) {
         bad_field(path + ".name", "is required");
       }
-      run.request_results.push_back(
-          NamedResult{rows[i].at("name").get<std::string>(), result_from_json_at(rows[i], path)});
+      run.request_results.push_back(NamedResult{rows[i].at("name").get<std::string>(),
+                                                result_from_json_at(rows[i], path, decoder)});
     }
   }
   return run;

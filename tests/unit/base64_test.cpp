@@ -30,5 +30,16 @@ TEST(Base64, RejectsMalformedInputSayingWhere) {
   }
 }
 
+TEST(Base64, DecodeIntoResizesAReusedBuffer) {
+  std::vector<uint8_t> bytes = bytes_of("a longer buffer left from before");
+  base64_decode_into("Zm9vYmE=", bytes);
+  EXPECT_EQ(bytes, bytes_of("fooba"));
+  base64_decode_into("Zm9vYmFy", bytes);
+  EXPECT_EQ(bytes, bytes_of("foobar"));
+  EXPECT_THROW(base64_decode_into("Zm9v!A==", bytes), std::invalid_argument);
+  base64_decode_into("Zg==", bytes);
+  EXPECT_EQ(bytes, bytes_of("f"));
+}
+
 }  // namespace
 }  // namespace kubeload

@@ -823,6 +823,56 @@ TEST(HistogramDecoding, CorruptedBytesThrowOrDecodeButNeverCrash) {
   EXPECT_GT(rejected, bytes.size() * 3 * 9 / 10);
 }
 
+TEST(HistogramDecoding, OneDecoderReadsEachEncodingAsAFreshDecodeDoes) {
+  // One decoder (one zlib stream, reused buffers) over a sequence that mixes
+  // sizes, both V2 forms, and failures in the middle of an inflate: each
+  // answer is what a decode of its own gives.
+  Histogram small;
+  small.record(42);
+  Histogram wide;
+  for (int64_t v = 1; v < 5'000'000; v = v * 3 / 2 + 7)
+    wide.record(v, static_cast<uint64_t>(v % 5 + 1));
+  PayloadFields plain_fields;
+  plain_fields.counts = {0, 3, 0, 0, 7};
+  const std::string plain = base64_of(payload_of(plain_fields));
+  // The wide encoding's zlib stream cut in half, framed as if whole.
+  const std::vector<uint8_t> wide_framed = bytes_of_base64(wide.encode_base64());
+  const std::vector<uint8_t> truncated(
+      wide_framed.begin() + 8,
+      wide_framed.begin() + 8 + static_cast<long>(wide_framed.size() - 8) / 2);
+  const std::vector<std::string> sequence = {wide.encode_base64(),
+                                             small.encode_base64(),
+                                             base64_of(framed(truncated)),
+                                             wide.encode_base64(),
+                                             plain,
+                                             "HIST*AAA",
+                                             small.encode_base64(),
+                                             Histogram().encode_base64(),
+                                             a_realistic_encoding()};
+  HistogramDecoder decoder;
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    std::optional<Histogram> fresh;
+    std::string fresh_error;
+    try {
+      fresh = Histogram::decode_base64(sequence[i]);
+    } catch (const std::invalid_argument& e) {
+      fresh_error = e.what();
+    }
+    try {
+      const Histogram reused = decoder.decode_base64(sequence[i]);
+      ASSERT_TRUE(fresh) << "input " << i << ": the fresh decode failed: " << fresh_error;
+      EXPECT_EQ(reused, *fresh) << "input " << i;
+      EXPECT_EQ(reused.total_count(), fresh->total_count()) << "input " << i;
+      EXPECT_EQ(reused.min(), fresh->min()) << "input " << i;
+      EXPECT_EQ(reused.max(), fresh->max()) << "input " << i;
+      EXPECT_EQ(reused.encode_base64(), fresh->encode_base64()) << "input " << i;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_FALSE(fresh) << "input " << i << ": only the reused decoder failed: " << e.what();
+      EXPECT_EQ(e.what(), fresh_error) << "input " << i;
+    }
+  }
+}
+
 // ---- hot path --------------------------------------------------------------------
 
 TEST(HistogramHotPath, RecordDoesNotAllocateAfterWarmUp) {

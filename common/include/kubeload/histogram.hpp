@@ -21,6 +21,8 @@
 
 namespace kubeload {
 
+class HistogramDecoder;
+
 class Histogram {
  public:
   // Latencies are recorded in microseconds: 1 us to 24 h at 3 significant digits.
@@ -120,14 +122,12 @@ class Histogram {
   // tighter cap than a layout chosen in code.
   Histogram(int64_t lowest_discernible, int64_t highest_trackable, int significant_digits,
             int64_t max_counts_length);
-  static Histogram decode(std::string_view text, const std::optional<Layout>& required);
+  friend class HistogramDecoder;
   int32_t bucket_index_of(int64_t value) const noexcept;
   int32_t sub_bucket_index_of(int64_t value, int32_t bucket_index) const noexcept;
   int32_t counts_index_for(int64_t value) const noexcept;
   int64_t value_from_index(int32_t index) const noexcept;
   uint64_t equivalent_range_size(int64_t value) const noexcept;
-  // Recomputes total, min and max from the counts, as after a decode.
-  void establish_tracking_from_counts();
 
   int32_t chunk_count() const noexcept {
     return (counts_length_ + kChunkLength - 1) >> kChunkMagnitude;
@@ -175,6 +175,26 @@ class Histogram {
   // first count. Chunks sit in chunks_ in the order they were first touched.
   std::vector<int32_t> chunk_offsets_;
   std::vector<uint64_t> chunks_;
+};
+
+// Decodes as Histogram::decode_base64 does, with one zlib stream and one set of
+// buffers kept from one histogram to the next: a worker's result carries
+// dozens of histograms, and the pass that writes a run's final status reads
+// a thousand results.
+class HistogramDecoder {
+ public:
+  HistogramDecoder();
+  ~HistogramDecoder();
+  HistogramDecoder(const HistogramDecoder&) = delete;
+  HistogramDecoder& operator=(const HistogramDecoder&) = delete;
+
+  Histogram decode_base64(std::string_view text);
+  Histogram decode_base64(std::string_view text, const Histogram::Layout& required);
+
+ private:
+  Histogram decode(std::string_view text, const std::optional<Histogram::Layout>& required);
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
 };
 
 }  // namespace kubeload
