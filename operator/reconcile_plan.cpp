@@ -20,9 +20,10 @@ using std::chrono::milliseconds;
 using namespace std::chrono_literals;
 
 constexpr auto kPollWhileRunning = 1s;
-// From a time-bounded run's planned end for this long, while its workers
+// From a time-bounded run's planned end for kEndingWindow, while its workers
 // finish what is in flight: the final status follows the last of them within
-// one such poll, not within a second.
+// one such poll, not within a second. (A run bounded by requests whose pace
+// is not known yet is looked at every kPollWhilePaced for as long.)
 constexpr auto kPollWhileEnding = 100ms;
 constexpr auto kEndingWindow = 2s;
 // A run bounded by requests whose pace says it ends within the poll: no
@@ -105,10 +106,13 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
 
 // When to look at a running run again: every second, but at a time-bounded
 // run's planned end and closely after it, and for one bounded by requests
-// when the pace its workers have kept since the barrier (`done` requests so
-// far) says they will be done.
-milliseconds running_requeue(const LoadTestSpec* spec, Timestamp start_at, Timestamp now,
-                             uint64_t done) {
+// when the pace each running worker has kept since the barrier (`running_done`:
+// the requests each worker whose final result is not in has done so far) says
+// the slowest will be done. Each worker's own pace, not the sum's: workers on
+// a busy node get going at different times, and the ones that started late
+// end the run.
+milliseconds running_requeue(const LoadTestSpec* spec, uint32_t workers, Timestamp start_at,
+                             Timestamp now, const std::vector<uint64_t>& running_done) {
   if (spec == nullptr) return kPollWhileRunning;
   if (const auto length = planned_length(spec->load)) {
     const Timestamp end = start_at + *length;
@@ -120,18 +124,29 @@ milliseconds running_requeue(const LoadTestSpec* spec, Timestamp start_at, Times
   }
   if (!spec->load.requests) return kPollWhileRunning;
   const double elapsed = std::chrono::duration<double>(now - start_at).count();
-  if (done == 0 || elapsed <= 0) {
-    // No pace yet: the first comes just after the barrier (a short run may
-    // be over by then).
+  const bool no_pace = elapsed <= 0 || running_done.empty() ||
+                       std::ranges::find(running_done, uint64_t{0}) != running_done.end();
+  if (no_pace) {
+    // The first look comes just after the barrier (a short run may be over
+    // by then). A worker on a busy node may have no request done by then, and
+    // a run of a few hundred requests is over soon after: look as often as a
+    // paced poll for the ending window, then every second.
     const Timestamp first_pace = start_at + kPollWhilePaced;
-    if (now >= first_pace) return kPollWhileRunning;
+    if (now >= first_pace) {
+      return now < first_pace + kEndingWindow ? kPollWhilePaced : kPollWhileRunning;
+    }
     return std::clamp<milliseconds>(std::chrono::ceil<milliseconds>(first_pace - now),
                                     kPollWhileEnding, kPollWhileRunning);
   }
-  // A request that hangs at the end keeps the polls at this pace until it
-  // times out.
-  const double planned = static_cast<double>(*spec->load.requests);
-  const double remaining = std::max(0.0, elapsed * (planned - done) / done);
+  // Each worker's share as the planned requests split evenly (loadgen splits
+  // them by connections, which are split evenly too). A request that hangs
+  // at the end keeps the polls at the paced rate until it times out.
+  const double share = static_cast<double>(*spec->load.requests) / std::max(workers, 1u);
+  double remaining = 0;
+  for (const uint64_t done : running_done) {
+    const auto d = static_cast<double>(done);
+    remaining = std::max(remaining, elapsed * (share - d) / d);
+  }
   if (remaining >= std::chrono::duration<double>(kPollWhileRunning).count()) {
     return kPollWhileRunning;
   }
@@ -386,7 +401,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
 
   std::optional<RunFailure> failure;
   bool waiting_for_old_job = false;
-  std::set<uint32_t> finishing;  // workers told to exit in this plan
+  std::vector<uint64_t> running_done;  // requests done by each worker still running
+  std::set<uint32_t> finishing;        // workers told to exit in this plan
   // Those of them whose results this pass keeps: told after the status is
   // written, so the last worker's result reaches the status without waiting
   // for a call to each of 1,000 workers (the ConfigMap holds it already).
@@ -530,6 +546,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         }
       }
     }
+    for (const auto& [index, collected] : partial)
+      running_done.push_back(collected.run.result.requests);
     observed.results = std::move(kept);
     for (auto& [index, collected] : partial) observed.results.fold(index, std::move(collected));
 
@@ -622,9 +640,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   if (waiting_for_old_job) {
     out.requeue_after = kPollWhileStarting;
   } else if (observed.start_issued_at) {
-    out.requeue_after =
-        running_requeue(valid ? &spec : nullptr, *observed.start_issued_at, o.now,
-                        observed.results.merged() ? observed.results.merged()->result.requests : 0);
+    out.requeue_after = running_requeue(valid ? &spec : nullptr, workers, *observed.start_issued_at,
+                                        o.now, running_done);
   } else if (job) {
     out.requeue_after = kPollWhileStarting;
     if (const auto deadline = start_deadline(observed)) {

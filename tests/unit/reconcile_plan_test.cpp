@@ -734,11 +734,21 @@ TEST(ReconcilePlan, ARunBoundedByRequestsIsPolledByTheWorkersPace) {
   EXPECT_EQ(with_done(4s, 450, 450), 544ms);  // 100 left at 225/s: 444 ms, then 100
   EXPECT_EQ(with_done(4s, 499, 499), 250ms);  // 2 left: as close as a paced poll goes
   EXPECT_EQ(with_done(4s, 500, 500), 250ms);  // all sent, the final results not yet in
-  EXPECT_EQ(with_done(4s, 0, 0), 1s);         // nothing yet: no pace
   // Before any pace, the first poll comes 250 ms after the barrier.
   EXPECT_EQ(with_done(-1500ms, 0, 0), 1s);  // the pass that starts the workers
   EXPECT_EQ(with_done(-100ms, 0, 0), 350ms);
   EXPECT_EQ(with_done(200ms, 0, 0), 100ms);
+  // Nothing done yet at the first poll (workers slow to get going, a run
+  // that may be over within the next): every 250 ms for 2 s, then each second.
+  EXPECT_EQ(with_done(250ms, 0, 0), 250ms);
+  EXPECT_EQ(with_done(2200ms, 0, 0), 250ms);
+  EXPECT_EQ(with_done(2250ms, 0, 0), 1s);
+  EXPECT_EQ(with_done(4s, 0, 0), 1s);
+  // Each worker's own pace: one that got going late ends the run.
+  EXPECT_EQ(with_done(600ms, 450, 0), 250ms);  // worker 1 has none done yet
+  EXPECT_EQ(with_done(4s, 490, 100), 1s);      // worker 1: 400 left at 25/s
+  EXPECT_EQ(with_done(4s, 100, 490), 1s);
+  EXPECT_EQ(with_done(4s, 490, 460), 447ms);  // worker 1: 40 left at 115/s: 347 ms
 }
 
 TEST(ReconcilePlan, OnlyTheLoadTestsOwnPodsAreSeen) {
