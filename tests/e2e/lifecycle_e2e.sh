@@ -5,8 +5,9 @@
 # while the old Job is still being garbage-collected runs fresh; a Job the
 # API server refuses, a worker image that does not exist, one the operator
 # does not allow and a worker that cannot be scheduled end Failed with the
-# reason (and the kept Job's pods go); the spec cannot be edited under a run; a worker evicted mid-run (the
-# Eviction API) fails the run and its kept result says it was interrupted.
+# reason (and the kept Job's pods go); the spec cannot be edited under a run; a worker evicted mid-run,
+# through the Eviction API or by its node's kubelet (over its ephemeral-storage
+# limit), fails the run and its kept result says it was interrupted.
 # Last line: `lifecycle-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -166,6 +167,61 @@ check "eviction: the run is Failed" wait_phase evicted Failed 60
 check "eviction: WorkerFailed, interrupted or deleted ($(jp evicted '{.status.message}'))" \
   bash -c "[ \"\$(kubectl -n '$NS' get lt evicted -o jsonpath='{.status.reason}')\" = WorkerFailed ] && kubectl -n '$NS' get lt evicted -o jsonpath='{.status.message}' | grep -Eq 'interrupted|deleted'"
 check "eviction: the other worker's pod does not linger" no_running_pods evicted 90
+
+# 6b. A worker evicted by its node: the kubelet's eviction manager, not the
+# API server, SIGTERMs it with a short grace because the pod's local storage
+# is over its ephemeral-storage limit. The storage grows from outside the
+# worker: a file in the pod's log directory on its node (scripts/cluster
+# pod-logs-dir), which the kubelet counts as the pod's, as it counts the
+# pod's logs. The pod already uses a copy of its image (this cluster's
+# containerd snapshotter copies it for each container), so the file is what
+# takes the kubelet's own count of the pod (its stats summary) 16 MiB over
+# the limit; the other worker, under the same limit, is not evicted. The
+# kubelet looks every 10 s.
+pod_storage_mib() { # node pod: the pod's ephemeral storage as its kubelet counts it, MiB
+  kubectl get --raw "/api/v1/nodes/$1/proxy/stats/summary" 2>/dev/null | python3 -c '
+import json, sys
+for pod in json.load(sys.stdin)["pods"]:
+    if pod["podRef"]["name"] == sys.argv[1]:
+        print(pod["ephemeral-storage"]["usedBytes"] // 2**20)' "$2"
+}
+evicted_by_kubelet() { # pod seconds: an Evicted event from its node's kubelet
+  for _ in $(seq 1 "$(( $2 * 5 ))"); do
+    kubectl -n "$NS" get events --field-selector "involvedObject.name=$1,reason=Evicted" \
+      -o jsonpath='{.items[*].source.component}' 2>/dev/null | grep -q kubelet && return 0
+    sleep 0.2
+  done
+  return 1
+}
+apply_loadtest nodeevicted "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 100, duration: 90s}
+  workers: 2
+  workerTemplate:
+    resources: {limits: {ephemeral-storage: 1Gi}}" >/dev/null
+check "kubelet eviction: Running" wait_phase nodeevicted Running 120
+worker_pod() { # index: name node uid
+  kubectl -n "$NS" get pods -l "kubeload.dev/loadtest=nodeevicted,batch.kubernetes.io/job-completion-index=$1" \
+    -o jsonpath='{.items[0].metadata.name} {.items[0].spec.nodeName} {.items[0].metadata.uid}'
+}
+read -r pod node pod_uid <<<"$(worker_pod 0)"
+read -r other_pod _ <<<"$(worker_pod 1)"
+used=""
+# A new container's usage shows once the kubelet has measured it.
+for _ in $(seq 1 30); do used=$(pod_storage_mib "$node" "$pod"); [ "${used:-0}" -gt 0 ] && break; sleep 1; done
+check "kubelet eviction: the kubelet counts ${used:-?} MiB for $pod, under its 1Gi" \
+  test -n "$used" -a "${used:-1024}" -lt 1024
+pod_logs="$("$cluster" pod-logs-dir "$node")/${NS}_${pod}_${pod_uid}"
+fill=$(( 1024 - ${used:-1024} + 16 ))
+check "kubelet eviction: $fill MiB more in its local storage ($pod_logs)" \
+  dd if=/dev/zero of="$pod_logs/kubeload-e2e-fill" bs=1M count="$fill" status=none
+check "kubelet eviction: the kubelet evicted $pod" evicted_by_kubelet "$pod" 60
+check "kubelet eviction: the run is Failed" wait_phase nodeevicted Failed 60
+check "kubelet eviction: WorkerFailed, interrupted ($(jp nodeevicted '{.status.message}'))" \
+  bash -c "[ \"\$(kubectl -n '$NS' get lt nodeevicted -o jsonpath='{.status.reason}')\" = WorkerFailed ] && kubectl -n '$NS' get lt nodeevicted -o jsonpath='{.status.message}' | grep -q 'worker 0 reported: interrupted'"
+check "kubelet eviction: the other worker ($other_pod), under the same limit, was not evicted" \
+  bash -c "! kubectl -n '$NS' get events --field-selector 'involvedObject.name=$other_pod,reason=Evicted' -o name | grep -q ."
+check "kubelet eviction: the other worker's pod does not linger" no_running_pods nodeevicted 90
+rm -f "$pod_logs/kubeload-e2e-fill"
 
 # 7. A worker the operator cannot reach (a firewall, a NetworkPolicy, a mesh
 # between them): this host's own firewall rejects the operator's connections
