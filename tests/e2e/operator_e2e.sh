@@ -9,7 +9,9 @@
 # spec fails before any pod exists, a missed gate is verdict Fail (not phase
 # Failed), a target with no endpoints shows up as connect errors, the
 # operator killed mid-run picks the run up again, so does a run during which
-# the API server restarts (and the watches resume), a deleted worker fails the
+# the API server restarts (and the watches resume), workers that finish a
+# minute apart with the operator down in between end with every request (the
+# first one's result kept while its pod is gone), a deleted worker fails the
 # run, a deleted LoadTest takes its pods along, the README's `kubectl wait`
 # gate recipes return as documented (the states captured on the way are read
 # by kstatus, Flux and Argo CD code: tests/gitops), and of two replicas with
@@ -280,6 +282,51 @@ check "API server restart: the operator is still the same process" kill -0 "$ope
 apply_loadtest afterapi "  target: {service: {name: nginx, port: 80}}
   load: {connections: 2, requests: 100}" >/dev/null
 check "API server restart: a LoadTest applied afterwards runs (watches resumed)" wait_completed afterapi 120s
+
+# 7c. Workers that finish far apart, with the operator down in between:
+# worker 1 is frozen from this host (SIGSTOP) while worker 0 finishes, has
+# its final result kept (the results ConfigMap) and exits; the operator is
+# stopped; worker 1, resumed a minute later, finishes while no operator
+# runs (its overdue requests go out late, within their 2m timeout); the
+# operator, started again, ends the run Succeeded on every request nginx
+# served, worker 0's share from the kept merge alone.
+worker_process() { # pod: the host PID of its loadgen, found by the HOSTNAME its container has
+  local host environ pid
+  # An Indexed Job names its pods' hosts <job>-<index>; other pods' host is the pod's name.
+  host=$(kubectl -n "$NS" get pod "$1" -o jsonpath='{.spec.hostname}' 2>/dev/null)
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}; pid=${pid%/environ}
+    tr '\0' '\n' <"$environ" 2>/dev/null | grep -qx "HOSTNAME=${host:-$1}" || continue
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'loadgen worker' && { echo "$pid"; return 0; }
+  done
+  return 1
+}
+apart_pod() { # index: the name of the run's pod of that completion index
+  kubectl -n "$NS" get pods -l "kubeload.dev/loadtest=apart,batch.kubernetes.io/job-completion-index=$1" \
+    -o jsonpath='{.items[0].metadata.name}' 2>/dev/null
+}
+before=$(nginx_requests)
+apply_loadtest apart "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 40, requests: 400, timeout: 2m}
+  workers: 2
+  timeouts: {run: 10m}" >/dev/null
+check "apart: Running" wait_phase apart Running 120
+sleep 3
+late_pod=$(apart_pod 1)
+late_pid=$(worker_process "$late_pod")
+check "apart: worker 1 ($late_pod, host pid ${late_pid:-none}) frozen mid-run" kill -STOP "${late_pid:-none}"
+check "apart: worker 0 finished, its result kept, its pod exited" \
+  bash -c "for i in \$(seq 1 300); do [ \"\$(kubectl -n '$NS' get pods -l kubeload.dev/loadtest=apart,batch.kubernetes.io/job-completion-index=0 -o jsonpath='{.items[0].status.phase}')\" = Succeeded ] && exit 0; sleep 0.2; done; exit 1"
+stop_operator
+sleep 60
+check "apart: worker 1 resumed a minute later, no operator running" kill -CONT "${late_pid:-none}"
+sleep 5
+check "apart: the operator started again" start_operator
+check "apart: Completed" wait_completed apart 120s
+check "apart: Succeeded, both workers' results ($(jp apart '{.status.phase} {.status.message}'))" \
+  test "$(jp apart '{.status.phase}')" = Succeeded
+check "apart: 400 requests" test "$(jp apart '{.status.result.requests}')" = 400
+check_nginx_agrees apart apart "$before"
 
 # 8. A worker deleted mid-run fails the run with the reason.
 apply_loadtest crash "  target: {service: {name: nginx, port: 80}}
