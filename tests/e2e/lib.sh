@@ -11,6 +11,12 @@ check() { # description command...
   if "$@"; then ok "$d"; else bad "$d"; fi
 }
 contains() { grep -qi -- "$2" <<<"$1"; }
+# A LoadTest's worker pod of one completion index (the Job controller's
+# label), as a kubectl jsonpath over the pod list: {.items[0].metadata.name}.
+loadtest_pod() { # namespace loadtest index jsonpath
+  kubectl -n "$1" get pods -l "kubeload.dev/loadtest=$2,batch.kubernetes.io/job-completion-index=$3" \
+    -o jsonpath="$4" 2>/dev/null
+}
 # Whether scripts/cluster's API server runs. Not `status | grep -q`: grep -q
 # quits at the first match, status dies of SIGPIPE and pipefail turns the
 # match into a failure, so a test would take down a cluster it did not start.

@@ -199,12 +199,9 @@ apply_loadtest nodeevicted "  target: {service: {name: nginx, port: 80}}
   workerTemplate:
     resources: {limits: {ephemeral-storage: 1Gi}}" >/dev/null
 check "kubelet eviction: Running" wait_phase nodeevicted Running 120
-worker_pod() { # index: name node uid
-  kubectl -n "$NS" get pods -l "kubeload.dev/loadtest=nodeevicted,batch.kubernetes.io/job-completion-index=$1" \
-    -o jsonpath='{.items[0].metadata.name} {.items[0].spec.nodeName} {.items[0].metadata.uid}'
-}
-read -r pod node pod_uid <<<"$(worker_pod 0)"
-read -r other_pod _ <<<"$(worker_pod 1)"
+read -r pod node pod_uid <<<"$(loadtest_pod "$NS" nodeevicted 0 \
+  '{.items[0].metadata.name} {.items[0].spec.nodeName} {.items[0].metadata.uid}')"
+other_pod=$(loadtest_pod "$NS" nodeevicted 1 '{.items[0].metadata.name}')
 used=""
 # A new container's usage shows once the kubelet has measured it.
 for _ in $(seq 1 30); do used=$(pod_storage_mib "$node" "$pod"); [ "${used:-0}" -gt 0 ] && break; sleep 1; done

@@ -301,9 +301,12 @@ worker_process() { # pod: the host PID of its loadgen, found by the HOSTNAME its
   done
   return 1
 }
-apart_pod() { # index: the name of the run's pod of that completion index
-  kubectl -n "$NS" get pods -l "kubeload.dev/loadtest=apart,batch.kubernetes.io/job-completion-index=$1" \
-    -o jsonpath='{.items[0].metadata.name}' 2>/dev/null
+worker_pod_succeeded() { # loadtest index seconds
+  for _ in $(seq 1 "$(( $3 * 5 ))"); do
+    [ "$(loadtest_pod "$NS" "$1" "$2" '{.items[0].status.phase}')" = Succeeded ] && return 0
+    sleep 0.2
+  done
+  return 1
 }
 before=$(nginx_requests)
 apply_loadtest apart "  target: {service: {name: nginx, port: 80}}
@@ -312,11 +315,10 @@ apply_loadtest apart "  target: {service: {name: nginx, port: 80}}
   timeouts: {run: 10m}" >/dev/null
 check "apart: Running" wait_phase apart Running 120
 sleep 3
-late_pod=$(apart_pod 1)
+late_pod=$(loadtest_pod "$NS" apart 1 '{.items[0].metadata.name}')
 late_pid=$(worker_process "$late_pod")
 check "apart: worker 1 ($late_pod, host pid ${late_pid:-none}) frozen mid-run" kill -STOP "${late_pid:-none}"
-check "apart: worker 0 finished, its result kept, its pod exited" \
-  bash -c "for i in \$(seq 1 300); do [ \"\$(kubectl -n '$NS' get pods -l kubeload.dev/loadtest=apart,batch.kubernetes.io/job-completion-index=0 -o jsonpath='{.items[0].status.phase}')\" = Succeeded ] && exit 0; sleep 0.2; done; exit 1"
+check "apart: worker 0 finished, its result kept, its pod exited" worker_pod_succeeded apart 0 60
 stop_operator
 sleep 60
 check "apart: worker 1 resumed a minute later, no operator running" kill -CONT "${late_pid:-none}"
