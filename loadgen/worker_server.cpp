@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <variant>
 
 #include <openssl/crypto.h>
 #include <prometheus/registry.h>
@@ -112,6 +113,51 @@ std::string termination_summary(const RunResult& run, const std::string& error) 
   return out.dump();
 }
 
+// The final result, served as ResultDocumentWriter writes it, chunked: the
+// worker never holds the document's whole text, only the row being sent.
+struct ResultDocumentBody {
+  struct value_type {
+    std::shared_ptr<const RunResult> run;
+    json head;  // the worker's own fields: its index, its run's UID, an error
+  };
+
+  class writer {
+   public:
+    using const_buffers_type = asio::const_buffer;
+
+    template <bool isRequest, class Fields>
+    writer(const http::header<isRequest, Fields>&, const value_type& body)
+        : document_(body.run, body.head) {}
+
+    void init(beast::error_code& ec) { ec = {}; }
+
+    boost::optional<std::pair<const_buffers_type, bool>> get(beast::error_code& ec) {
+      ec = {};
+      if (ended_) return boost::none;
+      try {
+        if (!document_.next(piece_)) {
+          piece_ = "\n";
+          ended_ = true;
+        }
+      } catch (const std::exception&) {
+        // Cannot happen for a result this worker measured; if it did, the
+        // answer is cut short (the client sees no final chunk), never wrong.
+        ec = beast::errc::make_error_code(beast::errc::invalid_argument);
+        return boost::none;
+      }
+      return {{const_buffers_type(piece_.data(), piece_.size()), true}};
+    }
+
+   private:
+    ResultDocumentWriter document_;
+    std::string piece_;
+    bool ended_ = false;
+  };
+};
+
+using StringReply = http::response<http::string_body>;
+using Reply = std::variant<StringReply, http::response<ResultDocumentBody>>;
+
 class WorkerService {
  public:
   WorkerService(const WorkerConfig& config, RunPlan plan)
@@ -129,8 +175,7 @@ class WorkerService {
   WorkerService(const WorkerService&) = delete;
   WorkerService& operator=(const WorkerService&) = delete;
 
-  http::response<http::string_body> handle(const http::request<http::string_body>& request,
-                                           const std::atomic<bool>& stop) {
+  Reply handle(const http::request<http::string_body>& request, const std::atomic<bool>& stop) {
     const std::string target(request.target());
     const std::string path = target.substr(0, target.find('?'));
     if (path == "/healthz" || path == "/readyz")
@@ -162,7 +207,7 @@ class WorkerService {
       }
       return start(target, stop);
     }
-    if (path == "/result") return result();
+    if (path == "/result") return result(request.version());
     if (path == "/finish") {
       if (request.method() != http::verb::post) {
         return reply(http::status::method_not_allowed, "use POST /finish\n", "text/plain");
@@ -174,7 +219,7 @@ class WorkerService {
 
   bool finished() const {
     std::lock_guard lock(mutex_);
-    return final_.has_value();
+    return final_ != nullptr;
   }
   bool started() const {
     std::lock_guard lock(mutex_);
@@ -190,18 +235,18 @@ class WorkerService {
   }
 
  private:
-  static http::response<http::string_body> reply(http::status status, std::string body,
-                                                 const char* type) {
-    http::response<http::string_body> response(status, 11);
+  static constexpr const char* kServerName = "kubeload-loadgen";
+
+  static StringReply reply(http::status status, std::string body, const char* type) {
+    StringReply response(status, 11);
     response.set(http::field::content_type, type);
-    response.set(http::field::server, "kubeload-loadgen");
+    response.set(http::field::server, kServerName);
     response.body() = std::move(body);
     response.prepare_payload();
     return response;
   }
 
-  http::response<http::string_body> start(const std::string& target,
-                                          const std::atomic<bool>& stop) {
+  StringReply start(const std::string& target, const std::atomic<bool>& stop) {
     int64_t at_ms = 0;
     if (const auto at = target.find("at="); at != std::string::npos) {
       try {
@@ -261,22 +306,33 @@ class WorkerService {
     std::ofstream(config_.termination_log) << termination_summary(result, error);
     std::lock_guard lock(mutex_);
     error_ = std::move(error);
-    final_ = std::move(result);
+    final_ = std::make_shared<const RunResult>(std::move(result));
   }
 
-  http::response<http::string_body> result() {
+  // While running: the counters, small. The final document (histograms of
+  // every stage and named request) is written as it is sent.
+  Reply result(unsigned http_version) {
     std::lock_guard lock(mutex_);
-    json document;
-    if (final_) {
-      document = to_json(*final_);
-    } else {
-      document = partial_document(latest_);
+    json head = {{"worker", config_.index},
+                 {"loadTestUid", config_.loadtest_uid},
+                 {"startedAtMs", started_at_ms_}};
+    if (!error_.empty()) head["error"] = error_;
+    if (!final_) {
+      json document = partial_document(latest_);
+      document.update(head);
+      return reply(http::status::ok, document.dump() + "\n", "application/json");
     }
-    document["worker"] = config_.index;
-    document["loadTestUid"] = config_.loadtest_uid;
-    document["startedAtMs"] = started_at_ms_;
-    if (!error_.empty()) document["error"] = error_;
-    return reply(http::status::ok, document.dump() + "\n", "application/json");
+    http::response<ResultDocumentBody> response(http::status::ok, http_version);
+    response.set(http::field::content_type, "application/json");
+    response.set(http::field::server, kServerName);
+    response.body() = {final_, std::move(head)};
+    // HTTP/1.0 has no chunks: the end of the body is the end of the connection.
+    if (http_version >= 11) {
+      response.chunked(true);
+    } else {
+      response.keep_alive(false);
+    }
+    return response;
   }
 
   // The operator acknowledges the final result once it is safely in the
@@ -296,7 +352,7 @@ class WorkerService {
   bool collected_ = false;
   int64_t started_at_ms_ = 0;
   LiveSnapshot latest_;
-  std::optional<RunResult> final_;
+  std::shared_ptr<const RunResult> final_;  // shared with the answers that send it
   std::string error_;
   std::thread run_thread_;
 };
@@ -340,17 +396,23 @@ class Session : public std::enable_shared_from_this<Session> {
   void respond() {
     const http::request<http::string_body> request = parser_->release();
     response_ = service_.handle(request, stop_);
-    response_.keep_alive(request.keep_alive());
-    stream_.expires_after(kControlRequestTimeout);
-    http::async_write(stream_, response_,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        if (ec || !self->response_.keep_alive()) {
-                          beast::error_code ignored;
-                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                          return;
-                        }
-                        self->read();
-                      });
+    std::visit(
+        [&](auto& response) {
+          response.keep_alive(response.keep_alive() && request.keep_alive());
+          stream_.expires_after(kControlRequestTimeout);
+          http::async_write(stream_, response,
+                            [self = shared_from_this(), keep_alive = response.keep_alive()](
+                                beast::error_code ec, std::size_t) {
+                              if (ec || !keep_alive) {
+                                beast::error_code ignored;
+                                self->stream_.socket().shutdown(tcp::socket::shutdown_send,
+                                                                ignored);
+                                return;
+                              }
+                              self->read();
+                            });
+        },
+        response_);
   }
 
   beast::tcp_stream stream_;
@@ -359,7 +421,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ControlConnections& connections_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> response_;
+  Reply response_;
 };
 
 void accept(tcp::acceptor& acceptor, WorkerService& service, const std::atomic<bool>& stop,

@@ -5,6 +5,7 @@
 //   GET  /healthz, /readyz   200 once the worker can run
 //   POST /start[?at=UNIX_MS] starts the run (at that wall-clock time, if given)
 //   GET  /result             the result document: partial while running, final after
+//                            (the final one written row by row as it is sent, chunked)
 //   POST /finish             the final result is safely stored: the worker may exit
 //   GET  /metrics            live Prometheus metrics
 // /start, /result and /finish need the run's token (`Authorization: Bearer

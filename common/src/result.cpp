@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -357,30 +358,99 @@ void to_json(json& out, const Result& r, bool with_histograms) {
   }
 }
 
+namespace {
+
+// The document's rows, shared by to_json and ResultDocumentWriter.
+json document_head(const RunResult& run) {
+  return {{"version", RunResult::kVersion},
+          {"finished", run.finished},
+          {"warmupRequests", run.warmup_requests}};
+}
+
+json result_row(const Result& result, bool with_histograms) {
+  json row;
+  to_json(row, result, with_histograms);
+  return row;
+}
+
+json stage_row(const StageResult& stage, bool with_histograms) {
+  json row;
+  row["index"] = stage.index;
+  row["plannedDurationSeconds"] = stage.duration_seconds_planned;
+  if (stage.connections) row["connections"] = *stage.connections;
+  if (stage.rate) row["targetRate"] = *stage.rate;
+  to_json(row, stage.result, with_histograms);
+  return row;
+}
+
+json request_row(const NamedResult& named, bool with_histograms) {
+  json row;
+  row["name"] = named.name;
+  to_json(row, named.result, with_histograms);
+  return row;
+}
+
+constexpr const char* kResultKey = "result";
+constexpr const char* kStagesKey = "stages";
+constexpr const char* kRequestResultsKey = "requestResults";
+
+}  // namespace
+
 json to_json(const RunResult& run, bool with_histograms) {
-  json out;
-  out["version"] = RunResult::kVersion;
-  out["finished"] = run.finished;
-  out["warmupRequests"] = run.warmup_requests;
-  to_json(out["result"], run.result, with_histograms);
-  out["stages"] = json::array();
+  json out = document_head(run);
+  out[kResultKey] = result_row(run.result, with_histograms);
+  out[kStagesKey] = json::array();
   for (const StageResult& stage : run.stages) {
-    json row;
-    row["index"] = stage.index;
-    row["plannedDurationSeconds"] = stage.duration_seconds_planned;
-    if (stage.connections) row["connections"] = *stage.connections;
-    if (stage.rate) row["targetRate"] = *stage.rate;
-    to_json(row, stage.result, with_histograms);
-    out["stages"].push_back(std::move(row));
+    out[kStagesKey].push_back(stage_row(stage, with_histograms));
   }
-  out["requestResults"] = json::array();
+  out[kRequestResultsKey] = json::array();
   for (const NamedResult& named : run.request_results) {
-    json row;
-    row["name"] = named.name;
-    to_json(row, named.result, with_histograms);
-    out["requestResults"].push_back(std::move(row));
+    out[kRequestResultsKey].push_back(request_row(named, with_histograms));
   }
   return out;
+}
+
+ResultDocumentWriter::ResultDocumentWriter(std::shared_ptr<const RunResult> run, const json& head)
+    : run_(std::move(run)) {
+  if (!head.is_object()) throw std::invalid_argument("a result document's head must be an object");
+  json fields = document_head(*run_);
+  fields.update(head);
+  head_ = fields.dump();
+  head_.pop_back();  // the closing brace: the rows follow
+}
+
+bool ResultDocumentWriter::next(std::string& piece) {
+  // Pieces: 0 the head and "result"; then each stage row; then each request
+  // row; then the end. An array opens with the piece before its first row
+  // and closes with the piece after its last.
+  const std::size_t stages = run_->stages.size();
+  const std::size_t requests = run_->request_results.size();
+  const std::size_t piece_index = next_++;
+  const auto key = [](const char* name) { return std::string(",\"") + name + "\":"; };
+  piece.clear();
+  if (piece_index == 0) {
+    piece = head_;
+    piece += key(kResultKey);
+    piece += result_row(run_->result, true).dump();
+    piece += key(kStagesKey);
+    piece += '[';
+  } else if (piece_index <= stages) {
+    const std::size_t row = piece_index - 1;
+    if (row > 0) piece += ',';
+    piece += stage_row(run_->stages[row], true).dump();
+  } else if (piece_index <= stages + requests) {
+    const std::size_t row = piece_index - 1 - stages;
+    if (row == 0) piece += "]" + key(kRequestResultsKey) + "[";
+    if (row > 0) piece += ',';
+    piece += request_row(run_->request_results[row], true).dump();
+  } else if (piece_index == stages + requests + 1) {
+    if (requests == 0) piece += "]" + key(kRequestResultsKey) + "[";
+    piece += "]}";
+  } else {
+    next_ = piece_index;  // stays done
+    return false;
+  }
+  return true;
 }
 
 Result result_from_json(const json& in) {

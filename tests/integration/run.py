@@ -1355,6 +1355,86 @@ def check_worker_control_needs_the_runs_token(env):
         stop_process(process, "loadgen worker")
 
 
+def raw_control_get(port, path, token, version="HTTP/1.1"):
+    """GET with a socket of our own, so the framing is seen: (headers, raw body)."""
+    with socket.create_connection((LOOPBACK, port), timeout=10) as connection:
+        connection.sendall(f"GET {path} {version}\r\nHost: worker\r\nAuthorization: Bearer {token}\r\n"
+                           f"Connection: close\r\n\r\n".encode())
+        raw = b""
+        while chunk := connection.recv(65536):
+            raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = {name.strip().lower(): value.strip()
+               for name, _, value in (line.partition(":") for line in lines[1:])}
+    return lines[0], headers, body
+
+
+def dechunk(body):
+    """The chunks of a chunked body, checked to end with the last (empty) chunk."""
+    chunks = []
+    while True:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            expect(rest == b"\r\n", f"bytes after the last chunk: {rest[:80]!r}")
+            return chunks
+        chunks.append(rest[:size])
+        expect(rest[size:size + 2] == b"\r\n", "a chunk not followed by CRLF")
+        body = rest[size + 2:]
+
+
+def check_worker_streams_its_final_result_in_chunks(env):
+    # The final /result holds a row per stage and per named request, each with
+    # four histograms: the worker writes it as it sends it, a chunk per row,
+    # never one text built whole. An HTTP/1.0 client gets it to the close.
+    token = "stream-" + os.urandom(8).hex()
+    tag = "worker-stream"
+    spec = {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+            "metadata": {"name": tag},
+            "spec": {"target": {"url": env.nginx.url("/small.bin", tag)},
+                     "requests": [{"name": f"r{i}", "path": f"/small.bin?check={tag}&r={i}"}
+                                  for i in range(5)],
+                     "load": {"stages": [{"duration": "200ms", "connections": 1}
+                                         for _ in range(4)]}}}
+    process, port, log_path = start_worker(env, tag, token, spec=spec)
+    try:
+        expect(wait_listening(port, process), f"worker did not listen: {read_tail(log_path)}")
+        status, body = control_request(port, "POST", "/start", token=token)
+        expect(status == 202, f"POST /start: {status} {body!r}")
+        deadline = time.monotonic() + 30
+        document = {}
+        while time.monotonic() < deadline and not document.get("finished"):
+            time.sleep(0.2)
+            status, body = control_request(port, "GET", "/result", token=token)
+            document = json.loads(body) if status == 200 else {}
+        expect(document.get("finished"), f"the run did not finish: {document!r}"[:300])
+        status_line, headers, raw = raw_control_get(port, "/result", token)
+        expect(status_line.startswith("HTTP/1.1 200"), status_line)
+        expect(headers.get("transfer-encoding") == "chunked" and "content-length" not in headers,
+               f"final /result headers {headers}")
+        chunks = dechunk(raw)
+        rows = 1 + 4 + 5
+        expect(len(chunks) >= rows, f"{len(chunks)} chunks for {rows} rows")
+        streamed = json.loads(b"".join(chunks))
+        expect(streamed == document, "the chunked document differs from http.client's read")
+        expect(len(streamed["stages"]) == 4 and len(streamed["requestResults"]) == 5
+               and streamed["worker"] == 0 and streamed["result"]["requests"] > 0
+               and all(row["histogram"] for row in streamed["stages"]),
+               f"rows {len(streamed['stages'])} stages, {len(streamed['requestResults'])} requests")
+        expect(max(len(chunk) for chunk in chunks) < len(b"".join(chunks)) / 4,
+               "one chunk holds most of the document")
+        status_line, headers, raw = raw_control_get(port, "/result", token, version="HTTP/1.0")
+        expect(status_line.startswith("HTTP/1.0 200") and "transfer-encoding" not in headers,
+               f"HTTP/1.0: {status_line} {headers}")
+        expect(json.loads(raw) == document, "HTTP/1.0 body differs")
+        status, _ = control_request(port, "POST", "/finish", token=token)
+        expect(status == 200, f"POST /finish: {status}")
+        expect(process.wait(timeout=15) == 0, f"worker exit {process.returncode}")
+    finally:
+        stop_process(process, "loadgen worker")
+
+
 def check_worker_guard_refuses_denied_targets_by_resolved_address(env):
     # The guard decides on what the target resolves to: a name, the decimal
     # form of 127.0.0.1 and the IPv4-mapped IPv6 form all reach loopback, which
@@ -1520,6 +1600,7 @@ CHECKS = (
     check_usage_rate_with_stages,
     check_usage_threads_above_connections,
     check_worker_control_needs_the_runs_token,
+    check_worker_streams_its_final_result_in_chunks,
     check_worker_refuses_to_run_without_a_token,
     check_worker_guard_refuses_denied_targets_by_resolved_address,
     check_worker_guard_refuses_a_denied_host_name_before_resolving_it,

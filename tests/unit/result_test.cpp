@@ -1,4 +1,10 @@
+#include <algorithm>
+#include <memory>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -199,6 +205,68 @@ TEST(Result, FromJsonRefusesAHistogramOfAnotherLayout) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The pieces of a run's document, concatenated.
+std::string written_document(const std::shared_ptr<const RunResult>& run,
+                             const nlohmann::json& head, std::size_t* largest_piece = nullptr) {
+  ResultDocumentWriter writer(run, head);
+  std::string document, piece;
+  while (writer.next(piece)) {
+    document += piece;
+    if (largest_piece) *largest_piece = std::max(*largest_piece, piece.size());
+  }
+  EXPECT_FALSE(writer.next(piece)) << "a complete writer stays complete";
+  EXPECT_TRUE(piece.empty());
+  return document;
+}
+
+TEST(ResultDocumentWriter, PiecesMakeTheDocumentWithTheHeadsFields) {
+  const Result some = result_of(random_responses(5, 500), 2.0);
+  const nlohmann::json head = {{"worker", 3}, {"loadTestUid", "6f1c"}, {"error", "interrupted"}};
+  // Every arrangement of rows: none, stages only, requests only, both, several.
+  for (const auto& [stages, requests] :
+       std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 0}, {0, 4}, {10, 5}}) {
+    auto run = std::make_shared<RunResult>();
+    run->result = some;
+    run->warmup_requests = 9;
+    run->finished = stages != 3;
+    for (int i = 0; i < stages; ++i) {
+      run->stages.push_back(
+          StageResult{i, 1.5, i % 2 == 0 ? std::optional<uint64_t>(10u) : std::nullopt,
+                      i % 2 == 1 ? std::optional<double>(20.0) : std::nullopt, some});
+    }
+    for (int i = 0; i < requests; ++i)
+      run->request_results.push_back(NamedResult{"r" + std::to_string(i), some});
+    nlohmann::json expected = to_json(*run);
+    expected.update(head);
+    const std::string written = written_document(run, head);
+    const auto parsed = nlohmann::json::parse(written, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded())
+        << stages << " stages, " << requests << " requests: " << written;
+    EXPECT_EQ(parsed, expected) << stages << " stages, " << requests << " requests";
+  }
+}
+
+TEST(ResultDocumentWriter, NoPieceHoldsMoreThanOneRow) {
+  auto run = std::make_shared<RunResult>();
+  run->result = result_of(random_responses(6, 2000), 2.0);
+  for (int i = 0; i < 20; ++i)
+    run->stages.push_back(StageResult{i, 1.0, 1u, std::nullopt, run->result});
+  for (int i = 0; i < 20; ++i)
+    run->request_results.push_back(NamedResult{"r" + std::to_string(i), run->result});
+  std::size_t largest = 0;
+  const std::string written = written_document(run, nlohmann::json::object(), &largest);
+  nlohmann::json one_row;
+  to_json(one_row, run->result);
+  // One row and the separators around it; the document is 41 rows.
+  EXPECT_LT(largest, one_row.dump().size() + 200);
+  EXPECT_GT(written.size(), 40 * one_row.dump().size());
+}
+
+TEST(ResultDocumentWriter, RefusesAHeadThatIsNotAnObject) {
+  EXPECT_THROW(ResultDocumentWriter(std::make_shared<RunResult>(), nlohmann::json::array()),
+               std::invalid_argument);
 }
 
 TEST(Result, EmptyResultHasNoNanOrInf) {

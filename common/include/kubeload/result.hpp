@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -142,6 +143,25 @@ struct RunResult {
 // for places (like a CR status) that show numbers only.
 void to_json(nlohmann::json& out, const Result& r, bool with_histograms = true);
 nlohmann::json to_json(const RunResult& run, bool with_histograms = true);
+
+// The same document as text, written piece by piece so that a worker serves
+// its final result without ever holding the whole text: the first piece is
+// the top-level fields and "result", then one piece per row of "stages" and
+// "requestResults", then the closing brackets. `head` (a JSON object) adds
+// top-level fields, such as a worker's index. Concatenated, the pieces parse
+// to to_json(*run) with `head`'s fields added.
+class ResultDocumentWriter {
+ public:
+  ResultDocumentWriter(std::shared_ptr<const RunResult> run, const nlohmann::json& head);
+  // Replaces `piece` with the next piece; false once the document is complete.
+  bool next(std::string& piece);
+
+ private:
+  std::shared_ptr<const RunResult> run_;
+  std::string head_;  // the top-level fields, without the closing brace
+  std::size_t next_ = 0;
+};
+
 // Throws std::invalid_argument naming the bad field.
 Result result_from_json(const nlohmann::json& in);
 RunResult run_result_from_json(const nlohmann::json& in);
