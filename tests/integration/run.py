@@ -1029,6 +1029,21 @@ def check_fault_post_body_file(env):
            f"bytesSent {result['bytesSent']} for 20 requests with {len(body)}-byte bodies")
 
 
+def check_fault_post_body_larger_than_the_send_buffer(env):
+    # 16 MiB per request: no socket send buffer takes it at once, so each
+    # request goes out in parts as the server reads (the connection waits
+    # for room to write), on one kept-alive connection.
+    body_path = os.path.join(env.workdir, "post-body-16m.bin")
+    body_bytes = 16 * 1024 * 1024
+    with open(body_path, "wb") as out:
+        out.write(b"y" * body_bytes)
+    _, result, server = fault_check(env, "/ok", requests=5, connections=1, timeout="20s",
+                                    extra=["-m", "POST", "--body", "@" + body_path])
+    expect_all_succeeded_exactly(result, server)
+    expect(result["bytesSent"] > 5 * body_bytes,
+           f"bytesSent {result['bytesSent']} for 5 requests with {body_bytes}-byte bodies")
+
+
 def check_fault_keepalive_close_get_is_resent_and_counted(env):
     # The server closes every kept-alive connection right after answering:
     # each GET after the first finds its connection gone and is sent again.
@@ -1585,6 +1600,7 @@ CHECKS = (
     check_fault_slow_latency_is_measured,
     check_fault_expect_status_503_succeeds,
     check_fault_post_body_file,
+    check_fault_post_body_larger_than_the_send_buffer,
     check_fault_keepalive_close_get_is_resent_and_counted,
     check_fault_keepalive_close_post_is_not_resent,
     check_fault_keepalive_close_post_resent_when_asked,
