@@ -15,7 +15,6 @@
 #include "loadgen/http1_parser.hpp"
 #include "loadgen/network.hpp"
 #include "loadgen/request_slot.hpp"
-#include "loadgen/socket_events.hpp"
 
 namespace kubeload::loadgen {
 
@@ -33,6 +32,10 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   uint32_t index() const noexcept { return index_; }
+  // Socket operations started through the io_context (HTTP/1.1 connections).
+  uint64_t socket_operations() const noexcept {
+    return operation_memory_ ? operation_memory_->operations() : 0;
+  }
   bool busy() const noexcept { return busy_; }
   bool is_open() const noexcept;
 
@@ -44,9 +47,6 @@ class Connection {
   // Brings every deadline forward (used when the run is interrupted).
   void clamp_deadline(Clock::time_point latest) noexcept;
   void close() noexcept;
-  // A readiness event of this connection's plain socket (Worker::socket_events);
-  // `generation`: of the socket it was for.
-  void on_socket_event(uint32_t generation, uint32_t events);
 
  private:
   friend class H2Session;
@@ -64,20 +64,9 @@ class Connection {
   bool socket_open() const noexcept;
   tcp::socket& socket() noexcept;
   void connect();
-  // Plain HTTP/1.1: the worker's addresses in order from `first`; the first
-  // that accepts is used. `error`: what to report when none is left.
-  void connect_plain(std::size_t first, int error);
   void on_connected(const boost::system::error_code& ec);
   void write_request();
-  void send_plain(std::size_t offset);
   void read_response();
-  // Plain HTTP/1.1, on a readiness event: reads until the socket is drained
-  // (to the end of the stream when the peer had closed) or the response ends.
-  void receive(uint32_t events);
-  // Fails the request from the io_context, not from inside the caller (a
-  // start, the tick): as an Asio operation's completion would.
-  void fail_later(Outcome outcome, int error);
-  SocketOwner owner() const noexcept { return {index_, generation_}; }
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
   void complete_response(bool must_close);
   void finish(Outcome outcome, bool response_complete);
@@ -91,16 +80,7 @@ class Connection {
   Worker& worker_;
   asio::io_context& io_;
   uint32_t index_;
-  // HTTP/1.1 over TCP: a socket of our own, its events from the worker's
-  // SocketEvents. Over TLS: Asio's stream. (HTTP/2: the session's.)
-  UniqueSocket plain_;
-  uint32_t generation_ = 0;            // of plain_, bumped when it closes
-  bool connecting_ = false;            // plain_ waits for its connect to complete
-  std::size_t endpoint_ = 0;           // the address plain_ connects to
-  std::size_t unsent_ = 0;             // where a request's send stopped (the buffer was full)
-  bool sending_ = false;               // a request waits for room in the send buffer
-  uint32_t events_while_sending_ = 0;  // events that came while it did
-  bool want_read_ = false;             // the response needs more than has been read
+  tcp::socket plain_;
   std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
   std::unique_ptr<char[]> read_buffer_;
   // A request's write, then its reads: one operation at a time. Like the

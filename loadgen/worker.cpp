@@ -177,7 +177,6 @@ Worker::~Worker() = default;
 void Worker::run(Clock::time_point start) {
   begin_phase(0, start);
   arm_tick();
-  if (!plan_.http2() && tls_ == nullptr) socket_events_.start();
   if (plan_.open_model) {
     schedule_open();
   } else {
@@ -185,6 +184,12 @@ void Worker::run(Clock::time_point start) {
     wake_idle_connections();
   }
   io_.run();
+}
+
+uint64_t Worker::socket_operations() const noexcept {
+  uint64_t operations = 0;
+  for (const auto& connection : connections_) operations += connection->socket_operations();
+  return operations;
 }
 
 void Worker::begin_phase(size_t index, Clock::time_point at) {
@@ -462,7 +467,6 @@ void Worker::finish_if_drained() {
   for (auto& c : connections_) c->close();
   tick_timer_.cancel();
   open_timer_.cancel();
-  socket_events_.stop();
   publish_snapshot(true);
 }
 

@@ -21,7 +21,6 @@
 #include "loadgen/handler_memory.hpp"
 #include "loadgen/plan.hpp"
 #include "loadgen/request_slot.hpp"
-#include "loadgen/socket_events.hpp"
 
 namespace kubeload::loadgen {
 
@@ -107,12 +106,16 @@ class Worker {
   RunResult result() const;  // after run()
   LiveSnapshot snapshot() const;
   FirstResponse first_response() const;
+  // The socket operations the HTTP/1.1 connections started through the
+  // io_context (reads, writes, handshakes): a measure of the event loop's
+  // work per request, unlike the handlers it ran, which also count its
+  // wake-ups for write readiness (an ACK apart from the response).
+  uint64_t socket_operations() const noexcept;
 
   // For connections.
   const RunPlan& plan() const noexcept { return plan_; }
   const std::vector<tcp::endpoint>& endpoints() const noexcept { return endpoints_; }
   asio::ssl::context* tls() const noexcept { return tls_; }
-  SocketEvents& socket_events() noexcept { return socket_events_; }
   void on_complete(Connection& connection, const RequestSlot& slot, const Completion& done);
   void on_first_response(std::string server, uint64_t body_length);
   bool first_response_needed() const noexcept { return !first_response_seen_; }
@@ -164,11 +167,6 @@ class Worker {
   asio::steady_timer tick_timer_{io_};
   asio::steady_timer open_timer_{io_};
   HandlerMemory open_timer_memory_;  // re-armed for every arrival
-  // The plain HTTP/1.1 connections' sockets (not Asio's).
-  SocketEvents socket_events_{io_, [this](SocketOwner owner, uint32_t events) {
-                                connections_[owner.index]->on_socket_event(owner.generation,
-                                                                           events);
-                              }};
   // HTTP/2: the connections, each carrying lanes_per_connection() of the
   // lanes below (connections_[i] is on sessions_[i / lanes_per_connection()]).
   std::vector<std::unique_ptr<H2Session>> sessions_;
