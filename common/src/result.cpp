@@ -390,22 +390,18 @@ json request_row(const NamedResult& named, bool with_histograms) {
   return row;
 }
 
-constexpr const char* kResultKey = "result";
-constexpr const char* kStagesKey = "stages";
-constexpr const char* kRequestResultsKey = "requestResults";
-
 }  // namespace
 
 json to_json(const RunResult& run, bool with_histograms) {
   json out = document_head(run);
-  out[kResultKey] = result_row(run.result, with_histograms);
-  out[kStagesKey] = json::array();
+  out["result"] = result_row(run.result, with_histograms);
+  out["stages"] = json::array();
   for (const StageResult& stage : run.stages) {
-    out[kStagesKey].push_back(stage_row(stage, with_histograms));
+    out["stages"].push_back(stage_row(stage, with_histograms));
   }
-  out[kRequestResultsKey] = json::array();
+  out["requestResults"] = json::array();
   for (const NamedResult& named : run.request_results) {
-    out[kRequestResultsKey].push_back(request_row(named, with_histograms));
+    out["requestResults"].push_back(request_row(named, with_histograms));
   }
   return out;
 }
@@ -420,36 +416,29 @@ ResultDocumentWriter::ResultDocumentWriter(std::shared_ptr<const RunResult> run,
 }
 
 bool ResultDocumentWriter::next(std::string& piece) {
-  // Pieces: 0 the head and "result"; then each stage row; then each request
-  // row; then the end. An array opens with the piece before its first row
-  // and closes with the piece after its last.
+  // Pieces: the head, "result" and the opening of "stages"; a piece per
+  // stage row; the step from "stages" to "requestResults"; a piece per
+  // request row; the end.
   const std::size_t stages = run_->stages.size();
   const std::size_t requests = run_->request_results.size();
-  const std::size_t piece_index = next_++;
-  const auto key = [](const char* name) { return std::string(",\"") + name + "\":"; };
+  const std::size_t at = next_;
   piece.clear();
-  if (piece_index == 0) {
-    piece = head_;
-    piece += key(kResultKey);
-    piece += result_row(run_->result, true).dump();
-    piece += key(kStagesKey);
-    piece += '[';
-  } else if (piece_index <= stages) {
-    const std::size_t row = piece_index - 1;
-    if (row > 0) piece += ',';
-    piece += stage_row(run_->stages[row], true).dump();
-  } else if (piece_index <= stages + requests) {
-    const std::size_t row = piece_index - 1 - stages;
-    if (row == 0) piece += "]" + key(kRequestResultsKey) + "[";
-    if (row > 0) piece += ',';
-    piece += request_row(run_->request_results[row], true).dump();
-  } else if (piece_index == stages + requests + 1) {
-    if (requests == 0) piece += "]" + key(kRequestResultsKey) + "[";
-    piece += "]}";
+  if (at == 0) {
+    piece = head_ + ",\"result\":" + result_row(run_->result, true).dump() + ",\"stages\":[";
+  } else if (at <= stages) {
+    if (at > 1) piece = ",";
+    piece += stage_row(run_->stages[at - 1], true).dump();
+  } else if (at == stages + 1) {
+    piece = "],\"requestResults\":[";
+  } else if (at <= stages + 1 + requests) {
+    if (at > stages + 2) piece = ",";
+    piece += request_row(run_->request_results[at - stages - 2], true).dump();
+  } else if (at == stages + requests + 2) {
+    piece = "]}";
   } else {
-    next_ = piece_index;  // stays done
     return false;
   }
+  ++next_;
   return true;
 }
 

@@ -1371,13 +1371,11 @@ def check_worker_control_needs_the_runs_token(env):
 
 
 def raw_control_get(port, path, token, version="HTTP/1.1"):
-    """GET with a socket of our own, so the framing is seen: (headers, raw body)."""
-    with socket.create_connection((LOOPBACK, port), timeout=10) as connection:
-        connection.sendall(f"GET {path} {version}\r\nHost: worker\r\nAuthorization: Bearer {token}\r\n"
-                           f"Connection: close\r\n\r\n".encode())
-        raw = b""
-        while chunk := connection.recv(65536):
-            raw += chunk
+    """GET through raw_exchange, so the framing is seen: (status line, headers, raw body)."""
+    raw, error = raw_exchange(port, f"GET {path} {version}\r\nHost: worker\r\n"
+                                    f"Authorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+                                    .encode(), limit=16 << 20, timeout_s=10)
+    expect(error is None, f"GET {path} {version}: {error}")
     head, _, body = raw.partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     headers = {name.strip().lower(): value.strip()

@@ -145,9 +145,9 @@ void to_json(nlohmann::json& out, const Result& r, bool with_histograms = true);
 nlohmann::json to_json(const RunResult& run, bool with_histograms = true);
 
 // The same document as text, written piece by piece so that a worker serves
-// its final result without ever holding the whole text: the first piece is
-// the top-level fields and "result", then one piece per row of "stages" and
-// "requestResults", then the closing brackets. `head` (a JSON object) adds
+// its final result without ever holding the whole text: the top-level
+// fields and "result", then one piece per row of "stages" and of
+// "requestResults" (and the brackets between). `head` (a JSON object) adds
 // top-level fields, such as a worker's index. Concatenated, the pieces parse
 // to to_json(*run) with `head`'s fields added.
 class ResultDocumentWriter {
