@@ -63,7 +63,7 @@ tcp::socket& Connection::socket() noexcept {
   return tls_ ? tls_->next_layer() : plain_;
 }
 
-void Connection::start(const RequestSlot& slot) {
+void Connection::start(const RequestSlot& slot, Clock::time_point now) {
   busy_ = true;
   timed_out_ = false;
   slot_ = slot;
@@ -74,14 +74,14 @@ void Connection::start(const RequestSlot& slot) {
   retried_ = false;
   tls_handshake_ = false;
   tls_resumed_ = false;
-  deadline_ = Clock::now() + worker_.plan().timeout;
+  deadline_ = now + worker_.plan().timeout;
   if (h2_ != nullptr) {
     stream_ = {};
     return h2_->start(*this);
   }
   parser_.reset(worker_.plan().requests[slot.request].head);
   if (socket_open()) {
-    write_request();
+    write_request(now);
   } else {
     connect();
   }
@@ -115,31 +115,33 @@ void Connection::on_connected(const boost::system::error_code& ec) {
   counted_open_ = true;
   worker_.on_connection_opened();
   if (!tls_) {
-    timings_.connect_us = micros_between(connect_started_, Clock::now());
-    return write_request();
+    const Clock::time_point now = Clock::now();
+    timings_.connect_us = micros_between(connect_started_, now);
+    return write_request(now);
   }
   tls_->async_handshake(asio::ssl::stream_base::client,
                         [this](const boost::system::error_code& handshake_error) {
                           if (handshake_error) return fail(Outcome::connect, handshake_error);
                           tls_handshake_ = true;
                           tls_resumed_ = SSL_session_reused(tls_->native_handle()) == 1;
-                          timings_.connect_us = micros_between(connect_started_, Clock::now());
-                          write_request();
+                          const Clock::time_point now = Clock::now();
+                          timings_.connect_us = micros_between(connect_started_, now);
+                          write_request(now);
                         });
 }
 
-void Connection::write_request() {
+void Connection::write_request(Clock::time_point now) {
   const std::string& wire = worker_.plan().requests[slot_.request].wire;
   auto on_written = [this](const boost::system::error_code& ec, std::size_t bytes) {
     bytes_out_ += bytes;
     if (ec) return fail(Outcome::write, ec);
     read_response();
   };
-  // Taken as the request leaves, not when the completion handler runs: the
-  // handler may run later than the server starts working, and Waiting must
-  // never come out shorter than the server's own time. A request is one
-  // send, so the two coincide but for that scheduling delay.
-  written_at_ = Clock::now();
+  // The caller's clock, read just before the request leaves, not when the
+  // completion handler runs: the handler may run later than the server starts
+  // working, and Waiting must never come out shorter than the server's own
+  // time. A request is one send, so the two coincide but for that delay.
+  written_at_ = now;
   if (tls_) {
     return asio::async_write(*tls_, asio::buffer(wire),
                              with_memory(*operation_memory_, on_written));
@@ -172,14 +174,19 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes)
   if (timed_out_) return fail(Outcome::timeout, ec);
   if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
     parser_.finish_eof();
-    if (parser_.status() == Http1ResponseParser::Status::complete) return complete_response(false);
+    if (parser_.status() == Http1ResponseParser::Status::complete) {
+      return complete_response(false, Clock::now());
+    }
     return fail(Outcome::read, ec);
   }
   if (ec) return fail(Outcome::read, ec);
 
+  // One clock reading per read: the first byte's time, and the last byte's
+  // when this read completes the response.
+  const Clock::time_point now = Clock::now();
   const char* data = read_buffer_.get();
   if (bytes_in_ == 0) {
-    first_byte_at_ = Clock::now();
+    first_byte_at_ = now;
     if (worker_.first_response_needed()) first_server_ = server_header({data, bytes});
   }
   bytes_in_ += bytes;
@@ -192,7 +199,7 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes)
     case Http1ResponseParser::Status::complete:
       // Bytes after a complete response cannot belong to a request we sent:
       // the connection is out of step with the server and must not be reused.
-      return complete_response(consumed < bytes);
+      return complete_response(consumed < bytes, now);
   }
 }
 
@@ -213,10 +220,10 @@ void Connection::end_stream(Outcome outcome) {
       first_server_.reset();
     }
   }
-  finish(outcome, complete);
+  finish(outcome, complete, Clock::now());
 }
 
-void Connection::complete_response(bool must_close) {
+void Connection::complete_response(bool must_close, Clock::time_point now) {
   const Outcome outcome = judge(parser_.status_code(), parser_.body_bytes());
   if (must_close || !parser_.keep_alive() || !worker_.plan().keep_alive) {
     // The exchange ended cleanly: without this, freeing the TLS stream marks
@@ -230,7 +237,7 @@ void Connection::complete_response(bool must_close) {
     worker_.on_first_response(std::move(*first_server_), parser_.body_bytes());
     first_server_.reset();
   }
-  finish(outcome, true);
+  finish(outcome, true, now);
 }
 
 void Connection::fail(Outcome outcome, const boost::system::error_code&) {
@@ -246,7 +253,7 @@ void Connection::fail(Outcome outcome, const boost::system::error_code&) {
     parser_.reset(worker_.plan().requests[slot_.request].head);
     return connect();
   }
-  finish(outcome, false);
+  finish(outcome, false, Clock::now());
 }
 
 // RFC 9110 section 9.2.2: only an idempotent request may be sent again
@@ -256,10 +263,10 @@ bool Connection::may_resend() const noexcept {
          is_idempotent_method(worker_.plan().requests[slot_.request].method);
 }
 
-void Connection::finish(Outcome outcome, bool response_complete) {
-  const Clock::time_point now = Clock::now();
+void Connection::finish(Outcome outcome, bool response_complete, Clock::time_point now) {
   Completion done;
   done.outcome = outcome;
+  done.ended_at = now;
   done.response_complete = response_complete;
   const int status = h2_ != nullptr ? stream_.status : parser_.status_code();
   done.status = response_complete ? status : 0;
@@ -278,13 +285,18 @@ void Connection::finish(Outcome outcome, bool response_complete) {
   worker_.on_complete(*this, slot_, done);
 }
 
-void Connection::enforce_deadline(Clock::time_point now) noexcept {
-  if (!busy_ || timed_out_ || now < deadline_) return;
+Clock::time_point Connection::enforce_deadline(Clock::time_point now) noexcept {
+  if (!busy_ || timed_out_) return Clock::time_point::max();
+  if (now < deadline_) return deadline_;
   timed_out_ = true;
-  if (h2_ != nullptr) return h2_->abandon(*this);
-  // Closing completes the pending operation with operation_aborted; its
-  // handler then reports the timeout.
-  close();
+  if (h2_ != nullptr) {
+    h2_->abandon(*this);
+  } else {
+    // Closing completes the pending operation with operation_aborted; its
+    // handler then reports the timeout.
+    close();
+  }
+  return Clock::time_point::max();
 }
 
 void Connection::clamp_deadline(Clock::time_point latest) noexcept {

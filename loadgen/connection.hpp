@@ -39,11 +39,14 @@ class Connection {
   bool busy() const noexcept { return busy_; }
   bool is_open() const noexcept;
 
-  // Sends the request of `slot`, connecting first when needed.
-  void start(const RequestSlot& slot);
+  // Sends the request of `slot`, connecting first when needed. `now`: the
+  // caller's clock, read as it chose this request (its deadline counts from
+  // there, and on an open connection it is when the request leaves).
+  void start(const RequestSlot& slot, Clock::time_point now);
   // Called by the worker's tick: a request past its deadline is abandoned as a
   // timeout (the socket is closed, which completes the pending operation).
-  void enforce_deadline(Clock::time_point now) noexcept;
+  // Returns the deadline still ahead (time_point::max() when none).
+  Clock::time_point enforce_deadline(Clock::time_point now) noexcept;
   // Brings every deadline forward (used when the run is interrupted).
   void clamp_deadline(Clock::time_point latest) noexcept;
   void close() noexcept;
@@ -65,11 +68,12 @@ class Connection {
   tcp::socket& socket() noexcept;
   void connect();
   void on_connected(const boost::system::error_code& ec);
-  void write_request();
+  void write_request(Clock::time_point now);
   void read_response();
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
-  void complete_response(bool must_close);
-  void finish(Outcome outcome, bool response_complete);
+  void complete_response(bool must_close, Clock::time_point now);
+  // `now`: when the outcome was known (the last byte read, the error).
+  void finish(Outcome outcome, bool response_complete, Clock::time_point now);
   // The status and length checks of a complete response.
   Outcome judge(int status, uint64_t body_bytes) const noexcept;
   // HTTP/2: the lane's stream ended (or never began).

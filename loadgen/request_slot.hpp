@@ -38,7 +38,8 @@ struct RequestTimings {
 
 struct Completion {
   Outcome outcome = Outcome::success;
-  int status = 0;  // 0 when no complete response
+  Clock::time_point ended_at{};  // when the outcome was known
+  int status = 0;                // 0 when no complete response
   bool response_complete = false;
   RequestTimings timings;
   uint64_t bytes_in = 0;

@@ -279,12 +279,11 @@ bool Worker::claim_permit() noexcept {
   return true;
 }
 
-void Worker::dispatch_closed(Connection& connection) {
+void Worker::dispatch_closed(Connection& connection, Clock::time_point now) {
   if (connection.busy()) return;
-  const Clock::time_point now = Clock::now();
   advance_phases(now);
   while (!stopping_ && connection.index() < phase().connections * plan_.lanes_per_connection()) {
-    if (claim_permit()) return connection.start(take_slot(now));
+    if (claim_permit()) return connection.start(take_slot(now), now);
     // The phase's budget is spent: the next phase (or the end) begins now.
     advance_phases(now);
   }
@@ -292,10 +291,17 @@ void Worker::dispatch_closed(Connection& connection) {
 
 void Worker::wake_idle_connections() {
   wake_pending_ = false;
-  if (plan_.open_model || stopping_) return;
+  // A busy connection carries exactly one request: when every one is busy,
+  // none is idle (the common case at every tick of a closed run).
+  if (plan_.open_model || stopping_ || in_flight_ >= connections_.size()) return;
   const uint64_t wanted =
       std::min<uint64_t>(phase().connections * plan_.lanes_per_connection(), connections_.size());
-  for (uint64_t i = 0; i < wanted && !stopping_; ++i) dispatch_closed(*connections_[i]);
+  for (uint64_t i = 0; i < wanted && !stopping_; ++i) {
+    // The clock read for each: a request that leaves on a kept-alive
+    // connection takes its send time from it.
+    Connection& connection = *connections_[i];
+    if (!connection.busy()) dispatch_closed(connection, Clock::now());
+  }
 }
 
 uint64_t Worker::arrival_index(uint64_t turn) const noexcept {
@@ -316,7 +322,8 @@ void Worker::on_open_timer() {
   while (!stopping_) {
     if (arrival_index(turn_) < phase_arrivals_) {
       if (next_intended_ > now) break;
-      send_open(take_slot(next_intended_));
+      // A burst that catches up sends one request after another: each its own time.
+      send_open(take_slot(next_intended_), Clock::now());
       ++turn_;
       // Intended times come from the phase start, so rounding never accumulates.
       next_intended_ = phase_started_ + arrival_offset(arrival_index(turn_), phase().rate);
@@ -329,7 +336,7 @@ void Worker::on_open_timer() {
   schedule_open();
 }
 
-void Worker::send_open(const RequestSlot& slot) {
+void Worker::send_open(const RequestSlot& slot, Clock::time_point now) {
   Connection* connection = nullptr;
   if (!idle_.empty()) {
     connection = connections_[idle_.back()].get();
@@ -337,17 +344,17 @@ void Worker::send_open(const RequestSlot& slot) {
   } else if (open_connections_used_ < connections_.size()) {
     connection = connections_[open_connections_used_++].get();
   }
-  if (connection != nullptr) return start_open(*connection, slot);
-  if (pending_size_ == pending_.size()) return drop(slot, Clock::now());
+  if (connection != nullptr) return start_open(*connection, slot, now);
+  if (pending_size_ == pending_.size()) return drop(slot, now);
   pending_[(pending_head_ + pending_size_) % pending_.size()] = slot;
   ++pending_size_;
 }
 
-void Worker::start_open(Connection& connection, const RequestSlot& slot) {
-  if (slot.stage >= 0 && Clock::now() - slot.intended >= kLateAfter) {
+void Worker::start_open(Connection& connection, const RequestSlot& slot, Clock::time_point now) {
+  if (slot.stage >= 0 && now - slot.intended >= kLateAfter) {
     ++stage_results_[static_cast<size_t>(slot.stage)].rate->late;
   }
-  connection.start(slot);
+  connection.start(slot, now);
 }
 
 // Starts the oldest waiting request that is still within its timeout on
@@ -358,7 +365,7 @@ bool Worker::start_next_pending(Connection& connection, Clock::time_point now) {
   const RequestSlot next = pending_[pending_head_];
   pending_head_ = (pending_head_ + 1) % pending_.size();
   --pending_size_;
-  start_open(connection, next);
+  start_open(connection, next, now);
   return true;
 }
 
@@ -397,11 +404,11 @@ void Worker::on_complete(Connection& connection, const RequestSlot& slot, const 
   record(slot, done);
   if (plan_.open_model) {
     // Requests still waiting are sent in the drain too: they were intended.
-    if (!start_next_pending(connection, Clock::now())) idle_.push_back(connection.index());
+    if (!start_next_pending(connection, done.ended_at)) idle_.push_back(connection.index());
   } else if (!stopping_ && done.outcome != Outcome::connect) {
     // After a failed connect the tick retries, which paces reconnection
     // attempts instead of spinning on a refused port.
-    dispatch_closed(connection);
+    dispatch_closed(connection, done.ended_at);
   }
   if (stopping_) return finish_if_drained();
   if (wake_pending_) wake_idle_connections();
@@ -428,6 +435,7 @@ void Worker::on_tick() {
   if (stop_.load(std::memory_order_relaxed) && !interrupted_) {
     interrupted_ = true;
     for (auto& c : connections_) c->clamp_deadline(now + kInterruptGrace);
+    next_deadline_ = std::min(next_deadline_, now + kInterruptGrace);
     // An interrupted run sends nothing more: what still waits is dropped.
     drop_all_pending(now);
     begin_stopping(now, true);
@@ -437,7 +445,13 @@ void Worker::on_tick() {
   } else {
     advance_phases(now);
   }
-  for (auto& c : connections_) c->enforce_deadline(now);
+  if (now >= next_deadline_) {
+    // A request started from now on has its deadline no earlier than this.
+    next_deadline_ = now + plan_.timeout;
+    for (auto& c : connections_) {
+      next_deadline_ = std::min(next_deadline_, c->enforce_deadline(now));
+    }
+  }
   wake_idle_connections();
   if (++ticks_ % kTicksPerSnapshot == 0) publish_snapshot(ticks_ % kTicksPerLatencySnapshot == 0);
   if (stopping_) finish_if_drained();

@@ -133,13 +133,13 @@ class Worker {
   RequestSlot take_slot(Clock::time_point intended) noexcept;
   bool claim_permit() noexcept;
   uint32_t pick_request() noexcept;
-  void dispatch_closed(Connection& connection);
+  void dispatch_closed(Connection& connection, Clock::time_point now);
   void wake_idle_connections();
   uint64_t arrival_index(uint64_t turn) const noexcept;
   void schedule_open();
   void on_open_timer();
-  void send_open(const RequestSlot& slot);
-  void start_open(Connection& connection, const RequestSlot& slot);
+  void send_open(const RequestSlot& slot, Clock::time_point now);
+  void start_open(Connection& connection, const RequestSlot& slot, Clock::time_point now);
   bool start_next_pending(Connection& connection, Clock::time_point now);
   void expire_pending(Clock::time_point now);
   void drop_all_pending(Clock::time_point now);
@@ -187,6 +187,9 @@ class Worker {
   bool interrupted_ = false;
   bool wake_pending_ = false;
   uint64_t ticks_ = 0;
+  // No request's deadline comes before this, so the tick looks at the
+  // connections' deadlines only from then on, not at every tick.
+  Clock::time_point next_deadline_{};
 
   // Weighted request mix (smooth weighted round robin).
   std::vector<int64_t> mix_current_;

@@ -214,6 +214,27 @@ TEST(Engine, StalledRequestsTimeOutAsTimeouts) {
   EXPECT_EQ(outcome.result.result.latency.total_count(), 0u);
 }
 
+// The tick looks at deadlines only when the earliest is due: requests that
+// start all the time on other connections must not postpone a timeout.
+TEST(Engine, ATimeoutIsCalledAtItsDeadlineWhileOtherRequestsKeepStarting) {
+  TinyServer server;
+  RunPlan plan = closed_plan(server.port(), 3, 60, "/delay");
+  std::string error;
+  const Target stall =
+      *parse_target("http://127.0.0.1:" + std::to_string(server.port()) + "/stall", error);
+  plan.requests.push_back(make_request(stall, "stall", "GET", "", {}, "", true));
+  plan.requests[0].weight = 9;
+  plan.timeout = std::chrono::milliseconds(200);
+  const RunOutcome outcome = run_quietly(plan);
+  const Result& r = outcome.result.result;
+  EXPECT_EQ(r.requests, 60u);
+  EXPECT_EQ(r.errors.timeout, 6u);
+  EXPECT_EQ(r.error_latency.total_count(), 6u);
+  EXPECT_GE(r.error_latency.min(), 200'000);
+  // A tick is 10 ms; the rest is room for a busy machine.
+  EXPECT_LE(r.error_latency.max(), 300'000);
+}
+
 TEST(Engine, AStaleKeepAliveConnectionIsRetriedOnceNotCountedAsAnError) {
   TinyServer server;
   const RunOutcome outcome = run_quietly(closed_plan(server.port(), 1, 10, "/close-silently"));
