@@ -59,7 +59,7 @@ bool Connection::socket_open() const noexcept {
   return tls_ ? tls_->next_layer().is_open() : plain_.is_open();
 }
 
-tcp::socket& Connection::socket() noexcept {
+Socket& Connection::socket() noexcept {
   return tls_ ? tls_->next_layer() : plain_;
 }
 
@@ -93,7 +93,7 @@ void Connection::connect() {
   if (worker_.tls() != nullptr) {
     // A TLS stream cannot be reused after its connection closed; no operation
     // is pending here, so replacing it is safe.
-    tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(io_, *worker_.tls());
+    tls_ = std::make_unique<asio::ssl::stream<Socket>>(io_, *worker_.tls());
     configure_tls_connection(tls_->native_handle(), worker_.plan().target, host_is_ip_,
                              worker_.plan().tls, &tls_session_);
   }

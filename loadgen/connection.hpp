@@ -65,7 +65,7 @@ class Connection {
   };
 
   bool socket_open() const noexcept;
-  tcp::socket& socket() noexcept;
+  Socket& socket() noexcept;
   void connect();
   void on_connected(const boost::system::error_code& ec);
   void write_request(Clock::time_point now);
@@ -84,8 +84,8 @@ class Connection {
   Worker& worker_;
   asio::io_context& io_;
   uint32_t index_;
-  tcp::socket plain_;
-  std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
+  Socket plain_;
+  std::unique_ptr<asio::ssl::stream<Socket>> tls_;
   std::unique_ptr<char[]> read_buffer_;
   // A request's write, then its reads: one operation at a time. Like the
   // read buffer, only for an HTTP/1.1 connection (an HTTP/2 lane's session

@@ -84,7 +84,7 @@ H2Session::~H2Session() {
   nghttp2_session_callbacks_del(callbacks_);
 }
 
-tcp::socket& H2Session::socket() noexcept {
+Socket& H2Session::socket() noexcept {
   return plain_;
 }
 

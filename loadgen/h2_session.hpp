@@ -66,7 +66,7 @@ class H2Session {
     void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
   };
 
-  tcp::socket& socket() noexcept;
+  Socket& socket() noexcept;
   void connect();
   void on_connected(const boost::system::error_code& ec);
   void handshake();
@@ -115,7 +115,7 @@ class H2Session {
 
   Worker& worker_;
   asio::io_context& io_;
-  tcp::socket plain_;
+  Socket plain_;
   std::unique_ptr<SSL, SslFree> tls_;  // https only, over memory BIOs
   SslSession tls_session_;             // the last session the server issued, for the next handshake
   const bool host_is_ip_;

@@ -164,8 +164,8 @@ class Worker {
   // timers (made on the controller's thread before run() starts them): no
   // locking in Asio's scheduler or reactor, as in wrk's event loop per thread.
   asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
-  asio::steady_timer tick_timer_{io_};
-  asio::steady_timer open_timer_{io_};
+  Timer tick_timer_{io_};
+  Timer open_timer_{io_};
   HandlerMemory open_timer_memory_;  // re-armed for every arrival
   // HTTP/2: the connections, each carrying lanes_per_connection() of the
   // lanes below (connections_[i] is on sessions_[i / lanes_per_connection()]).
