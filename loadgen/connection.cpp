@@ -5,7 +5,13 @@
 #include <span>
 #include <string_view>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <utility>
 
 #include "loadgen/h2_session.hpp"
 #include "loadgen/worker.hpp"
@@ -44,10 +50,10 @@ Connection::Connection(Worker& worker, asio::io_context& io, uint32_t index, H2S
     : worker_(worker),
       io_(io),
       index_(index),
-      plain_(io),
       read_buffer_(h2 == nullptr ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
                                  : nullptr),
-      operation_memory_(h2 == nullptr ? std::make_unique<HandlerMemory>() : nullptr),
+      operation_memory_(h2 == nullptr && worker.tls() != nullptr ? std::make_unique<HandlerMemory>()
+                                                                 : nullptr),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),
       h2_(h2) {}
 
@@ -60,7 +66,7 @@ bool Connection::socket_open() const noexcept {
 }
 
 Socket& Connection::socket() noexcept {
-  return tls_ ? tls_->next_layer() : plain_;
+  return tls_->next_layer();
 }
 
 void Connection::start(const RequestSlot& slot, Clock::time_point now) {
@@ -90,15 +96,14 @@ void Connection::start(const RequestSlot& slot, Clock::time_point now) {
 void Connection::connect() {
   new_connection_ = true;
   connect_started_ = Clock::now();
-  if (worker_.tls() != nullptr) {
-    // A TLS stream cannot be reused after its connection closed; no operation
-    // is pending here, so replacing it is safe.
-    tls_ = std::make_unique<asio::ssl::stream<Socket>>(io_, *worker_.tls());
-    configure_tls_connection(tls_->native_handle(), worker_.plan().target, host_is_ip_,
-                             worker_.plan().tls, &tls_session_);
-  }
   // The addresses in order, as resolved (those that refused before the run
   // already left out): the first that accepts is used.
+  if (worker_.tls() == nullptr) return connect_plain(0, ECONNREFUSED);
+  // A TLS stream cannot be reused after its connection closed; no operation
+  // is pending here, so replacing it is safe.
+  tls_ = std::make_unique<asio::ssl::stream<Socket>>(io_, *worker_.tls());
+  configure_tls_connection(tls_->native_handle(), worker_.plan().target, host_is_ip_,
+                           worker_.plan().tls, &tls_session_);
   // A span, not the vector: the operation copies its range, and a copy of
   // the vector would be an allocation per connection.
   asio::async_connect(
@@ -106,12 +111,72 @@ void Connection::connect() {
       [this](const boost::system::error_code& ec, const tcp::endpoint&) { on_connected(ec); });
 }
 
+void Connection::connect_plain(std::size_t first, int error) {
+  const std::vector<tcp::endpoint>& endpoints = worker_.endpoints();
+  EventLoop& loop = *worker_.event_loop();
+  for (endpoint_ = first; endpoint_ < endpoints.size(); ++endpoint_) {
+    const tcp::endpoint& to = endpoints[endpoint_];
+    plain_.reset(::socket(to.protocol().family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!plain_.is_open()) {
+      error = errno;
+      continue;
+    }
+    if (::connect(plain_.get(), to.data(), static_cast<socklen_t>(to.size())) != 0 &&
+        errno != EINPROGRESS) {
+      error = errno;
+      continue;
+    }
+    // Done or not, the socket's first event says how it went.
+    ++generation_;
+    error = loop.add(plain_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, owner());
+    if (error != 0) continue;
+    connecting_ = true;
+    return;
+  }
+  plain_.reset();
+  fail_later(Outcome::connect, error);
+}
+
+void Connection::on_socket_event(uint32_t generation, uint32_t events) {
+  if (generation != generation_ || !plain_.is_open()) return;  // for a socket since closed
+  if (connecting_) {
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::getsockopt(plain_.get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
+    if (error == 0 && (events & EPOLLOUT) == 0) return;  // still connecting
+    connecting_ = false;
+    if (error != 0) return connect_plain(endpoint_ + 1, error);
+    // From now on readable only: room to write is asked for when a request
+    // does not fit (not on every ACK).
+    if (const int e =
+            worker_.event_loop()->modify(plain_.get(), EPOLLIN | EPOLLRDHUP | EPOLLET, owner())) {
+      return fail(Outcome::connect, boost::system::error_code(e, boost::system::system_category()));
+    }
+    return on_connected({});
+  }
+  if (sending_) {
+    // What arrives while the request goes out (an early answer, the peer's
+    // close) is read once it went: its event comes only once.
+    events_while_sending_ |= events;
+    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) == 0) return;
+    send_plain(unsent_);
+    if (sending_ || generation != generation_ || !plain_.is_open()) return;
+    events = std::exchange(events_while_sending_, 0);
+  }
+  if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) != 0) receive(events);
+}
+
 void Connection::on_connected(const boost::system::error_code& ec) {
   if (ec) return fail(Outcome::connect, ec);
-  boost::system::error_code ignored;
-  socket().set_option(tcp::no_delay(true), ignored);
-  // write_request sends on the socket directly: it must never block.
-  socket().non_blocking(true, ignored);
+  if (tls_) {
+    boost::system::error_code ignored;
+    socket().set_option(tcp::no_delay(true), ignored);
+    // write_request sends on the socket directly: it must never block.
+    socket().non_blocking(true, ignored);
+  } else {
+    const int one = 1;
+    ::setsockopt(plain_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
   counted_open_ = true;
   worker_.on_connection_opened();
   if (!tls_) {
@@ -131,43 +196,103 @@ void Connection::on_connected(const boost::system::error_code& ec) {
 }
 
 void Connection::write_request(Clock::time_point now) {
-  const std::string& wire = worker_.plan().requests[slot_.request].wire;
-  auto on_written = [this](const boost::system::error_code& ec, std::size_t bytes) {
-    bytes_out_ += bytes;
-    if (ec) return fail(Outcome::write, ec);
-    read_response();
-  };
   // The caller's clock, read just before the request leaves, not when the
   // completion handler runs: the handler may run later than the server starts
   // working, and Waiting must never come out shorter than the server's own
   // time. A request is one send, so the two coincide but for that delay.
   written_at_ = now;
-  if (tls_) {
-    return asio::async_write(*tls_, asio::buffer(wire),
-                             with_memory(*operation_memory_, on_written));
+  if (!tls_) return send_plain(0);
+  const std::string& wire = worker_.plan().requests[slot_.request].wire;
+  asio::async_write(*tls_, asio::buffer(wire),
+                    with_memory(*operation_memory_,
+                                [this](const boost::system::error_code& ec, std::size_t bytes) {
+                                  bytes_out_ += bytes;
+                                  if (ec) return fail(Outcome::write, ec);
+                                  read_response();
+                                }));
+}
+
+// A request fits the socket's send buffer nearly always: one send(2), as wrk
+// does. What does not fit waits for room (EPOLLOUT, asked for only then).
+void Connection::send_plain(std::size_t offset) {
+  const std::string& wire = worker_.plan().requests[slot_.request].wire;
+  EventLoop& loop = *worker_.event_loop();
+  while (offset < wire.size()) {
+    const ssize_t sent =
+        ::send(plain_.get(), wire.data() + offset, wire.size() - offset, MSG_NOSIGNAL);
+    if (sent >= 0) {
+      offset += static_cast<std::size_t>(sent);
+      bytes_out_ += static_cast<uint64_t>(sent);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return fail_later(Outcome::write, errno);
+    unsent_ = offset;
+    if (!sending_) {
+      sending_ = true;
+      if (const int e =
+              loop.modify(plain_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, owner())) {
+        return fail_later(Outcome::write, e);
+      }
+    }
+    return;
   }
-  // A request fits the socket's send buffer nearly always: one send(2) here,
-  // as wrk does, instead of an operation and a completion through the
-  // io_context. What did not go (a full buffer, an error) is left to
-  // async_write, whose handler reports an error as before.
-  boost::system::error_code ec;
-  const std::size_t sent = plain_.send(asio::buffer(wire), 0, ec);
-  bytes_out_ += sent;
-  if (!ec && sent == wire.size()) return read_response();
-  asio::async_write(plain_, asio::buffer(wire) + sent, with_memory(*operation_memory_, on_written));
+  if (sending_) {
+    sending_ = false;
+    if (const int e = loop.modify(plain_.get(), EPOLLIN | EPOLLRDHUP | EPOLLET, owner())) {
+      return fail_later(Outcome::write, e);
+    }
+  }
+  read_response();
 }
 
 void Connection::read_response() {
-  auto on_read = [this](const boost::system::error_code& ec, std::size_t bytes) {
-    this->on_read(ec, bytes);
-  };
-  if (tls_) {
-    tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
-                          with_memory(*operation_memory_, on_read));
-  } else {
-    plain_.async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
-                           with_memory(*operation_memory_, on_read));
+  if (!tls_) {
+    // The response's readiness event calls receive(), which reads on while
+    // a read fills the buffer.
+    want_read_ = true;
+    return;
   }
+  tls_->async_read_some(
+      asio::buffer(read_buffer_.get(), kReadBufferSize),
+      with_memory(*operation_memory_, [this](const boost::system::error_code& ec,
+                                             std::size_t bytes) { on_read(ec, bytes); }));
+}
+
+void Connection::receive(uint32_t events) {
+  // The event's flags are the socket's state when it was fetched: a peer
+  // that had closed by then gets no event of its own for it, so the socket
+  // is read to the end of the stream. Anything that arrives after the fetch
+  // is a new event.
+  const bool peer_closed = (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+  // A response that completes may close this socket and its next request
+  // open another: that one's events are its own.
+  const uint32_t generation = generation_;
+  while (plain_.is_open() && generation == generation_) {
+    const ssize_t received = ::recv(plain_.get(), read_buffer_.get(), kReadBufferSize, 0);
+    if (received < 0 && errno == EINTR) continue;
+    if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (!busy_ || !want_read_) {
+      // Between requests: the server closed the kept-alive connection (or
+      // sent what nothing asked for). Closed now, the next request connects.
+      return close();
+    }
+    want_read_ = false;
+    if (received < 0) {
+      return on_read(boost::system::error_code(errno, boost::system::system_category()), 0);
+    }
+    if (received == 0) return on_read(asio::error::eof, 0);
+    on_read({}, static_cast<std::size_t>(received));
+    // A short read took all the data there was: what comes next is a new event.
+    if (static_cast<std::size_t>(received) < kReadBufferSize && !peer_closed) return;
+  }
+}
+
+void Connection::fail_later(Outcome outcome, int error) {
+  close();
+  worker_.event_loop()->post([this, outcome, error] {
+    fail(outcome, boost::system::error_code(error, boost::system::system_category()));
+  });
 }
 
 void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes) {
@@ -291,10 +416,13 @@ Clock::time_point Connection::enforce_deadline(Clock::time_point now) noexcept {
   timed_out_ = true;
   if (h2_ != nullptr) {
     h2_->abandon(*this);
-  } else {
+  } else if (tls_) {
     // Closing completes the pending operation with operation_aborted; its
     // handler then reports the timeout.
     close();
+  } else {
+    // A plain socket has no operation pending.
+    fail_later(Outcome::timeout, ETIMEDOUT);
   }
   return Clock::time_point::max();
 }
@@ -306,8 +434,17 @@ void Connection::clamp_deadline(Clock::time_point latest) noexcept {
 void Connection::close() noexcept {
   if (h2_ != nullptr) return h2_->close();
   if (!socket_open()) return;
-  boost::system::error_code ignored;
-  socket().close(ignored);
+  if (tls_) {
+    boost::system::error_code ignored;
+    socket().close(ignored);
+  } else {
+    plain_.reset();
+    ++generation_;
+    connecting_ = false;
+    sending_ = false;
+    events_while_sending_ = 0;
+    want_read_ = false;
+  }
   if (counted_open_) {
     counted_open_ = false;
     worker_.on_connection_closed();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "loadgen/asio.hpp"
+#include "loadgen/event_loop.hpp"
 #include "loadgen/handler_memory.hpp"
 #include "loadgen/http1_parser.hpp"
 #include "loadgen/network.hpp"
@@ -32,10 +33,6 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   uint32_t index() const noexcept { return index_; }
-  // Socket operations started through the io_context (HTTP/1.1 connections).
-  uint64_t socket_operations() const noexcept {
-    return operation_memory_ ? operation_memory_->operations() : 0;
-  }
   bool busy() const noexcept { return busy_; }
   bool is_open() const noexcept;
 
@@ -50,6 +47,9 @@ class Connection {
   // Brings every deadline forward (used when the run is interrupted).
   void clamp_deadline(Clock::time_point latest) noexcept;
   void close() noexcept;
+  // Plain HTTP/1.1: a readiness event of this connection's socket, from the
+  // worker's EventLoop; `generation`: of the socket it was for.
+  void on_socket_event(uint32_t generation, uint32_t events);
 
  private:
   friend class H2Session;
@@ -67,9 +67,20 @@ class Connection {
   bool socket_open() const noexcept;
   Socket& socket() noexcept;
   void connect();
+  // Plain HTTP/1.1: the worker's addresses in order from `first`; the first
+  // that accepts is used. `error`: what to report when none is left.
+  void connect_plain(std::size_t first, int error);
   void on_connected(const boost::system::error_code& ec);
   void write_request(Clock::time_point now);
+  void send_plain(std::size_t offset);
   void read_response();
+  // Plain HTTP/1.1, on a readiness event: reads until the socket is drained
+  // (to the end of the stream when the peer had closed) or the response ends.
+  void receive(uint32_t events);
+  // Fails the request from the event loop, not from inside the caller (a
+  // start, the tick), as an Asio operation's completion would.
+  void fail_later(Outcome outcome, int error);
+  SocketOwner owner() const noexcept { return {index_, generation_}; }
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
   void complete_response(bool must_close, Clock::time_point now);
   // `now`: when the outcome was known (the last byte read, the error).
@@ -84,12 +95,20 @@ class Connection {
   Worker& worker_;
   asio::io_context& io_;
   uint32_t index_;
-  Socket plain_;
+  // HTTP/1.1 over TCP: a socket of our own, its events from the worker's
+  // EventLoop. Over TLS: Asio's stream. (HTTP/2: the session's.)
+  UniqueFd plain_;
+  uint32_t generation_ = 0;            // of plain_, bumped when it closes
+  bool connecting_ = false;            // plain_ waits for its connect to complete
+  std::size_t endpoint_ = 0;           // the address plain_ connects to
+  std::size_t unsent_ = 0;             // where a request's send stopped (the buffer was full)
+  bool sending_ = false;               // a request waits for room in the send buffer
+  uint32_t events_while_sending_ = 0;  // events that came while it did
+  bool want_read_ = false;             // the response needs more than has been read
   std::unique_ptr<asio::ssl::stream<Socket>> tls_;
   std::unique_ptr<char[]> read_buffer_;
-  // A request's write, then its reads: one operation at a time. Like the
-  // read buffer, only for an HTTP/1.1 connection (an HTTP/2 lane's session
-  // does the I/O).
+  // A request's write, then its reads: one operation at a time. Only for an
+  // HTTP/1.1 connection over TLS (an HTTP/2 lane's session does the I/O).
   std::unique_ptr<HandlerMemory> operation_memory_;
   Http1ResponseParser parser_;
 

@@ -26,17 +26,12 @@ class HandlerMemory {
   HandlerMemory& operator=(const HandlerMemory&) = delete;
 
   void* allocate(std::size_t size) {
-    ++operations_;
     if (!in_use_ && size <= storage_.size()) {
       in_use_ = true;
       return storage_.data();
     }
     return ::operator new(size);
   }
-
-  // Operations started with this memory: one per socket read, write or
-  // handshake the io_context carries for the connection.
-  uint64_t operations() const noexcept { return operations_; }
 
   void deallocate(void* pointer) noexcept {
     if (pointer == storage_.data()) {
@@ -51,7 +46,6 @@ class HandlerMemory {
   // and its handler: at most 288 bytes in Boost 1.74 (a TLS write, measured).
   alignas(std::max_align_t) std::array<std::byte, 512> storage_{};
   bool in_use_ = false;
-  uint64_t operations_ = 0;
 };
 
 // The allocator Asio finds on a handler bound with with_memory().

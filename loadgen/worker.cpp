@@ -138,6 +138,13 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
       stop_(stop),
       live_metrics_(live_metrics),
       budgets_(budgets ? std::move(budgets) : std::make_shared<SharedBudgets>(plan, 1)) {
+  if (!plan_.http2() && tls_ == nullptr) {
+    loop_ = std::make_unique<EventLoop>(
+        [this](SocketOwner owner, uint32_t events) {
+          connections_[owner.index]->on_socket_event(owner.generation, events);
+        },
+        [this](std::size_t alarm) { on_alarm(static_cast<Alarm>(alarm)); });
+  }
   const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
   const uint64_t lanes = plan_.lanes_per_connection();
   if (plan_.http2()) {
@@ -183,13 +190,37 @@ void Worker::run(Clock::time_point start) {
     advance_phases(Clock::now());
     wake_idle_connections();
   }
-  io_.run();
+  if (loop_) {
+    // Finished before it began (nothing to send): nothing stops it later.
+    if (!finished_) loop_->run();
+  } else {
+    io_.run();
+  }
 }
 
-uint64_t Worker::socket_operations() const noexcept {
-  uint64_t operations = 0;
-  for (const auto& connection : connections_) operations += connection->socket_operations();
-  return operations;
+void Worker::set_alarm(Alarm alarm, Clock::time_point at) {
+  if (loop_) return loop_->set_alarm(alarm, at);
+  if (alarm == tick_alarm) {
+    tick_timer_.expires_at(at);
+    return tick_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) on_tick();
+    });
+  }
+  open_timer_.expires_at(at);
+  open_timer_.async_wait(
+      with_memory(open_timer_memory_, [this](const boost::system::error_code& ec) {
+        if (!ec) on_open_timer();
+      }));
+}
+
+void Worker::cancel_alarm(Alarm alarm) {
+  if (loop_) return loop_->cancel_alarm(alarm);
+  (alarm == tick_alarm ? tick_timer_ : open_timer_).cancel();
+}
+
+void Worker::on_alarm(Alarm alarm) {
+  if (alarm == tick_alarm) return on_tick();
+  on_open_timer();
 }
 
 void Worker::begin_phase(size_t index, Clock::time_point at) {
@@ -310,11 +341,7 @@ uint64_t Worker::arrival_index(uint64_t turn) const noexcept {
 
 void Worker::schedule_open() {
   if (stopping_) return;
-  open_timer_.expires_at(arrival_index(turn_) < phase_arrivals_ ? next_intended_ : phase_ends_);
-  open_timer_.async_wait(
-      with_memory(open_timer_memory_, [this](const boost::system::error_code& ec) {
-        if (!ec) on_open_timer();
-      }));
+  set_alarm(open_alarm, arrival_index(turn_) < phase_arrivals_ ? next_intended_ : phase_ends_);
 }
 
 void Worker::on_open_timer() {
@@ -424,10 +451,7 @@ void Worker::record(const RequestSlot& slot, const Completion& done) {
 }
 
 void Worker::arm_tick() {
-  tick_timer_.expires_after(kTickInterval);
-  tick_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) on_tick();
-  });
+  set_alarm(tick_alarm, Clock::now() + kTickInterval);
 }
 
 void Worker::on_tick() {
@@ -464,7 +488,7 @@ void Worker::begin_stopping(Clock::time_point ended, bool by_time) {
   stopped_at_ = ended;
   stopped_by_time_ = by_time;
   if (by_time && !phase().warmup) stage_ended_[static_cast<size_t>(phase().stage_index)] = ended;
-  open_timer_.cancel();
+  cancel_alarm(open_alarm);
   finish_if_drained();
 }
 
@@ -479,8 +503,9 @@ void Worker::finish_if_drained() {
     stage_ended_[static_cast<size_t>(phase().stage_index)] = now;
   }
   for (auto& c : connections_) c->close();
-  tick_timer_.cancel();
-  open_timer_.cancel();
+  cancel_alarm(tick_alarm);
+  cancel_alarm(open_alarm);
+  if (loop_) loop_->stop();
   publish_snapshot(true);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// One Worker per thread: it owns an io_context, its connections (allocated
+// One Worker per thread: it owns its event loop (its own epoll loop for plain
+// HTTP/1.1, an io_context over TLS and HTTP/2), its connections (allocated
 // once), the phase schedule and the results of its share of the load. Nothing
 // on the hot path is shared with other threads; the controller reads a
 // snapshot that the worker refreshes on its tick.
@@ -17,6 +18,7 @@
 #include "kubeload/result.hpp"
 #include "loadgen/asio.hpp"
 #include "loadgen/connection.hpp"
+#include "loadgen/event_loop.hpp"
 #include "loadgen/h2_session.hpp"
 #include "loadgen/handler_memory.hpp"
 #include "loadgen/plan.hpp"
@@ -106,16 +108,14 @@ class Worker {
   RunResult result() const;  // after run()
   LiveSnapshot snapshot() const;
   FirstResponse first_response() const;
-  // The socket operations the HTTP/1.1 connections started through the
-  // io_context (reads, writes, handshakes): a measure of the event loop's
-  // work per request, unlike the handlers it ran, which also count its
-  // wake-ups for write readiness (an ACK apart from the response).
-  uint64_t socket_operations() const noexcept;
 
   // For connections.
   const RunPlan& plan() const noexcept { return plan_; }
   const std::vector<tcp::endpoint>& endpoints() const noexcept { return endpoints_; }
   asio::ssl::context* tls() const noexcept { return tls_; }
+  // Plain HTTP/1.1: the worker's own event loop; null over TLS and HTTP/2,
+  // whose connections run on the io_context.
+  EventLoop* event_loop() const noexcept { return loop_.get(); }
   void on_complete(Connection& connection, const RequestSlot& slot, const Completion& done);
   void on_first_response(std::string server, uint64_t body_length);
   bool first_response_needed() const noexcept { return !first_response_seen_; }
@@ -144,6 +144,11 @@ class Worker {
   void expire_pending(Clock::time_point now);
   void drop_all_pending(Clock::time_point now);
   void drop(const RequestSlot& slot, Clock::time_point now);
+  // The tick and the open model's next arrival, on whichever loop runs.
+  enum Alarm : std::size_t { tick_alarm, open_alarm };
+  void set_alarm(Alarm alarm, Clock::time_point at);
+  void cancel_alarm(Alarm alarm);
+  void on_alarm(Alarm alarm);
   void arm_tick();
   void on_tick();
   // `ended`: where the counted time ends (the planned end, or the interrupt);
@@ -160,13 +165,14 @@ class Worker {
   const std::atomic<bool>& stop_;
   bool live_metrics_;
 
-  // Only this worker's thread ever touches its io_context, its sockets and
+  // Only this worker's thread ever touches its loop, its sockets and
   // timers (made on the controller's thread before run() starts them): no
   // locking in Asio's scheduler or reactor, as in wrk's event loop per thread.
   asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
   Timer tick_timer_{io_};
   Timer open_timer_{io_};
   HandlerMemory open_timer_memory_;  // re-armed for every arrival
+  std::unique_ptr<EventLoop> loop_;
   // HTTP/2: the connections, each carrying lanes_per_connection() of the
   // lanes below (connections_[i] is on sessions_[i / lanes_per_connection()]).
   std::vector<std::unique_ptr<H2Session>> sessions_;
