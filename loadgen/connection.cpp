@@ -98,7 +98,8 @@ void Connection::connect() {
   connect_started_ = Clock::now();
   // The addresses in order, as resolved (those that refused before the run
   // already left out): the first that accepts is used.
-  if (worker_.tls() == nullptr) return connect_plain(0, ECONNREFUSED);
+  // The worker decides which connections are plain: those on its own loop.
+  if (worker_.event_loop() != nullptr) return connect_plain(0, ECONNREFUSED);
   // A TLS stream cannot be reused after its connection closed; no operation
   // is pending here, so replacing it is safe.
   tls_ = std::make_unique<asio::ssl::stream<Socket>>(io_, *worker_.tls());
