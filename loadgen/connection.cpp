@@ -52,8 +52,9 @@ Connection::Connection(Worker& worker, asio::io_context& io, uint32_t index, H2S
       index_(index),
       read_buffer_(h2 == nullptr ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
                                  : nullptr),
-      operation_memory_(h2 == nullptr && worker.tls() != nullptr ? std::make_unique<HandlerMemory>()
-                                                                 : nullptr),
+      operation_memory_(h2 == nullptr && worker.event_loop() == nullptr
+                            ? std::make_unique<HandlerMemory>()
+                            : nullptr),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),
       h2_(h2) {}
 
@@ -97,8 +98,8 @@ void Connection::connect() {
   new_connection_ = true;
   connect_started_ = Clock::now();
   // The addresses in order, as resolved (those that refused before the run
-  // already left out): the first that accepts is used.
-  // The worker decides which connections are plain: those on its own loop.
+  // already left out): the first that accepts is used. Plain connections are
+  // those the worker runs on its own loop.
   if (worker_.event_loop() != nullptr) return connect_plain(0, ECONNREFUSED);
   // A TLS stream cannot be reused after its connection closed; no operation
   // is pending here, so replacing it is safe.

@@ -56,17 +56,18 @@ EventLoop::EventLoop(SocketHandler on_socket, AlarmHandler on_alarm)
 }
 
 int EventLoop::add(int socket, uint32_t events, SocketOwner owner) noexcept {
-  epoll_event event{};
-  event.events = events;
-  event.data.u64 = token_of(owner);
-  return ::epoll_ctl(set_.get(), EPOLL_CTL_ADD, socket, &event) == 0 ? 0 : errno;
+  return control(EPOLL_CTL_ADD, socket, events, owner);
 }
 
 int EventLoop::modify(int socket, uint32_t events, SocketOwner owner) noexcept {
+  return control(EPOLL_CTL_MOD, socket, events, owner);
+}
+
+int EventLoop::control(int operation, int socket, uint32_t events, SocketOwner owner) noexcept {
   epoll_event event{};
   event.events = events;
   event.data.u64 = token_of(owner);
-  return ::epoll_ctl(set_.get(), EPOLL_CTL_MOD, socket, &event) == 0 ? 0 : errno;
+  return ::epoll_ctl(set_.get(), operation, socket, &event) == 0 ? 0 : errno;
 }
 
 void EventLoop::set_alarm(std::size_t alarm, Clock::time_point at) {

@@ -77,6 +77,7 @@ class EventLoop {
   void stop() noexcept { stopped_ = true; }
 
  private:
+  int control(int operation, int socket, uint32_t events, SocketOwner owner) noexcept;
   void fire_due_alarms();
   void run_posted();
   void program_timer();
