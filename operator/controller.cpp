@@ -148,8 +148,10 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   std::mutex taking;
   for_each_bounded(asked.size(), config_.worker_calls_in_flight, [&](std::size_t i) {
     std::string error;
-    std::optional<json> document = workers_.result(worker_address(asked[i].second, uid), error);
-    DigestedAnswer digested = digest_answer(run_uid, document, std::move(error));
+    bool token_refused = false;
+    std::optional<json> document =
+        workers_.result(worker_address(asked[i].second, uid), error, &token_refused);
+    DigestedAnswer digested = digest_answer(run_uid, document, std::move(error), token_refused);
     document.reset();
     std::lock_guard lock(taking);
     take_answer(observed.answers, asked[i].first, std::move(digested));

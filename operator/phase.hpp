@@ -70,7 +70,8 @@ struct PhaseDecision {
 //   a worker failed or vanished                 -> Failed    WorkerFailed
 //   started, a worker exited without result     -> Failed    ResultsLost
 //   plan() found a run failure                  -> Failed    its reason (RunDeadlineExceeded,
-//                                                            WorkersUnreachable, JobRejected,
+//                                                            WorkersUnreachable,
+//                                                            WorkerTokenRefused, JobRejected,
 //                                                            JobNameTaken)
 //   started                                     -> Running   Running
 //   not all ready (or no Job), deadline passed  -> Failed    WorkersNotReady

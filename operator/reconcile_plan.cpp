@@ -333,11 +333,12 @@ PassAnswers begin_pass(const Observation& o) {
 }
 
 DigestedAnswer digest_answer(const std::string& uid, const std::optional<json>& document,
-                             std::string error) {
+                             std::string error, bool token_refused) {
   DigestedAnswer digested;
   WorkerAnswer& answer = digested.answer;
   if (!document) {
     answer.error = std::move(error);
+    answer.token_refused = token_refused;
     return digested;
   }
   answer.reached = true;
@@ -471,6 +472,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     std::vector<uint32_t> newly_kept;
     std::vector<std::pair<uint32_t, CollectedResult>> partial;
     std::vector<std::string> unreachable;
+    std::vector<std::string> refusing;  // of those, the ones that refused the run's token
     for (const auto& [index, answer] : o.answers.by_worker) {
       if (index >= workers || kept.reports().contains(index)) continue;
       const auto pod = std::find_if(pods.begin(), pods.end(), [&](const PodView& p) {
@@ -482,6 +484,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
             since != o.unreachable_since.end() &&
             o.now - since->second >= config.worker_unreachable_timeout) {
           unreachable.push_back(who + " (" + answer.error + ")");
+          if (answer.token_refused) refusing.push_back(unreachable.back());
         }
         continue;
       }
@@ -555,6 +558,17 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     const auto final_ok = static_cast<uint32_t>(std::count_if(
         observed.results.reports().begin(), observed.results.reports().end(),
         [](const auto& entry) { return entry.second.finished && entry.second.error.empty(); }));
+    if (!failure && !refusing.empty()) {
+      // It answered, so no network is in the way: the key the token is
+      // derived from is not the one the run was started with.
+      failure = RunFailure{
+          "WorkerTokenRefused",
+          std::to_string(refusing.size()) + " worker(s) refused the operator's token for " +
+              format_duration(config.worker_unreachable_timeout) + ": " + refusing.front() +
+              "; the run was started by an operator with another worker token key (every "
+              "operator process must read one key: --worker-token-key-file; without it the key "
+              "is random to each process)"};
+    }
     if (!failure && !unreachable.empty()) {
       failure = RunFailure{
           "WorkersUnreachable",

@@ -31,11 +31,12 @@ namespace kubeload::controller {
 
 // One worker's answer to GET /result in this pass, as digested on arrival.
 struct WorkerAnswer {
-  bool reached = false;    // it served a /result document
-  std::string error;       // not reached: why
-  bool other_run = false;  // the document is another run's (an IP reused after its pod went)
-  std::string unreadable;  // the document's result cannot be read or merged: why
-  bool folded = false;     // its final result is in PassAnswers::finals
+  bool reached = false;        // it served a /result document
+  std::string error;           // not reached: why
+  bool token_refused = false;  // not reached: it refused the run's token (401, 403)
+  bool other_run = false;      // the document is another run's (an IP reused after its pod went)
+  std::string unreadable;      // the document's result cannot be read or merged: why
+  bool folded = false;         // its final result is in PassAnswers::finals
   std::optional<CollectedResult> partial;  // a result before the final one (counters only)
 };
 
@@ -240,7 +241,7 @@ struct DigestedAnswer {
   std::optional<CollectedResult> final_result;
 };
 DigestedAnswer digest_answer(const std::string& uid, const std::optional<nlohmann::json>& document,
-                             std::string error);
+                             std::string error, bool token_refused = false);
 // ... and takes it into the pass (one at a time): a final result is folded
 // into `finals` at once. An answer of a worker in `not_taken` is dropped.
 void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested);

@@ -112,13 +112,16 @@ bool WorkerClient::start(const WorkerAddress& worker, int64_t start_at_unix_ms,
   return true;
 }
 
-std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
-                                                   std::string& error) const {
+std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker, std::string& error,
+                                                   bool* token_refused) const {
   int status = 0;
   const auto body = call(worker, "GET", "/result", status, error);
   if (!body) return std::nullopt;
   if (status != 200) {
-    error = worker.base_url() + "/result: HTTP " + std::to_string(status);
+    const bool refused = status == 401 || status == 403;
+    if (token_refused != nullptr) *token_refused = refused;
+    error = worker.base_url() + "/result: HTTP " + std::to_string(status) +
+            (refused ? ": " + quoted(*body) : std::string());
     return std::nullopt;
   }
   nlohmann::json document = nlohmann::json::parse(*body, nullptr, false);

@@ -39,7 +39,10 @@ class WorkerClient {
 
   // Each returns nullopt/false with `error` set ("10.0.0.3:8080: connection refused").
   bool start(const WorkerAddress& worker, int64_t start_at_unix_ms, std::string& error) const;
-  std::optional<nlohmann::json> result(const WorkerAddress& worker, std::string& error) const;
+  // `token_refused`, when given, says whether the worker answered 401 or 403:
+  // it refused the token, so it was started by an operator with another key.
+  std::optional<nlohmann::json> result(const WorkerAddress& worker, std::string& error,
+                                       bool* token_refused = nullptr) const;
   bool finish(const WorkerAddress& worker, std::string& error) const;
 
  private:

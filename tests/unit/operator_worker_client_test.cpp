@@ -93,6 +93,22 @@ TEST(WorkerClient, FetchesAResultWithTheRunsToken) {
   EXPECT_NE(headers.find("\r\nauthorization:bearerrun-token\r\n"), std::string::npos) << headers;
 }
 
+TEST(WorkerClient, AResultRefusedForTheTokenSaysSo) {
+  for (const char* status : {"403 Forbidden", "401 Unauthorized"}) {
+    OneShotWorker worker(http_answer(status, "not this run's token\n"));
+    std::string error;
+    bool token_refused = false;
+    EXPECT_FALSE(WorkerClient(2s).result(worker.address(), error, &token_refused).has_value());
+    EXPECT_TRUE(token_refused) << status;
+    EXPECT_NE(error.find("not this run's token"), std::string::npos) << error;
+  }
+  OneShotWorker busy(http_answer("503 Service Unavailable", "busy\n"));
+  std::string error;
+  bool token_refused = true;
+  EXPECT_FALSE(WorkerClient(2s).result(busy.address(), error, &token_refused).has_value());
+  EXPECT_FALSE(token_refused) << error;
+}
+
 TEST(WorkerClient, StartSendsTheBarrierAndQuotesARefusal) {
   OneShotWorker worker(http_answer("400 Bad Request", "start time too far\x01 away\n"));
   std::string error;

@@ -129,10 +129,12 @@ void answer(Observation& o, uint32_t index, const json& document) {
   if (o.answers.uid.empty()) o.answers = begin_pass(o);
   take_answer(o.answers, index, digest_answer(o.answers.uid, document, ""));
 }
-// Worker `index` could not be reached in this pass.
-void no_answer(Observation& o, uint32_t index, const std::string& error) {
+// Worker `index` could not be reached in this pass (or answered 401/403:
+// `token_refused`).
+void no_answer(Observation& o, uint32_t index, const std::string& error,
+               bool token_refused = false) {
   if (o.answers.uid.empty()) o.answers = begin_pass(o);
-  take_answer(o.answers, index, digest_answer(o.answers.uid, std::nullopt, error));
+  take_answer(o.answers, index, digest_answer(o.answers.uid, std::nullopt, error, token_refused));
 }
 
 // The results ConfigMap as the API server would hold it after earlier
@@ -454,6 +456,20 @@ std::vector<Row> rows() {
        {"WriteStatus", "Event WorkersUnreachable", "FinishWorker 0", "FinishWorker 1", "EndJob"},
        std::nullopt,
        "TCP port 8080"},
+      {"a worker refusing the run's token for the bound: WorkerTokenRefused, naming the key",
+       [=] {
+         Observation o = running(mid);
+         no_answer(o, 0, "http://10.244.0.10:8080/result: HTTP 403: \"not this run's token\"",
+                   true);
+         answer(o, 1, answer_document(1, 200, false));
+         o.unreachable_since[0] = mid - seconds(60);
+         return o;
+       },
+       "Failed",
+       "WorkerTokenRefused",
+       {"WriteStatus", "Event WorkerTokenRefused", "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       std::nullopt,
+       "another worker token key"},
       {"a worker cut short by SIGTERM is a failed worker, its share not counted as complete",
        [=] {
          Observation o = running(mid);
