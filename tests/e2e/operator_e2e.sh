@@ -13,7 +13,8 @@
 # minute apart with the operator down in between end with every request (the
 # first one's result kept while its pod is gone), a deleted worker fails the
 # run, a deleted LoadTest takes its pods along, the README's `kubectl wait`
-# gate recipes return as documented (the states captured on the way are read
+# gate recipes return as documented (and the `kubectl create` one, run twice,
+# reads the second run's verdict against a slower target) (the states captured on the way are read
 # by kstatus, Flux and Argo CD code: tests/gitops), and of two replicas with
 # --leader-elect only the Lease holder acts; the other takes over when the
 # leader dies or steps down, or is frozen at the run's end (its status write
@@ -443,6 +444,77 @@ if command -v go >/dev/null 2>&1; then
 else
   bad "gates: go is not installed, so the captured objects were not read by the tools' own code"
 fi
+
+# 13. The README's gate recipe, as written, run twice: `kubectl create` of
+# examples/ci/loadtest.yaml (generateName) makes a new run each time, and
+# the second run's wait reads the second verdict. The manifest's target,
+# Service checkout:8080, is nginx for the first run and, for the second, an
+# nginx that holds every request to 200/s (limit_req, queued, not refused):
+# a slower target, so the second run misses its rps floor and its baseline.
+# Only the durations are cut, to keep the tier short.
+kubectl -n "$NS" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: slow-nginx}
+data:
+  default: |
+    limit_req_zone $server_name zone=slow:1m rate=200r/s;
+    server {
+      listen 80 default_server;
+      root /var/www/html;
+      location / { limit_req zone=slow burst=100000; try_files $uri $uri/ =404; }
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: slow-nginx}
+spec:
+  selector: {matchLabels: {app: slow-nginx}}
+  template:
+    metadata: {labels: {app: slow-nginx}}
+    spec:
+      containers:
+      - name: nginx
+        image: localhost/kubeload/nginx:1
+        imagePullPolicy: IfNotPresent
+        volumeMounts: [{name: conf, mountPath: /etc/nginx/sites-enabled}]
+      volumes: [{name: conf, configMap: {name: slow-nginx}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout}
+spec:
+  selector: {app: nginx}
+  ports: [{port: 8080, targetPort: 80}]
+YAML
+check "recipe: the slow nginx rolled out" kubectl -n "$NS" rollout status deploy/slow-nginx --timeout=120s
+recipe_manifest=$(mktemp /tmp/operator-e2e-recipe.XXXXXX.yaml)
+sed -e 's/^\(    duration:\) .*/\1 5s/' -e 's/^\(    warmup:\) .*/\1 2s/' \
+  "$root/examples/ci/loadtest.yaml" >"$recipe_manifest"
+recipe() { # the README's three lines; prints the run's name, then "finished" and "ready"
+  local run
+  run=$(kubectl -n "$NS" create -f "$recipe_manifest" -o name) || return 1
+  echo "$run"
+  kubectl -n "$NS" wait --for=condition=Finished "$run" --timeout=20m >/dev/null && echo finished
+  kubectl -n "$NS" wait --for=condition=Ready "$run" --timeout=0s >/dev/null 2>&1 && echo ready
+  return 0
+}
+first=$(recipe)
+first_run=$(head -1 <<<"$first")
+check "recipe, first run ($first_run): finished and ready" test "$(tail -n +2 <<<"$first" | xargs)" = "finished ready"
+check "recipe, first run: verdict Pass" test "$(kubectl -n "$NS" get "$first_run" -o jsonpath='{.status.verdict}')" = Pass
+kubectl -n "$NS" patch service checkout -p '{"spec":{"selector":{"app":"slow-nginx"}}}' >/dev/null
+second=$(recipe)
+second_run=$(head -1 <<<"$second")
+check "recipe, second run: a new object ($second_run, not $first_run)" \
+  bash -c "[ -n '$second_run' ] && [ '$second_run' != '$first_run' ]"
+check "recipe, second run against the slower target: finished, not ready" \
+  test "$(tail -n +2 <<<"$second" | xargs)" = "finished"
+check "recipe, second run: verdict Fail ($(kubectl -n "$NS" get "$second_run" -o jsonpath='{.status.message}'))" \
+  test "$(kubectl -n "$NS" get "$second_run" -o jsonpath='{.status.verdict}')" = Fail
+check "recipe, first run still reads Pass: each run keeps its own verdict" \
+  test "$(kubectl -n "$NS" get "$first_run" -o jsonpath='{.status.verdict}')" = Pass
+rm -f "$recipe_manifest"
 
 # 10. Operator metrics.
 metrics=$(curl -fs http://127.0.0.1:18481/metrics)
