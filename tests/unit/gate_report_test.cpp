@@ -324,6 +324,22 @@ TEST(GateReportJunit, ALocalRunIsNamedByItsLabelElseItsManifestName) {
       << unlabelled.str();
 }
 
+TEST(GateReportJunit, ARepeatedThresholdGetsANumberedNameOfItsOwn) {
+  // GitLab keeps only the first test case of a name; the spec may repeat an
+  // expression, and each must stay a case of its own, under the same name
+  // in every run.
+  json loadtest = passed_loadtest();
+  loadtest["status"]["thresholds"] =
+      json::array({{{"expression", "p99 < 20ms"}, {"observed", "9.8ms"}, {"passed", true}},
+                   {{"expression", "p99 < 20ms"}, {"observed", "9.8ms"}, {"passed", true}}});
+  const std::string xml = render(ReportFormat::junit, loadtest);
+  EXPECT_NE(xml.find(R"(<testcase classname="checkout" name="p99 &lt; 20ms" )"), std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"checkout\" name=\"p99 &lt; 20ms (2)\" "),
+            std::string::npos)
+      << xml;
+}
+
 TEST(GateReportJunit, EveryThresholdAndBaselineDeltaIsATestCase) {
   const std::string xml = render(ReportFormat::junit, passed_loadtest());
   // the run, 3 thresholds, 2 baseline deltas
