@@ -181,6 +181,17 @@ report::ResultView view_of_summary(const json& row) {
 
 }  // namespace
 
+std::string test_identity(const std::string& test_label, const std::string& generate_name,
+                          const std::string& name, const std::string& target) {
+  if (!test_label.empty()) return test_label;
+  if (std::string stem = generate_name; !stem.empty()) {
+    while (!stem.empty() && stem.back() == '-') stem.pop_back();
+    if (!stem.empty()) return stem;
+  }
+  if (!name.empty()) return name;
+  return target;
+}
+
 std::string threshold_limit(const std::string& expression) {
   const size_t op = expression.find_first_of("<>=");
   if (op == std::string::npos) return "";
@@ -196,9 +207,13 @@ GateReport gate_report_from_loadtest(const json& loadtest) {
   GateReport out;
   const json& metadata = member(loadtest, "metadata");
   const std::string ns = text(member(metadata, "namespace"));
-  out.title = (ns.empty() ? "" : ns + "/") + text(member(metadata, "name"));
+  out.run_name = text(member(metadata, "name"));
+  out.namespace_ = ns;
+  out.title = (ns.empty() ? "" : ns + "/") + out.run_name;
   out.test = text(member(member(metadata, "labels"), kTestLabel));
   out.target = target_of(member(member(loadtest, "spec"), "target"));
+  out.identity =
+      test_identity(out.test, text(member(metadata, "generateName")), out.run_name, out.target);
   const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
 
   const json& status = member(loadtest, "status");
@@ -246,11 +261,14 @@ GateReport gate_report_from_loadtest(const json& loadtest) {
   return out;
 }
 
-GateReport gate_report_from_run(const std::string& title, const RunInfo& info, const RunResult& run,
+GateReport gate_report_from_run(const std::string& name, const std::string& test,
+                                const RunInfo& info, const RunResult& run,
                                 const std::vector<ThresholdOutcome>& gates) {
   GateReport out;
-  out.title = title.empty() ? info.url : title;
+  out.title = name.empty() ? info.url : name;
+  out.test = test;
   out.target = info.url;
+  out.identity = test_identity(test, "", name, info.url);
   out.phase = "Succeeded";
   out.has_result = true;
   out.run = summary_of(run.result, "");

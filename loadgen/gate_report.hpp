@@ -55,15 +55,20 @@ struct BaselineReport {
 };
 
 struct GateReport {
-  std::string title;      // "shop/checkout-x7k2p" or the manifest's name
-  std::string test;       // the kubeload.dev/test label, if any
-  std::string target;     // URL, or service://name.namespace:port
-  std::string phase;      // Succeeded | Failed | Pending | Starting | Running
-  std::string verdict;    // Pass | Fail | None
-  std::string reason;     // machine reason from the status
-  std::string message;    // the status message
-  std::string started;    // RFC 3339, "" when unknown
-  std::string completed;  // RFC 3339, "" when unfinished
+  std::string title;       // "shop/checkout-x7k2p" or the manifest's name
+  std::string test;        // the kubeload.dev/test label, if any
+  std::string target;      // URL, or service://name.namespace:port
+  std::string phase;       // Succeeded | Failed | Pending | Starting | Running
+  std::string verdict;     // Pass | Fail | None
+  std::string reason;      // machine reason from the status
+  std::string message;     // the status message
+  std::string started;     // RFC 3339, "" when unknown
+  std::string completed;   // RFC 3339, "" when unfinished
+  std::string run_name;    // the LoadTest's metadata.name ("checkout-x7k2p"); "" for a local run
+  std::string namespace_;  // the LoadTest's namespace; "" for a local run
+  // The name CI systems track the test by across runs (test_identity):
+  // "checkout" for every run of it, however each run is named.
+  std::string identity;
   bool has_result = false;
   SummaryRow run;
   std::map<int, uint64_t> status_codes;
@@ -80,10 +85,21 @@ struct GateReport {
 // A LoadTest as the API returns it. Throws std::invalid_argument naming the
 // field when the status holds something that is not a result.
 GateReport gate_report_from_loadtest(const nlohmann::json& loadtest);
-// A local run: the manifest's name, the report facts, the result and the
-// evaluated thresholds (no thresholds: verdict None).
-GateReport gate_report_from_run(const std::string& title, const RunInfo& info, const RunResult& run,
+// A local run: the manifest's name and kubeload.dev/test label (either may be
+// empty), the report facts, the result and the evaluated thresholds (no
+// thresholds: verdict None).
+GateReport gate_report_from_run(const std::string& name, const std::string& test,
+                                const RunInfo& info, const RunResult& run,
                                 const std::vector<ThresholdOutcome>& gates);
+
+// The identity of a test, the same for every run of it, so that CI systems
+// (GitLab's test report, Jenkins' test history) can follow a gate across
+// runs: the kubeload.dev/test label; without it the generateName stem
+// ("checkout" of "checkout-"), shared by the runs `kubectl create` makes of
+// one manifest; else the object's name (a manifest applied under a fixed
+// name, or `loadgen run` of one); else the target URL (`loadgen URL`).
+std::string test_identity(const std::string& test_label, const std::string& generate_name,
+                          const std::string& name, const std::string& target);
 
 // The operator's limit of a threshold expression: "< 200ms" of "p99 < 200ms".
 std::string threshold_limit(const std::string& expression);

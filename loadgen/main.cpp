@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
 #include "kubeload/threshold.hpp"
 #include "loadgen/cli.hpp"
@@ -287,8 +288,10 @@ int main(int argc, char** argv) {
     }
     std::cout << document.dump(2) << "\n";
   } else {
-    const kl::GateReport gate =
-        kl::gate_report_from_run(options.spec.name, outcome.info, outcome.result, gates);
+    const auto label = options.spec.labels.find(std::string(kubeload::kTestLabel));
+    const kl::GateReport gate = kl::gate_report_from_run(
+        options.spec.name, label == options.spec.labels.end() ? "" : label->second, outcome.info,
+        outcome.result, gates);
     switch (options.format) {
       case kl::ReportFormat::junit:
         kl::write_junit_report(std::cout, gate);

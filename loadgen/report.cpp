@@ -41,13 +41,13 @@ void write_report(std::ostream& out, ReportFormat format, const RunInfo& info,
       report::write_jmeter_report(out, report::build_report_model(info, run));
       return;
     case ReportFormat::junit:
-      write_junit_report(out, gate_report_from_run(info.url, info, run, {}));
+      write_junit_report(out, gate_report_from_run("", "", info, run, {}));
       return;
     case ReportFormat::markdown:
-      write_markdown_report(out, gate_report_from_run(info.url, info, run, {}));
+      write_markdown_report(out, gate_report_from_run("", "", info, run, {}));
       return;
     case ReportFormat::html:
-      write_html_report(out, gate_report_from_run(info.url, info, run, {}));
+      write_html_report(out, gate_report_from_run("", "", info, run, {}));
       return;
   }
   throw std::invalid_argument("write_report: unknown report format");

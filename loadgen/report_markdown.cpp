@@ -83,7 +83,8 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
   out << "### kubeload " << code(report.title) << ": " << headline(report) << "\n\n";
   if (!report.message.empty()) out << "> " << cell(report.message) << "\n\n";
   out << "- **Target:** " << code(report.target) << "\n";
-  if (!report.test.empty()) out << "- **Test:** " << code(report.test) << "\n";
+  // The test's identity, as the JUnit report names it; a bare URL run has none of its own.
+  if (report.identity != report.target) out << "- **Test:** " << code(report.identity) << "\n";
   out << "- **Phase:** " << report.phase << ", **verdict:** " << report.verdict << "\n";
   if (report.has_result) {
     out << "- **Duration:** " << report::fixed(report.run.duration_seconds, 1) << " s\n";

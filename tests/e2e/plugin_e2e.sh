@@ -106,6 +106,24 @@ second_name=$(created_name)
 check "run again: exit 0 and a second object ($second_name)" test "$code" -eq 0 -a -n "$second_name" -a "$second_name" != "$pass_name"
 check "run -o json: the status as JSON" \
   python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["status"]["verdict"]=="Pass"' "$out"
+plugin report "$second_name" -n "$NS" -o junit
+printf '%s' "$out" >"$work/second.xml"
+# CI tracks a check across runs by its names: both runs' JUnit names are the
+# test's (label "web"), each keeps its own run name as kubeload.dev/run.
+check "JUnit of two runs: the same suite and case names, the test's; each run in kubeload.dev/run" \
+  python3 -c '
+import sys, xml.etree.ElementTree as ET
+def names(path):
+    return [(e.tag, e.get("classname"), e.get("name")) for e in ET.parse(path).getroot().iter()
+            if e.tag in ("testsuite", "testcase")]
+def run(path):
+    return {p.get("name"): p.get("value") for p in ET.parse(path).getroot().iter("property")}.get("kubeload.dev/run")
+first, second = names(sys.argv[1]), names(sys.argv[2])
+assert first == second and first[0] == ("testsuite", None, "web"), (first, second)
+assert (run(sys.argv[1]), run(sys.argv[2])) == (sys.argv[3], sys.argv[4])
+' "$work/pass.xml" "$work/second.xml" "$pass_name" "$second_name"
+check "JUnit of real runs validates against tests/reports/junit.xsd" \
+  xmllint --noout --schema "$root/tests/reports/junit.xsd" "$work/pass.xml" "$work/second.xml"
 
 # 3. A missed gate: exit 1, JUnit failure with observed and limit.
 manifest fail web "  target: {service: {name: nginx, port: 80}}

@@ -2,10 +2,17 @@
 """The gate reports as their readers read them.
 
 1. JUnit: every golden (tests/golden/gate/*.junit.xml) and the JUnit report of
-   a real `loadgen run` parse with Python's XML parser, and their counts add
-   up: tests/failures/errors on each element match the test cases, and every
-   failure carries what was observed and the limit.
-2. Markdown of the same run: the verdict headline and the tables.
+   a real `loadgen run` validate against the common JUnit schema
+   (tests/reports/junit.xsd, by xmllint from Debian's libxml2-utils) and
+   their counts add up: tests/failures/errors on each element match the test
+   cases, and every failure carries what was observed and the limit. Their
+   names are the test's identity (suite and classname; the label, else the
+   manifest's name), never a run's generated name, so CI keeps history.
+2. Markdown of the goldens and of the same run, rendered to HTML by a real
+   GitHub-flavoured Markdown renderer (cmark-gfm, GitHub's fork of cmark,
+   from Debian's cmark-gfm) and read back with html.parser: the verdict
+   headline, the tables with their headers and one row per threshold and
+   stage, and nothing meant as a table left as a paragraph.
 3. HTML: the page of a real run (and any --html pages, e.g. the e2e's
    `kubectl kubeload report -o html`) rendered by headless Chromium. The DOM
    Chromium builds holds the latency curve with its points and the stage and
@@ -19,6 +26,7 @@ so it cannot send a packet off this machine. Last line:
 """
 
 import argparse
+import html.parser
 import http.server
 import os
 import re
@@ -55,13 +63,42 @@ def check(what, condition, detail=""):
 # ---- JUnit -----------------------------------------------------------------
 
 
-def check_junit(label, text, expect_failures=None):
+SCHEMA = os.path.join(ROOT, "tests", "reports", "junit.xsd")
+
+
+def schema_errors(text):
+    """xmllint's complaints about a JUnit document, "" when it validates."""
+    result = subprocess.run(["xmllint", "--noout", "--schema", SCHEMA, "-"], input=text,
+                            capture_output=True, text=True, timeout=60)
+    return "" if result.returncode == 0 else (result.stderr.strip() or f"exit {result.returncode}")
+
+
+def check_schema_rejects_what_it_must():
+    """The validator can fail: documents every reader would not take are refused."""
+    with open(os.path.join(ROOT, "tests", "golden", "gate", "passed.junit.xml"),
+              encoding="utf-8") as f:
+        good = f.read()
+    check("junit.xsd: a golden validates", schema_errors(good) == "", schema_errors(good))
+    broken = {
+        "a count that is not an integer": re.sub(r'tests="\d+"', 'tests="six"', good, count=2),
+        "a test case without a classname": re.sub(r' classname="[^"]*"', "", good, count=1),
+        "a time that is not decimal seconds": good.replace('time="0"', 'time="0s"', 1),
+        "two outcomes in one test case": good.replace(
+            "<system-out>", '<failure message="a"/><error message="b"/><system-out>', 1),
+    }
+    for what, text in broken.items():
+        check(f"junit.xsd rejects {what}", schema_errors(text) != "", "it validated")
+
+
+def check_junit(label, text, expect_failures=None, expect_identity=None):
     try:
         root = ET.fromstring(text.encode("utf-8"))
     except ET.ParseError as e:
         check(f"{label}: parses as XML", False, str(e))
         return None
     check(f"{label}: parses as XML", True)
+    errors = schema_errors(text)
+    check(f"{label}: validates against tests/reports/junit.xsd", errors == "", errors[-500:])
     check(f"{label}: root is <testsuites>", root.tag == "testsuites", root.tag)
     suites = root.findall("testsuite")
     check(f"{label}: one <testsuite>", len(suites) == 1, str(len(suites)))
@@ -74,18 +111,154 @@ def check_junit(label, text, expect_failures=None):
                   int(element.get("errors", -1)))
         check(f"{label}: <{element.tag}> counts {counts} match its test cases",
               counts == (len(cases), n_fail, n_err), f"cases {len(cases)}, {n_fail}, {n_err}")
+    identity = suites[0].get("name") if suites else None
+    properties = {p.get("name"): p.get("value") for p in root.iter("property")}
+    check(f"{label}: the suite is named by the test (kubeload.dev/test {identity!r})",
+          identity and properties.get("kubeload.dev/test") == identity, str(properties))
+    if expect_identity is not None:
+        check(f"{label}: the test is {expect_identity!r}", identity == expect_identity,
+              str(identity))
+    run = properties.get("kubeload.dev/run", "")
+    names = []
     for case in root.iter("testcase"):
-        check(f"{label}: test case {case.get('name')!r} has a classname and a time",
-              case.get("classname", "").startswith("kubeload.") and case.get("time") is not None)
+        names.append(case.get("name"))
+        check(f"{label}: test case {case.get('name')!r} has the test as classname and a time",
+              case.get("classname") == identity and case.get("time") is not None,
+              str(case.attrib))
+        if run:
+            check(f"{label}: test case {case.get('name')!r} is not named after the run {run!r}",
+                  run not in case.get("name") and run not in case.get("classname"))
         failure = case.find("failure")
         if failure is not None:
             message = failure.get("message", "")
             check(f"{label}: failure of {case.get('name')!r} carries observed and limit",
                   "observed" in message and "limit" in message, message)
+    check(f"{label}: test case names are unique (GitLab keeps only the first of a name)",
+          len(names) == len(set(names)), str(names))
+    check(f"{label}: the first test case is the run", names[:1] == ["run"], str(names))
     if expect_failures is not None:
         actual = int(root.get("failures", -1))
         check(f"{label}: {expect_failures} failure(s)", actual == expect_failures, str(actual))
     return root
+
+
+# ---- Markdown -------------------------------------------------------------
+
+
+def render_gfm(markdown):
+    """HTML of GitHub-flavoured Markdown as GitHub renders a job summary or a
+    comment: cmark-gfm with GitHub's extensions; raw HTML (<details>, <sub>)
+    is kept, as GitHub keeps those tags."""
+    result = subprocess.run(["cmark-gfm", "--unsafe", "-e", "table", "-e", "strikethrough",
+                             "-e", "autolink", "-e", "tagfilter"],
+                            input=markdown, capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise RuntimeError(f"cmark-gfm failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+class RenderedMarkdown(html.parser.HTMLParser):
+    """The blocks a reader sees: headings, paragraphs and tables (header
+    cells, then rows of cells), each as its text."""
+
+    def __init__(self, rendered):
+        super().__init__()
+        self.headings, self.paragraphs, self.tables = [], [], []
+        self._text = None  # text of the heading, paragraph or cell being read
+        self._row = None
+        self.feed(rendered)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append({"header": [], "rows": []})
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("th", "td", "p", "h1", "h2", "h3", "h4", "h5", "h6"):
+            self._text = []
+
+    def handle_endtag(self, tag):
+        text = "".join(self._text).strip() if self._text is not None else ""
+        if tag in ("th", "td") and self._row is not None:
+            self._row.append(text)
+        elif tag == "tr" and self.tables and self._row is not None:
+            table = self.tables[-1]
+            if not table["header"]:
+                table["header"] = self._row
+            else:
+                table["rows"].append(self._row)
+            self._row = None
+        elif tag == "p" and self._row is None:
+            self.paragraphs.append(text)
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            self.headings.append(text)
+        if tag in ("th", "td", "p", "h1", "h2", "h3", "h4", "h5", "h6"):
+            self._text = None
+
+    def handle_data(self, data):
+        if self._text is not None:
+            self._text.append(data)
+
+    def table(self, header):
+        return [t for t in self.tables if t["header"] == header]
+
+
+SUMMARY_HEADER = ["", "requests", "rps", "errors", "p50 ms", "p90 ms", "p99 ms", "max ms"]
+THRESHOLDS_HEADER = ["", "threshold", "observed", "limit"]
+STAGES_HEADER = ["stage"] + SUMMARY_HEADER[1:]
+
+
+def table_left_as_paragraph(page):
+    """A paragraph with a line of pipes: a table the renderer did not take as one."""
+    return [p for p in page.paragraphs if any(line.strip().startswith("|")
+                                              for line in p.splitlines())]
+
+
+def check_markdown(label, markdown, verdict, thresholds, stages=None, has_result=True):
+    """thresholds: [(expression, passed)] in order; stages: the stage labels;
+    has_result: whether the run collected a result (a summary table)."""
+    page = RenderedMarkdown(render_gfm(markdown))
+    check(f"{label}: the headline says {verdict}",
+          bool(page.headings) and page.headings[0].endswith(verdict), str(page.headings[:1]))
+    stray = table_left_as_paragraph(page)
+    check(f"{label}: no table renders as a paragraph", not stray, str(stray)[:300])
+    for table in page.tables:
+        widths = {len(row) for row in table["rows"]}
+        check(f"{label}: every row of the table {table['header']} has a cell per column",
+              widths <= {len(table["header"])}, str(widths))
+    summary = page.table(SUMMARY_HEADER)
+    if has_result:
+        check(f"{label}: the summary table, one row for the total",
+              len(summary) == 1 and [r[0] for r in summary[0]["rows"]] == ["total"], str(summary))
+    else:
+        check(f"{label}: no summary table without a result", not summary, str(summary))
+    found = page.table(THRESHOLDS_HEADER)
+    rows = found[0]["rows"] if len(found) == 1 else []
+    shown = [(r[1], r[0]) for r in rows]
+    want = [(expression, "✅" if passed else "❌") for expression, passed in thresholds]
+    check(f"{label}: the thresholds table, one row per threshold with its pass or fail",
+          shown == want, f"shown {shown}, want {want}")
+    if stages is not None:
+        found = page.table(STAGES_HEADER)
+        shown = [r[0] for r in found[0]["rows"]] if len(found) == 1 else None
+        check(f"{label}: the stages table, one row per stage", shown == stages, str(shown))
+    return page
+
+
+def check_markdown_check_can_fail(markdown):
+    """A table without its delimiter row is a paragraph to a real renderer:
+    the check must see it."""
+    broken = re.sub(r"^\|---\|---\|---:\|---\|\n", "", markdown, count=1, flags=re.M)
+    page = RenderedMarkdown(render_gfm(broken))
+    check("a thresholds table without its delimiter row is caught as a paragraph",
+          broken != markdown and table_left_as_paragraph(page) and
+          not page.table(THRESHOLDS_HEADER))
+
+
+def golden_thresholds(junit_root):
+    """(expression, passed) of each threshold test case of a JUnit golden."""
+    return [(c.get("name"), c.find("failure") is None) for c in junit_root.iter("testcase")
+            if c.get("name") != "run" and not c.get("name").startswith("baseline")]
 
 
 # ---- a real run --------------------------------------------------------------
@@ -272,9 +445,23 @@ def main():
     golden = os.path.join(ROOT, "tests", "golden", "gate")
     goldens = sorted(f for f in os.listdir(golden) if f.endswith(".junit.xml"))
     check("JUnit goldens exist", len(goldens) >= 3, str(goldens))
+    for tool in ("xmllint", "cmark-gfm"):
+        if not check(f"{tool} is installed (scripts/setup installs it)", shutil.which(tool)):
+            return finish()
+    check_schema_rejects_what_it_must()
+    verdicts = {"passed": "✅ Pass", "gate_failed": "❌ Fail", "run_failed": "💥 run failed",
+                "running": "⏳ Running"}
     for name in goldens:
         with open(os.path.join(golden, name), encoding="utf-8") as f:
-            check_junit(name, f.read())
+            root = check_junit(name, f.read(), expect_identity="checkout")
+        scenario = name[:-len(".junit.xml")]
+        with open(os.path.join(golden, scenario + ".md"), encoding="utf-8") as f:
+            markdown = f.read()
+        if root is not None and scenario in verdicts:
+            check_markdown(scenario + ".md", markdown, verdicts[scenario],
+                           golden_thresholds(root), has_result=scenario != "run_failed")
+            if scenario == "gate_failed":
+                check_markdown_check_can_fail(markdown)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowTailHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -285,6 +472,7 @@ def main():
 kind: LoadTest
 metadata:
   name: report-check
+  labels: {{kubeload.dev/test: report-gate}}
 spec:
   target: {{url: "http://127.0.0.1:{port}/"}}
   load:
@@ -294,16 +482,16 @@ spec:
     try:
         code, junit, err = run_loadgen(args.loadgen, manifest, "junit")
         check("loadgen --format junit: exit 1 for the missed p50 threshold", code == 1, err[-300:])
-        root = check_junit("loadgen --format junit", junit, expect_failures=1)
+        root = check_junit("loadgen --format junit", junit, expect_failures=1,
+                           expect_identity="report-gate")
         if root is not None:
             names = [c.get("name") for c in root.iter("testcase")]
             check("loadgen --format junit: the run and each threshold are test cases",
-                  len(names) == 4 and "p50 < 0.001ms" in names, str(names))
+                  names == ["run", "p999 < 10s", "errorRate < 1%", "p50 < 0.001ms"], str(names))
         code, markdown, err = run_loadgen(args.loadgen, manifest, "markdown")
-        check("loadgen --format markdown: the verdict headline", ": ❌ Fail" in markdown,
-              markdown[:300])
-        check("loadgen --format markdown: thresholds and stages tables",
-              "| ❌ | `p50 < 0.001ms` |" in markdown and "| stage 1 (4 conns) |" in markdown)
+        check_markdown("loadgen --format markdown", markdown, "❌ Fail",
+                       [("p999 < 10s", True), ("errorRate < 1%", True), ("p50 < 0.001ms", False)],
+                       stages=["stage 0 (2 conns)", "stage 1 (4 conns)"])
         code, html, err = run_loadgen(args.loadgen, manifest, "html")
         page = os.path.join(args.out, "loadgen-report.html")
         with open(page, "w", encoding="utf-8") as f:

@@ -4,8 +4,9 @@
 //
 // Regenerate the goldens after an intended layout change with
 //   KUBELOAD_UPDATE_GOLDEN=1 ./unit_tests --gtest_filter='GateReportGolden*'
-// and review the diff. tests/reports/check_reports.py parses the JUnit goldens
-// with Python's XML parser.
+// and review the diff. tests/reports/check_reports.py validates the JUnit
+// goldens against tests/reports/junit.xsd and renders the Markdown goldens
+// with cmark-gfm.
 
 #include <gtest/gtest.h>
 
@@ -242,13 +243,110 @@ int count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// The suite, class and case names of a JUnit report: what GitLab and Jenkins
+// key a test's history by.
+std::vector<std::string> junit_names(const std::string& xml) {
+  std::vector<std::string> names;
+  const std::regex name(R"(<(testsuites|testsuite|testcase)( classname="[^"]*")? name="[^"]*")");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), name); it != std::sregex_iterator();
+       ++it) {
+    names.push_back(it->str());
+  }
+  return names;
+}
+
+TEST(GateReportJunit, TwoRunsOfOneTestHaveTheSameSuiteAndCaseNames) {
+  // Two runs of the test "checkout", named by generateName, compared with
+  // different baseline runs: CI must see the same tests.
+  json first = gate_failed_loadtest();
+  json second = gate_failed_loadtest();
+  second["metadata"]["name"] = "checkout-x7k2p";
+  second["status"]["baseline"]["loadTestName"] = "checkout-9qz8w";
+  const std::string first_xml = render(ReportFormat::junit, first);
+  const std::string second_xml = render(ReportFormat::junit, second);
+  ASSERT_EQ(junit_names(first_xml).size(), 8u) << first_xml;  // suites, suite, 6 cases
+  EXPECT_EQ(junit_names(first_xml), junit_names(second_xml));
+  EXPECT_NE(first_xml.find(R"(<testsuite name="checkout" )"), std::string::npos) << first_xml;
+  EXPECT_NE(first_xml.find(R"(<testcase classname="checkout" name="run" )"), std::string::npos);
+  EXPECT_NE(first_xml.find(R"(<testcase classname="checkout" name="p99 &lt; 20ms" )"),
+            std::string::npos);
+  EXPECT_NE(first_xml.find(R"(<testcase classname="checkout" name="baseline p99" )"),
+            std::string::npos);
+  // Each run stays findable by its own name.
+  EXPECT_NE(first_xml.find(R"(<property name="kubeload.dev/run" value="checkout-9qz8w"/>)"),
+            std::string::npos);
+  EXPECT_NE(second_xml.find(R"(<property name="kubeload.dev/run" value="checkout-x7k2p"/>)"),
+            std::string::npos);
+  EXPECT_NE(second_xml.find(R"(<property name="baseline" value="checkout-9qz8w"/>)"),
+            std::string::npos);
+}
+
+TEST(GateReportJunit, WithoutTheTestLabelTheGenerateNameStemThenTheNameIsTheIdentity) {
+  json generated = gate_failed_loadtest();
+  generated["metadata"].erase("labels");
+  generated["metadata"]["generateName"] = "checkout-gate-";
+  const std::string xml = render(ReportFormat::junit, generated);
+  EXPECT_NE(xml.find(R"(<testsuite name="checkout-gate" )"), std::string::npos) << xml;
+  EXPECT_NE(xml.find(R"(<testcase classname="checkout-gate" name="run" )"), std::string::npos);
+  EXPECT_NE(xml.find(R"(<property name="kubeload.dev/run" value="checkout-9qz8w"/>)"),
+            std::string::npos);
+
+  json applied = gate_failed_loadtest();
+  applied["metadata"].erase("labels");
+  applied["metadata"]["name"] = "checkout-nightly";
+  EXPECT_NE(render(ReportFormat::junit, applied).find(R"(<testsuite name="checkout-nightly" )"),
+            std::string::npos);
+
+  EXPECT_EQ(test_identity("checkout", "other-", "other-x7k2p", "http://a/"), "checkout");
+  EXPECT_EQ(test_identity("", "checkout-", "checkout-x7k2p", "http://a/"), "checkout");
+  EXPECT_EQ(test_identity("", "", "checkout-nightly", "http://a/"), "checkout-nightly");
+  EXPECT_EQ(test_identity("", "", "", "http://a/"), "http://a/");
+}
+
+TEST(GateReportJunit, ALocalRunIsNamedByItsLabelElseItsManifestName) {
+  RunInfo info;
+  info.url = "http://127.0.0.1:8080/";
+  RunResult run;
+  run.result = spread_result(100, 1000, 1000, 0, 1);
+  const std::vector<ThresholdOutcome> gates = {{"p99 < 1s", "1.9ms", true, 1.9}};
+  std::ostringstream labelled;
+  write_junit_report(labelled,
+                     gate_report_from_run("checkout-local", "checkout", info, run, gates));
+  EXPECT_NE(labelled.str().find(R"(<testsuite name="checkout" )"), std::string::npos)
+      << labelled.str();
+  EXPECT_NE(labelled.str().find(R"(<testcase classname="checkout" name="p99 &lt; 1s" )"),
+            std::string::npos);
+  EXPECT_EQ(labelled.str().find("kubeload.dev/run"), std::string::npos)
+      << "a local run has no run object to name";
+  std::ostringstream unlabelled;
+  write_junit_report(unlabelled, gate_report_from_run("checkout-local", "", info, run, gates));
+  EXPECT_NE(unlabelled.str().find(R"(<testsuite name="checkout-local" )"), std::string::npos)
+      << unlabelled.str();
+}
+
+TEST(GateReportJunit, ARepeatedThresholdGetsANumberedNameOfItsOwn) {
+  // GitLab keeps only the first test case of a name; the spec may repeat an
+  // expression, and each must stay a case of its own, under the same name
+  // in every run.
+  json loadtest = passed_loadtest();
+  loadtest["status"]["thresholds"] =
+      json::array({{{"expression", "p99 < 20ms"}, {"observed", "9.8ms"}, {"passed", true}},
+                   {{"expression", "p99 < 20ms"}, {"observed", "9.8ms"}, {"passed", true}}});
+  const std::string xml = render(ReportFormat::junit, loadtest);
+  EXPECT_NE(xml.find(R"(<testcase classname="checkout" name="p99 &lt; 20ms" )"), std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"checkout\" name=\"p99 &lt; 20ms (2)\" "),
+            std::string::npos)
+      << xml;
+}
+
 TEST(GateReportJunit, EveryThresholdAndBaselineDeltaIsATestCase) {
   const std::string xml = render(ReportFormat::junit, passed_loadtest());
   // the run, 3 thresholds, 2 baseline deltas
   EXPECT_EQ(count_of(xml, "<testcase "), 6);
   EXPECT_NE(xml.find("tests=\"6\" failures=\"0\" errors=\"0\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("name=\"p99 &lt; 20ms\""), std::string::npos);
-  EXPECT_NE(xml.find("name=\"p99 vs checkout-4abcd\""), std::string::npos);
+  EXPECT_NE(xml.find("name=\"baseline p99\""), std::string::npos);
   EXPECT_EQ(xml.find("<failure"), std::string::npos);
 }
 
@@ -264,8 +362,7 @@ TEST(GateReportJunit, MissesCarryObservedAndLimit) {
             std::string::npos)
       << xml;
   // rps +0.0% is no regression: that case passes.
-  EXPECT_NE(xml.find("name=\"rps vs checkout-7xk2p\" time=\"0\">\n      <system-out>"),
-            std::string::npos)
+  EXPECT_NE(xml.find("name=\"baseline rps\" time=\"0\">\n      <system-out>"), std::string::npos)
       << xml;
 }
 
@@ -419,16 +516,16 @@ TEST(GateReportFromRun, VerdictFollowsTheThresholds) {
   info.url = "http://127.0.0.1:8080/";
   RunResult run;
   run.result = spread_result(100, 1000, 1000, 0, 1);
-  EXPECT_EQ(gate_report_from_run("t", info, run, {}).verdict, "None");
-  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true, 1.9}}).verdict,
+  EXPECT_EQ(gate_report_from_run("t", "", info, run, {}).verdict, "None");
+  EXPECT_EQ(gate_report_from_run("t", "", info, run, {{"p99 < 1s", "1.9ms", true, 1.9}}).verdict,
             "Pass");
   EXPECT_EQ(gate_report_from_run(
-                "t", info, run,
+                "t", "", info, run,
                 {{"p99 < 1s", "1.9ms", true, 1.9}, {"rps > 1000", "100.0/s", false, 100.0}})
                 .verdict,
             "Fail");
   run.finished = false;
-  EXPECT_EQ(gate_report_from_run("t", info, run, {{"p99 < 1s", "1.9ms", true, 1.9}}).verdict,
+  EXPECT_EQ(gate_report_from_run("t", "", info, run, {{"p99 < 1s", "1.9ms", true, 1.9}}).verdict,
             "None");
 }
 

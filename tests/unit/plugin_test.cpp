@@ -3,13 +3,17 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
+#include "kubeload/duration.hpp"
 #include "plugin/cli.hpp"
 
 namespace kubeload::plugin {
@@ -292,6 +296,80 @@ TEST(PluginRunObject, TheCiExampleManifestIsARun) {
   EXPECT_EQ(run.test, "checkout");
   EXPECT_EQ(run.object["metadata"]["generateName"], "checkout-gate-");
   EXPECT_EQ(run.spec.thresholds.size(), 3u);
+}
+
+// The shell lines of a CI example: every string of the YAML document, split
+// at line ends (a folded `run: >` block is one line).
+void shell_lines_of(const YAML::Node& node, std::vector<std::string>& lines) {
+  if (node.IsScalar()) {
+    std::istringstream text(node.as<std::string>());
+    for (std::string line; std::getline(text, line);) lines.push_back(line);
+  } else if (node.IsSequence()) {
+    for (const YAML::Node& item : node) shell_lines_of(item, lines);
+  } else if (node.IsMap()) {
+    for (const auto& entry : node) shell_lines_of(entry.second, lines);
+  }
+}
+
+// The words of one command in a shell line, from `program` up to the first
+// shell operator, without the quotes.
+std::vector<std::string> command_words(const std::string& line, const std::string& program) {
+  std::vector<std::string> words;
+  const size_t start = line.find(program + " ");
+  if (start == std::string::npos) return words;
+  std::istringstream text(line.substr(start + program.size()));
+  for (std::string word; text >> word;) {
+    if (word == ">" || word == ">>" || word == "|" || word == "&&" || word == "||" || word == ";") {
+      break;
+    }
+    std::erase(word, '"');
+    std::erase(word, '\'');
+    words.push_back(word);
+  }
+  return words;
+}
+
+TEST(PluginCiExamples, EveryCommandIsOneThePluginTakesAndEveryWaitOutlastsTheRun) {
+  std::ifstream file(std::string(KUBELOAD_SOURCE_DIR) + "/examples/ci/loadtest.yaml");
+  ASSERT_TRUE(file);
+  std::ostringstream manifest;
+  manifest << file.rdbuf();
+  const RunObject example =
+      run_object_from_manifest(manifest.str(), "loadtest.yaml", "", "default");
+  const std::chrono::nanoseconds run_takes = default_wait_timeout(example.spec);
+  for (const char* name : {"github-actions.yml", "gitlab-ci.yml"}) {
+    SCOPED_TRACE(name);
+    const YAML::Node workflow =
+        YAML::LoadFile(std::string(KUBELOAD_SOURCE_DIR) + "/examples/ci/" + name);
+    std::vector<std::string> lines;
+    shell_lines_of(workflow, lines);
+    int runs = 0;
+    for (const std::string& line : lines) {
+      if (const std::vector<std::string> words = command_words(line, "kubectl-kubeload");
+          !words.empty()) {
+        SCOPED_TRACE(line);
+        Options options;
+        ASSERT_NO_THROW(options = parse_arguments(words)) << usage_error_of(words);
+        if (options.command != Command::run) continue;
+        ++runs;
+        ASSERT_TRUE(options.timeout.has_value()) << "the example says how long it waits";
+        EXPECT_GE(*options.timeout, run_takes);
+        EXPECT_FALSE(options.report_files.empty()) << "the example keeps its reports";
+      }
+      // kubectl's own wait gives up after 30 s unless told otherwise.
+      if (const std::vector<std::string> words = command_words(line, "kubectl wait");
+          !words.empty()) {
+        SCOPED_TRACE(line);
+        std::optional<std::chrono::nanoseconds> timeout;
+        for (const std::string& word : words) {
+          if (word.starts_with("--timeout=")) timeout = parse_duration(word.substr(10));
+        }
+        ASSERT_TRUE(timeout.has_value()) << "a kubectl wait without --timeout";
+        EXPECT_GE(*timeout, run_takes);
+      }
+    }
+    EXPECT_EQ(runs, 1) << "one gated run per example";
+  }
 }
 
 TEST(PluginRunObject, WaitTimeoutOfStagesAndOfRequestCounts) {
