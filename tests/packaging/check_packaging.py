@@ -21,16 +21,20 @@ that cannot fail fails the run.
 Ends with "N passed, M failed".
 """
 import argparse
+import base64
 import copy
 import hashlib
+import http.server
 import io
 import json
 import os
 import re
+import ssl
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 
 import yaml
 
@@ -187,6 +191,64 @@ def check_krew(binary, version):
                              capture_output=True, text=True)
         check(f"the archive's binary runs on glibc >= 2.31 ({run.stdout.strip() or run.stderr.strip()})",
               [] if run.returncode == 0 else [run.stderr.strip()])
+        check_static_client(unpacked, out)
+
+
+def check_static_client(binary, work):
+    """The static binary's whole client path: `localhost` resolved by static
+    glibc from /etc/hosts, TLS by the static OpenSSL, HTTP by the static
+    cpprestsdk, against a stand-in API server on 127.0.0.1 that answers the
+    LoadTest list of `history` (nothing leaves the machine)."""
+    requests = []
+
+    class ApiServer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            requests.append(self.path)
+            body = json.dumps({"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTestList",
+                               "metadata": {"resourceVersion": "1"}, "items": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    key, cert = os.path.join(work, "key.pem"), os.path.join(work, "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ApiServer)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with open(cert) as f:
+        ca = f.read()
+    kubeconfig = os.path.join(work, "kubeconfig")
+    with open(kubeconfig, "w") as f:
+        yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "here",
+            "clusters": [{"name": "here", "cluster": {
+                "server": f"https://localhost:{server.server_address[1]}",
+                "certificate-authority-data": base64.b64encode(ca.encode()).decode()}}],
+            "users": [{"name": "here", "user": {"token": "packaging-check"}}],
+            "contexts": [{"name": "here", "context": {"cluster": "here", "user": "here",
+                                                      "namespace": "packaging"}}],
+        }, f)
+    try:
+        run = subprocess.run([binary, "history", "smoke", "--kubeconfig", kubeconfig], capture_output=True,
+                             text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": work})
+    finally:
+        server.shutdown()
+    problems = []
+    if run.returncode != 0:
+        problems.append(f"exit {run.returncode}: {run.stderr.strip()}")
+    if not any(p.startswith("/apis/kubeload.dev/v1alpha1/namespaces/packaging/loadtests") for p in requests):
+        problems.append(f"the stand-in API server saw {requests}")
+    check("the static binary resolves localhost, verifies TLS and lists LoadTests "
+          "(history against a stand-in API server on 127.0.0.1)", problems)
 
 
 def oci_labels(archive):
