@@ -137,7 +137,7 @@ def krew_manifest_problems(manifest, file_name, archive_bytes, version):
     return problems
 
 
-def check_krew(binary, version):
+def check_krew(binary, version, old_root):
     with tempfile.TemporaryDirectory() as out:
         run = subprocess.run([os.path.join(ROOT, "plugin", "krew", "package"), "--binary", binary,
                               "--out", out], capture_output=True, text=True)
@@ -191,14 +191,36 @@ def check_krew(binary, version):
                              capture_output=True, text=True)
         check(f"the archive's binary runs on glibc >= 2.31 ({run.stdout.strip() or run.stderr.strip()})",
               [] if run.returncode == 0 else [run.stderr.strip()])
-        check_static_client(unpacked, out)
+        check_static_client([unpacked], out, "")
+        if old_root:
+            check_in_old_root(unpacked, old_root)
 
 
-def check_static_client(binary, work):
+def check_in_old_root(binary, old_root):
+    """The binary in another distribution's root file system (say Debian 11's,
+    glibc 2.31, from debootstrap), run there with chroot."""
+    libc = subprocess.run(["/usr/sbin/chroot", old_root, "ldd", "--version"], capture_output=True,
+                          text=True).stdout.splitlines()
+    hosts = os.path.join(old_root, "etc", "hosts")
+    with open(hosts, "a+") as f:  # debootstrap writes none; localhost must not go to DNS
+        f.seek(0)
+        if not re.search(r"^127\.0\.0\.1\s+localhost\b", f.read(), re.M):
+            f.write("127.0.0.1 localhost\n")
+    with tempfile.TemporaryDirectory(dir=os.path.join(old_root, "tmp")) as work:
+        inside = "/" + os.path.relpath(work, old_root)
+        with open(binary, "rb") as src, open(os.path.join(work, "kubectl-kubeload"), "wb") as dst:
+            dst.write(src.read())
+        os.chmod(os.path.join(work, "kubectl-kubeload"), 0o755)
+        check_static_client(["/usr/sbin/chroot", old_root, f"{inside}/kubectl-kubeload"], work, inside,
+                            f" in {old_root} ({libc[0] if libc else 'no ldd'})")
+
+
+def check_static_client(command, work, work_seen, where=""):
     """The static binary's whole client path: `localhost` resolved by static
     glibc from /etc/hosts, TLS by the static OpenSSL, HTTP by the static
     cpprestsdk, against a stand-in API server on 127.0.0.1 that answers the
-    LoadTest list of `history` (nothing leaves the machine)."""
+    LoadTest list of `history` (nothing leaves the machine). `command` runs the
+    binary; it sees `work` as `work_seen` (a chroot) or as it is ("")."""
     requests = []
 
     class ApiServer(http.server.BaseHTTPRequestHandler):
@@ -238,7 +260,8 @@ def check_static_client(binary, work):
                                                       "namespace": "packaging"}}],
         }, f)
     try:
-        run = subprocess.run([binary, "history", "smoke", "--kubeconfig", kubeconfig], capture_output=True,
+        seen = os.path.join(work_seen, "kubeconfig") if work_seen else kubeconfig
+        run = subprocess.run(command + ["history", "smoke", "--kubeconfig", seen], capture_output=True,
                              text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": work})
     finally:
         server.shutdown()
@@ -248,7 +271,7 @@ def check_static_client(binary, work):
     if not any(p.startswith("/apis/kubeload.dev/v1alpha1/namespaces/packaging/loadtests") for p in requests):
         problems.append(f"the stand-in API server saw {requests}")
     check("the static binary resolves localhost, verifies TLS and lists LoadTests "
-          "(history against a stand-in API server on 127.0.0.1)", problems)
+          f"(history against a stand-in API server on 127.0.0.1){where}", problems)
 
 
 def oci_labels(archive):
@@ -323,11 +346,13 @@ def check_image_labels(version):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, "build-static", "bin", "kubectl-kubeload"))
+    parser.add_argument("--old-root", help="also run the packed binary in this root file system with "
+                        "chroot, e.g. Debian 11's: debootstrap --variant=minbase bullseye DIR")
     parser.add_argument("--image", help="also check this OCI archive made by scripts/image-archive "
                         "(the full image; the labels are checked anyway on a quick image)")
     args = parser.parse_args()
     version = project_version()
-    check_krew(os.path.abspath(args.binary), version)
+    check_krew(os.path.abspath(args.binary), version, args.old_root)
     check_image_labels(version)
     if args.image:
         check_image(os.path.abspath(args.image), version, os.path.basename(args.image))
