@@ -139,6 +139,12 @@ def krew_manifest_problems(manifest, file_name, archive_bytes, version):
 
 def check_krew(binary, version, old_root):
     with tempfile.TemporaryDirectory() as out:
+        # A dynamic binary of this machine (openssl: libssl, GLIBC_2.34) must not be packed.
+        refused = subprocess.run([os.path.join(ROOT, "plugin", "krew", "package"), "--binary", "/usr/bin/openssl",
+                                  "--out", out], capture_output=True, text=True)
+        check("plugin/krew/package refuses a dynamic binary of this machine (/usr/bin/openssl)",
+              [] if refused.returncode != 0 and "GLIBC_" in refused.stderr and not os.listdir(out)
+              else [f"exit {refused.returncode}, stderr {refused.stderr.strip()!r}, wrote {os.listdir(out)}"])
         run = subprocess.run([os.path.join(ROOT, "plugin", "krew", "package"), "--binary", binary,
                               "--out", out], capture_output=True, text=True)
         if run.returncode != 0:
