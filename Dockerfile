@@ -5,6 +5,8 @@
 #
 #   docker build -t kubeload:dev .
 #   buildah bud --isolation chroot -t kubeload:dev .      (no Docker engine)
+#   scripts/image-archive   the release: an OCI archive with the org.opencontainers.image.*
+#                           labels, to push with skopeo (docs/deploy.md)
 #
 # BASE may name any Debian bookworm image; the test suite passes a locally
 # made one (localhost/kubeload/debian:bookworm) so that no registry is needed.
@@ -37,6 +39,7 @@ RUN apt-get update -qq \
 # allows (kWorkerCommand, operator/job_builder.hpp): keep the path.
 COPY --from=build /build/bin/loadgen /build/bin/kubeload-operator /build/bin/kubectl-kubeload \
      /usr/local/bin/
+COPY LICENSE /usr/share/doc/kubeload/LICENSE
 # The worker listens on 8080; nothing here needs root.
 USER 65532:65532
 EXPOSE 8080

@@ -23,7 +23,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+// The project version of CMakeLists.txt; the release archive and manifest carry it too.
+constexpr const char* kVersion = KUBELOAD_VERSION;
 // How long one watch request stays open before the loop looks at the clock.
 constexpr int kWatchSeconds = 30;
 
