@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 
 namespace kubeload {
 namespace {
@@ -57,6 +58,13 @@ bool is_dns1123_label(std::string_view s) {
 
 bool is_dns1035_label(std::string_view s) {
   return matches_name_shape(s, 63, is_lower, lower_alnum_dash, lower_alnum);
+}
+
+bool is_generate_name(std::string_view s) {
+  if (s.empty() || s.size() > 253 - 5) return false;
+  std::string masked(s);
+  if (masked.back() == '-') masked.back() = 'a';
+  return is_dns1123_subdomain(masked);
 }
 
 bool is_dns1123_subdomain(std::string_view s) {

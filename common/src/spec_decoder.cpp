@@ -457,6 +457,11 @@ const FieldTable<LoadTestSpec>& metadata_fields() {
                              ": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-' and '.', "
                              "starting and ending with a letter or digit, at most 253 "
                              "characters)"})},
+      {"generateName",
+       string_field(&LoadTestSpec::generate_name,
+                    {is_generate_name, "invalid generateName ",
+                     ": must be a lowercase RFC 1123 subdomain, which may end in '-', of at most "
+                     "248 characters (the API server adds 5)"})},
       {"namespace", string_field(&LoadTestSpec::namespace_,
                                  {is_dns1123_label, "invalid namespace ", kNamespaceRule})},
       {"labels", [](Decoder& d, LoadTestSpec& s, const YAML::Node& v,
@@ -743,7 +748,15 @@ ParsedLoadTest Decoder::decode(const YAML::Node& root) {
   } else if (manifest.kind != kKind) {
     error("kind", "must be " + quote(kKind) + ", got " + quote(manifest.kind));
   }
-  if (!seen_.has("metadata.name")) error("metadata.name", "required");
+  if (!seen_.has("metadata.name") && !seen_.has("metadata.generateName")) {
+    error("metadata.name", "required (or metadata.generateName, for `kubectl create`)");
+  }
+  if (manifest.spec.name.empty() && !manifest.spec.generate_name.empty()) {
+    manifest.spec.name = manifest.spec.generate_name;
+    while (!manifest.spec.name.empty() && manifest.spec.name.back() == '-') {
+      manifest.spec.name.pop_back();
+    }
+  }
   if (!seen_.has("spec")) error("spec", "required");
   if (seen_.has("spec") && !seen_.malformed("spec")) {
     apply_cross_field_rules(manifest.spec, seen_, errors_);

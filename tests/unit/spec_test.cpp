@@ -321,6 +321,19 @@ TEST(SpecParse, AppliesTheDefaultsOfTheApi) {
   EXPECT_TRUE(spec.worker_template.image.empty());
 }
 
+// A manifest made for `kubectl create` (a new run each time) has only a
+// generateName: valid, and named after that prefix for `loadgen run`.
+TEST(SpecParse, AGenerateNameStandsForTheName) {
+  const ParsedLoadTest parsed =
+      parse_loadtest(with_spec(kTarget + "load: {duration: 10s}", "{generateName: gate-}"));
+  ASSERT_TRUE(parsed.ok()) << messages(parsed).front();
+  EXPECT_EQ(parsed.spec.name, "gate");
+  EXPECT_EQ(parsed.spec.generate_name, "gate-");
+  EXPECT_FALSE(parse_loadtest(with_spec(kTarget + "load: {duration: 10s}",
+                                        "{generateName: " + std::string(249, 'a') + "}"))
+                   .ok());
+}
+
 TEST(SpecParse, DefaultsThatDependOnOtherFields) {
   // An explicit empty request list is the same as none, as in Kubernetes.
   ParsedLoadTest parsed = parse_loadtest(with_spec(kTarget + "requests: []\nload: {requests: 5}"));
@@ -934,10 +947,18 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidManifest{
             "missing_name",
             "apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\nmetadata: {}\n" + kValidSpec,
-            {"metadata.name: required"}},
+            {"metadata.name: required (or metadata.generateName, for `kubectl create`)"}},
+        InvalidManifest{"bad_generate_name",
+                        "apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\nmetadata: "
+                        "{generateName: Gate_}\n" +
+                            kValidSpec,
+                        {"metadata.generateName: invalid generateName \"Gate_\": must be a "
+                         "lowercase RFC 1123 subdomain, which may end in '-', of at most 248 "
+                         "characters (the API server adds 5)"}},
         InvalidManifest{"missing_metadata",
                         "apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\n" + kValidSpec,
-                        {"metadata.name: required"}},
+                        {"metadata.name: required (or metadata.generateName, for `kubectl "
+                         "create`)"}},
         InvalidManifest{
             "bad_name",
             "apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\nmetadata: {name: Load_Test}\n" +

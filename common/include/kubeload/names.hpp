@@ -22,6 +22,10 @@ bool is_dns1123_label(std::string_view s);
 bool is_dns1035_label(std::string_view s);
 // RFC 1123 subdomain (object names): dot-separated labels, at most 253.
 bool is_dns1123_subdomain(std::string_view s);
+// A metadata.generateName: the prefix the API server completes with 5 random
+// characters. Checked as the API server checks it: a subdomain once a
+// trailing '-' is masked, with room left for the 5 characters.
+bool is_generate_name(std::string_view s);
 // A request name, which becomes a metric label: [a-z0-9]([-a-z0-9_]*[a-z0-9])?, at most 253.
 bool is_request_name(std::string_view s);
 // A label key: an optional DNS subdomain prefix and "/", then at most 63

@@ -151,8 +151,12 @@ const char* to_string(Protocol protocol) noexcept;
 std::optional<Protocol> parse_protocol(std::string_view name) noexcept;
 
 struct LoadTestSpec {
-  std::string name;        // metadata.name
-  std::string namespace_;  // metadata.namespace
+  // metadata.name; for a manifest with only metadata.generateName (made to
+  // be `kubectl create`d, a new run each time), that prefix without its
+  // trailing '-'. The operator always sees the name the API server gave.
+  std::string name;
+  std::string generate_name;  // metadata.generateName
+  std::string namespace_;     // metadata.namespace
   std::map<std::string, std::string> labels;
   std::optional<std::string> url;  // exactly one of url / service
   std::optional<ServiceRef> service;
