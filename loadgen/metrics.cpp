@@ -61,7 +61,7 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
       family(prometheus::BuildGauge(), "kubeload_connections_open", "Open connections.", r),
       family(prometheus::BuildGauge(), "kubeload_requests_in_flight",
              "Requests sent and not yet complete.", r),
-      family(prometheus::BuildGauge(), "kubeload_target_rate",
+      family(prometheus::BuildGauge(), "kubeload_target_requests_per_second",
              "Open model: the requests/s asked for.", r),
       family(prometheus::BuildCounter(), "kubeload_requests_late_total",
              "Open model: requests sent 1 ms or more after their intended time.", r),

@@ -20,8 +20,10 @@ namespace {
 
 constexpr const char* kPhases[] = {"Pending", "Starting", "Running", "Succeeded", "Failed"};
 constexpr const char* kVerdicts[] = {"Pass", "Fail", "None"};
-constexpr std::pair<const char*, const char*> kQuantiles[] = {
-    {"0.5", "p50"}, {"0.9", "p90"}, {"0.95", "p95"}, {"0.99", "p99"}, {"0.999", "p999"}};
+// The latency percentiles, labelled percentile="p99" as status.result.latencyMs
+// and the thresholds name them. Not quantile="0.99": Prometheus gives that
+// label to a summary's quantiles, and these are gauges.
+constexpr const char* kPercentiles[] = {"p50", "p90", "p95", "p99", "p999"};
 
 using json_access::member;
 using json_access::text;
@@ -57,7 +59,7 @@ void remove_series(prometheus::Family<Metric>& family, const Labels& labels) {
 struct OperatorMetrics::Families {
   prometheus::Family<prometheus::Gauge>& phase;
   prometheus::Family<prometheus::Gauge>& verdict;
-  prometheus::Family<prometheus::Gauge>& rps;
+  prometheus::Family<prometheus::Gauge>& requests_per_second;
   prometheus::Family<prometheus::Gauge>& latency;
   prometheus::Family<prometheus::Gauge>& error_ratio;
   prometheus::Family<prometheus::Gauge>& requests;
@@ -67,7 +69,7 @@ struct OperatorMetrics::Families {
   prometheus::Family<prometheus::Gauge>& run_deadline;
   prometheus::Family<prometheus::Gauge>& test_last_verdict;
   prometheus::Family<prometheus::Gauge>& test_previous_verdict;
-  prometheus::Family<prometheus::Gauge>& test_last_rps;
+  prometheus::Family<prometheus::Gauge>& test_last_requests_per_second;
   prometheus::Family<prometheus::Gauge>& test_last_latency;
   prometheus::Family<prometheus::Gauge>& test_last_error_ratio;
   prometheus::Family<prometheus::Gauge>& test_last_requests;
@@ -75,6 +77,7 @@ struct OperatorMetrics::Families {
   prometheus::Family<prometheus::Gauge>& test_last_threshold_value;
   prometheus::Family<prometheus::Gauge>& test_last_run_start;
   prometheus::Family<prometheus::Gauge>& test_last_run_end;
+  prometheus::Family<prometheus::Gauge>& test_last_failure;
 };
 
 OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
@@ -89,12 +92,12 @@ OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Regi
           .Help("1 for the LoadTest's current verdict, 0 for the others.")
           .Register(r),
       prometheus::BuildGauge()
-          .Name("kubeload_loadtest_result_rps")
+          .Name("kubeload_loadtest_result_requests_per_second")
           .Help("Requests per second of the merged result.")
           .Register(r),
       prometheus::BuildGauge()
           .Name("kubeload_loadtest_result_latency_seconds")
-          .Help("Latency quantiles of the merged result.")
+          .Help("Latency percentiles of the merged result (label percentile: p50 ... p999).")
           .Register(r),
       prometheus::BuildGauge()
           .Name("kubeload_loadtest_result_error_ratio")
@@ -129,12 +132,12 @@ OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Regi
           .Help("1 for the verdict of the finished run before the newest, 0 for the others.")
           .Register(r),
       prometheus::BuildGauge()
-          .Name("kubeload_test_last_rps")
+          .Name("kubeload_test_last_requests_per_second")
           .Help("Requests per second of the test's newest finished run.")
           .Register(r),
       prometheus::BuildGauge()
           .Name("kubeload_test_last_latency_seconds")
-          .Help("Latency quantiles of the test's newest finished run.")
+          .Help("Latency percentiles of the test's newest finished run (label percentile).")
           .Register(r),
       prometheus::BuildGauge()
           .Name("kubeload_test_last_error_ratio")
@@ -161,6 +164,18 @@ OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Regi
           .Name("kubeload_test_last_run_end_timestamp_seconds")
           .Help("When the test's newest finished run ended.")
           .Register(r),
+      // The KubeloadRunFailed alert's clock. A time read from the runs'
+      // statuses, not a count of failures this process saw: after a restart
+      // the operator reads the same completionTime back, so a restart
+      // neither invents a failure nor hides one (a counter that restarts at
+      // zero and counts the run that ended in its first pass is back at the
+      // value Prometheus last scraped: increase() sees nothing). Per test,
+      // not per LoadTest: it outlives the runs and does not grow with them.
+      prometheus::BuildGauge()
+          .Name("kubeload_test_last_failure_timestamp_seconds")
+          .Help("When the newest run of the test that ended Failed ended (its completionTime; "
+                "test is empty for LoadTests without the kubeload.dev/test label).")
+          .Register(r),
   });
 }
 
@@ -175,13 +190,22 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlo
   const std::map<std::string, std::string> labels = {
       {"loadtest", name}, {"namespace", namespace_}, {"test", test}};
   std::lock_guard lock(mutex_);
-  labels_of_[namespace_ + "/" + name] = labels;
+  auto& exported = labels_of_[namespace_ + "/" + name];
+  // A LoadTest relabelled (another kubeload.dev/test) leaves no series under
+  // its old labels: they would stay, unchanging, until the operator restarts.
+  if (!exported.empty() && exported != labels) remove_run_series(exported);
+  exported = labels;
+  const std::string phase = status.value("phase", "Pending");
+  if (phase == "Failed") {
+    if (const auto ended = unix_seconds(member(status, "completionTime"))) {
+      record_failure({{"namespace", namespace_}, {"test", test}}, *ended);
+    }
+  }
   auto with = [&](const char* key, const std::string& value) {
     auto l = labels;
     l[key] = value;
     return l;
   };
-  const std::string phase = status.value("phase", "Pending");
   for (const char* p : kPhases) families_->phase.Add(with("phase", p)).Set(phase == p ? 1 : 0);
   if (run_deadline && !finished(phase)) {
     families_->run_deadline.Add(labels).Set(*run_deadline);
@@ -199,13 +223,13 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlo
   }
   if (!status.contains("result") || !status["result"].is_object()) return;
   const auto& result = status["result"];
-  families_->rps.Add(labels).Set(result.value("rps", 0.0));
+  families_->requests_per_second.Add(labels).Set(result.value("rps", 0.0));
   families_->error_ratio.Add(labels).Set(result.value("errorRate", 0.0));
   families_->requests.Add(labels).Set(result.value("requests", 0.0));
   if (result.contains("latencyMs")) {
-    for (const auto& [quantile, key] : kQuantiles) {
-      families_->latency.Add(with("quantile", quantile))
-          .Set(result["latencyMs"].value(key, 0.0) / 1000.0);
+    for (const char* percentile : kPercentiles) {
+      families_->latency.Add(with("percentile", percentile))
+          .Set(result["latencyMs"].value(percentile, 0.0) / 1000.0);
     }
   }
 }
@@ -214,22 +238,30 @@ void OperatorMetrics::forget_loadtest(const std::string& namespace_, const std::
   std::lock_guard lock(mutex_);
   const auto it = labels_of_.find(namespace_ + "/" + name);
   if (it == labels_of_.end()) return;
-  const auto& labels = it->second;
-  auto remove_with = [&](auto& family, const char* key, const char* value) {
+  remove_run_series(it->second);
+  labels_of_.erase(it);
+  // The test's history and its last failure stay: they outlive the runs.
+}
+
+void OperatorMetrics::remove_run_series(const Labels& labels) {
+  auto with = [&](const char* key, const char* value) {
     auto l = labels;
     l[key] = value;
-    if (family.Has(l)) family.Remove(&family.Add(l));
+    return l;
   };
-  for (const char* p : kPhases) remove_with(families_->phase, "phase", p);
-  for (const char* v : kVerdicts) remove_with(families_->verdict, "verdict", v);
-  for (const auto& [quantile, key] : kQuantiles)
-    remove_with(families_->latency, "quantile", quantile);
-  for (auto* family :
-       {&families_->rps, &families_->error_ratio, &families_->requests, &families_->run_deadline}) {
+  for (const char* p : kPhases) remove_series(families_->phase, with("phase", p));
+  for (const char* v : kVerdicts) remove_series(families_->verdict, with("verdict", v));
+  for (const char* p : kPercentiles) remove_series(families_->latency, with("percentile", p));
+  for (auto* family : {&families_->requests_per_second, &families_->error_ratio,
+                       &families_->requests, &families_->run_deadline}) {
     remove_series(*family, labels);
   }
-  labels_of_.erase(it);
-  // The test's history stays: it is what outlives the runs.
+}
+
+void OperatorMetrics::record_failure(const Labels& test, double ended) {
+  auto& gauge = families_->test_last_failure.Add(test);
+  // Runs are observed in any order (a relist, a resync): the newest stays.
+  if (ended > gauge.Value()) gauge.Set(ended);
 }
 
 void OperatorMetrics::record_finished(const std::string& test_key, const Labels& labels,
@@ -283,21 +315,22 @@ void OperatorMetrics::publish_history(TestHistory& history) {
   // a gap in the trend, never the previous run's numbers under its time.
   const json& result = member(last.status, "result");
   if (result.is_object()) {
-    families_->test_last_rps.Add(labels).Set(result.value("rps", 0.0));
+    families_->test_last_requests_per_second.Add(labels).Set(result.value("rps", 0.0));
     families_->test_last_error_ratio.Add(labels).Set(result.value("errorRate", 0.0));
     families_->test_last_requests.Add(labels).Set(result.value("requests", 0.0));
   } else {
-    for (auto* family : {&families_->test_last_rps, &families_->test_last_error_ratio,
-                         &families_->test_last_requests}) {
+    for (auto* family : {&families_->test_last_requests_per_second,
+                         &families_->test_last_error_ratio, &families_->test_last_requests}) {
       remove_series(*family, labels);
     }
   }
-  for (const auto& [quantile, key] : kQuantiles) {
-    const json& millis = member(member(result, "latencyMs"), key);
+  for (const char* percentile : kPercentiles) {
+    const json& millis = member(member(result, "latencyMs"), percentile);
     if (millis.is_number()) {
-      families_->test_last_latency.Add(with("quantile", quantile)).Set(millis.get<double>() / 1000);
+      families_->test_last_latency.Add(with("percentile", percentile))
+          .Set(millis.get<double>() / 1000);
     } else {
-      remove_series(families_->test_last_latency, with("quantile", quantile));
+      remove_series(families_->test_last_latency, with("percentile", percentile));
     }
   }
 

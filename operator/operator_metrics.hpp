@@ -28,6 +28,7 @@ class OperatorMetrics {
   // seconds) while its run is under way and bounded (spec.timeouts.run).
   void observe_loadtest(const nlohmann::json& loadtest, const nlohmann::json& status,
                         std::optional<double> run_deadline = std::nullopt);
+  // The LoadTest is gone: its per-run series go with it.
   void forget_loadtest(const std::string& namespace_, const std::string& name);
   void observe_reconcile(const std::string& result, double seconds);
   void set_queue_depth(double depth);
@@ -39,6 +40,7 @@ class OperatorMetrics {
   std::unique_ptr<Families> families_;
   std::mutex mutex_;
   std::map<std::string, std::map<std::string, std::string>> labels_of_;  // key -> labels
+  void remove_run_series(const std::map<std::string, std::string>& labels);
 
   // The newest two finished runs of each test (namespace and kubeload.dev/test
   // label), whichever order their LoadTests are observed in: the series of a
@@ -55,6 +57,7 @@ class OperatorMetrics {
     std::map<std::string, std::string> labels;
     std::vector<std::string> thresholds;  // the threshold label values now exported
   };
+  void record_failure(const std::map<std::string, std::string>& test, double ended);
   void record_finished(const std::string& test_key,
                        const std::map<std::string, std::string>& labels, FinishedRun run);
   void publish_history(TestHistory& history);

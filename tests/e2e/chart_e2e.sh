@@ -136,6 +136,10 @@ check "helm lint --strict with the PodMonitor, PrometheusRule and dashboards" \
   bash -c "'$helm_bin' lint --strict '$chart' $monitoring >>/tmp/chart-e2e-lint.log 2>&1"
 check "the PrometheusRule is files/prometheus-rules.yaml (promtool check rules), the dashboard ConfigMaps dashboards/*.json verbatim with the sidecar label and folder" \
   python3 "$root/tests/e2e/chart_monitoring_check.py" "$root" <<<"$(render $monitoring)"
+runbooks="https://docs.example.internal/kubeload/runbooks.md"
+check "monitoring.runbookBaseURL is where every alert's runbook_url points (4 alerts)" \
+  bash -c "test \"\$(grep -c 'runbook_url: $runbooks#kubeload' <<<\"\$1\")\" = 4 && ! grep -q 'github.com/kubeload' <<<\"\$1\"" _ \
+  "$(render $monitoring --set monitoring.runbookBaseURL=$runbooks/)"
 check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtests.yaml" \
   cmp "$chart/crds/kubeload.dev_loadtests.yaml" "$root/crds/kubeload.dev_loadtests.yaml"
 crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |

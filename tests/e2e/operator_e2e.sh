@@ -518,7 +518,7 @@ rm -f "$recipe_manifest"
 
 # 10. Operator metrics.
 metrics=$(curl -fs http://127.0.0.1:18481/metrics)
-for metric in kubeload_loadtest_phase kubeload_loadtest_verdict kubeload_loadtest_result_rps \
+for metric in kubeload_loadtest_phase kubeload_loadtest_verdict kubeload_loadtest_result_requests_per_second \
   kubeload_loadtest_result_latency_seconds kubeload_operator_reconcile_total kubeload_operator_queue_depth; do
   check "operator metrics: $metric" contains "$metrics" "$metric"
 done

@@ -39,13 +39,17 @@ Checks:
     variables from label_values, every $variable defined), and every metric
     name a query uses is one the C++ sources define (loadgen/metrics.cpp,
     operator/operator_metrics.cpp), and every defined metric is on a dashboard;
+  - the alert rules: `promtool check rules`, `promtool test rules
+    tests/prometheus/rules_test.yaml` (when KubeloadRunFailed fires), and
+    every alert's runbook_url is a section of docs/runbooks.md;
   - the three LoadTests' statuses (Succeeded/Pass, Succeeded/Fail, Failed);
   - the template variables' label_values queries return exactly the label
     values of what runs;
   - every panel target, with the variables substituted (All: ".*"; then one
     LoadTest at a time) and $__rate_interval as 5s, is accepted by
     /api/v1/query (a syntax error is a 400) and returns at least one finite
-    sample; panels that need an open-model run (they use kubeload_target_rate)
+    sample; panels that need an open-model run (they use
+    kubeload_target_requests_per_second)
     must be empty for the closed-model LoadTest;
   - a few panels' values against what the run is known to produce (the
     workers and runs present, status codes 200/503, only "status" errors, the
@@ -55,6 +59,9 @@ Checks:
     RPS, p50, p99, error ratio and requests equal to its status as
     `kubectl get loadtests -o json` reads it back; reconciles/s > 0;
   - every metric name the dashboards query was scraped;
+  - Prometheus' naming conventions over what was scraped: no name says rps
+    or rate (a rate is ..._per_second), a quantile label only on summaries
+    (types from /api/v1/metadata);
   - the rules of Grafana's dashboard linter that apply (lint_rules: titles
     and descriptions, units, rate windows, counters only through
     rate/increase, variables refreshed on time change);
@@ -63,7 +70,9 @@ Checks:
     panel shows it and the run before, the run-window annotations its start
     and end; the chart's alert rules (charts/kubeload/files/
     prometheus-rules.yaml) loaded by this Prometheus fire for the failed run
-    and, when the gated run ended after the passing one, for the regression.
+    and, when the gated run ended after the passing one, for the regression;
+  - last, dash-invalid deleted: the operator's /metrics has no series of it
+    left, and its test's last failure stays.
 
 About a minute with the cluster (a good half of it the image build),
 25 s without. Prints one line per check (PASS/FAIL/SKIP), ends with
@@ -91,6 +100,8 @@ import urllib.parse
 import urllib.request
 from datetime import datetime
 
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
@@ -106,6 +117,11 @@ PANEL_TYPES = {"row", "timeseries", "stat", "table"}
 # checks their values).
 ONLY_WHILE_RUNNING = {"kubeload_loadtest_run_deadline_timestamp_seconds"}
 RULES_FILE = os.path.join(ROOT, "charts", "kubeload", "files", "prometheus-rules.yaml")
+RULES_TEST = os.path.join(HERE, "rules_test.yaml")
+RUNBOOKS = os.path.join(ROOT, "docs", "runbooks.md")
+# Name parts that say a rate or a unit other than the base one
+# (prometheus.io/docs/practices/naming): a rate is ..._per_second.
+WRONG_UNIT = re.compile(r"(^|_)(rps|qps|rate|ms|milliseconds|percent)(_|$)")
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 BUILTINS = {"__rate_interval": "5s", "__interval": "1s", "__range": "1m", "__range_s": "60",
             "__range_ms": "60000"}
@@ -374,6 +390,54 @@ def lint_rules(report, name, doc, variables, metrics):
                 if v.get("type") == "query" and v.get("refresh") != 2]
     report.check(not problems, f"lint {name}: template-on-time-change-reload-rule",
                  "; ".join(problems) or "query variables refresh on time range change")
+
+
+def rule_checks(report, promtool):
+    """The alert rules without a cluster: promtool accepts them, its unit
+    tests (tests/prometheus/rules_test.yaml) pass, and each alert has a
+    runbook_url into a section docs/runbooks.md has."""
+    if not promtool:
+        report.check(False, "rules: promtool", "no promtool (apt-get install prometheus)")
+        return
+    for args, name in ((["check", "rules", RULES_FILE], "promtool check rules"),
+                       (["test", "rules", RULES_TEST], "promtool test rules "
+                        "tests/prometheus/rules_test.yaml")):
+        result = subprocess.run([promtool, *args], capture_output=True, text=True, timeout=60)
+        report.check(result.returncode == 0, f"rules: {name}",
+                     " ".join((result.stdout + result.stderr).split())[-1500:])
+    with open(RULES_FILE) as f:
+        rules = [r for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r]
+    with open(RUNBOOKS) as f:
+        # GitHub's anchors: the heading in lower case, spaces as dashes.
+        anchors = {line.lstrip("#").strip().lower().replace(" ", "-")
+                   for line in f if line.startswith("## ")}
+    alerts = [r["alert"] for r in rules]
+    links = {r["alert"]: r.get("annotations", {}).get("runbook_url", "") for r in rules}
+    problems = [f"{a}: runbook_url {link!r} is not into docs/runbooks.md" for a, link in
+                links.items() if not re.search(r"/docs/runbooks\.md#[a-z0-9-]+$", link)]
+    problems += [f"{a}: docs/runbooks.md has no section #{link.split('#')[-1]}"
+                 for a, link in links.items() if "#" in link and link.split("#")[-1] not in anchors]
+    report.check(bool(alerts) and not problems, "rules: every alert's runbook_url is a section "
+                 "of docs/runbooks.md", "; ".join(problems) or f"{len(alerts)} alerts")
+
+
+def naming_checks(report, prometheus):
+    """Prometheus' naming conventions over what was scraped: no name says
+    rps or rate (a rate is ..._per_second), and the quantile label, which
+    Prometheus gives a summary's quantiles, is on no other type."""
+    names = sorted(n for n in prometheus.label_values("__name__") if n.startswith("kubeload_"))
+    wrong = [n for n in names if WRONG_UNIT.search(n)]
+    report.check(bool(names) and not wrong, "names: rates named ..._per_second, base units",
+                 f"{wrong}" if wrong else f"{len(names)} names")
+    status, document = prometheus.api("/api/v1/metadata")
+    types = {name: entries[0]["type"] for name, entries in document.get("data", {}).items()}
+    with_quantile = {s[0]["__name__"] for s in
+                     samples(prometheus, 'count by (__name__) ({__name__=~"kubeload_.*", '
+                                         'quantile!=""})')}
+    wrong = sorted(n for n in with_quantile if types.get(n) != "summary")
+    report.check(status == 200 and not wrong, "names: a quantile label only on summaries",
+                 f"{wrong} ({', '.join(types.get(n, '?') for n in wrong)})" if wrong else
+                 f"{len(types)} families' types read from /api/v1/metadata")
 
 
 # ----------------------------------------------------------------- processes
@@ -921,7 +985,7 @@ def panel_checks(dashboard, doc, cases):
 
 
 def uses_target_rate(panel):
-    return any("kubeload_target_rate" in t["expr"] for t in panel["targets"])
+    return any("kubeload_target_requests_per_second" in t["expr"] for t in panel["targets"])
 
 
 def variable_query(doc, name):
@@ -1082,13 +1146,17 @@ def alert_and_annotation_checks(report, prometheus, doc, loadtests):
         want.add(("KubeloadVerdictRegressed", TEST_LABEL))
     deadline = time.monotonic() + 20
     while True:
+        # KubeloadRunFailed waits for: 1m before it fires (tests/prometheus/
+        # rules_test.yaml checks that): pending is as good here.
         firing = {(s[0].get("alertname"), s[0].get("test")) for s in
-                  samples(prometheus, 'ALERTS{alertstate="firing", alertname=~"Kubeload.*"}')}
+                  samples(prometheus, 'ALERTS{alertname=~"Kubeload.*", alertstate="firing"} or '
+                                      'ALERTS{alertname="KubeloadRunFailed", alertstate="pending"}')}
         if firing >= want or time.monotonic() > deadline:
             break
         time.sleep(1)
     firing.discard(("KubeloadReconcileErrors", None))  # not what this run is about
-    report.check(firing == want, "alerts: firing for the failed run"
+    report.check(firing == want, "alerts: firing (KubeloadRunFailed: pending or firing) for the "
+                 "failed run"
                  + (f" and the regressed test ({before} passed, then {newest} failed)"
                     if regressed else f" only (newest run {newest} did not regress)"),
                  f"firing {sorted(map(str, firing))}, want {sorted(map(str, want))}")
@@ -1102,6 +1170,29 @@ def alert_and_annotation_checks(report, prometheus, doc, loadtests):
                      f"annotation {annotation['name']!r}: {TEST_LABEL}'s newest run "
                      f"{newest} {field} {last.get(field)} as the annotation time",
                      f"{got}")
+
+
+def deleted_series_checks(report, cluster, operator_port):
+    """A LoadTest deleted: the operator's /metrics has no series of its run
+    left (CI makes a new run each time; series must not grow with the runs),
+    while its test's series, which outlive the runs, stay."""
+    cluster.kubectl("-n", NAMESPACE, "delete", "loadtest", INVALID, "--wait=true",
+                    "--timeout=60s", timeout=75)
+    url = f"http://{LOOPBACK}:{operator_port}/metrics"
+    deadline = time.monotonic() + 20
+    while True:
+        text = http_get(url)[1].decode()
+        left = [line for line in text.splitlines() if f'loadtest="{INVALID}"' in line]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    report.check(not left, f"operator /metrics: no series of the deleted LoadTest {INVALID}",
+                 "; ".join(left[:5]) or f"none of {len(text.splitlines())} lines")
+    kept = [line for line in text.splitlines()
+            if line.startswith("kubeload_test_last_failure_timestamp_seconds{")
+            and f'test="{INVALID_TEST_LABEL}"' in line]
+    report.check(len(kept) == 1, f"operator /metrics: test {INVALID_TEST_LABEL}'s last failure "
+                 "outlives its deleted run", "; ".join(kept) or "gone")
 
 
 def epoch_ms(rfc3339):
@@ -1166,6 +1257,8 @@ def main():
                      if not ({m} | ({m + "_bucket"} if hist else set())) & used)
     report.check(not missing, "static every metric the sources define is on a dashboard",
                  f"not shown: {missing}" if missing else f"{len(metrics)} metrics")
+
+    rule_checks(report, shutil.which("promtool"))
 
     workdir = tempfile.mkdtemp(prefix="kubeload-dashboards-")
     cluster = None
@@ -1328,6 +1421,8 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
                  "prometheus rejects a malformed query",
                  f"{status} {document.get('errorType')}: {document.get('error')}")
 
+    naming_checks(report, prometheus)
+
     # Values: only once a whole $__rate_interval (5s) of scrapes is in, since
     # rate() over a partly filled window extrapolates to less than the rate.
     time.sleep(max(0.0, up_at + 7 - time.monotonic()))
@@ -1388,6 +1483,9 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
                      f"never scraped: {missing}" if missing else
                      f"{len(used - ONLY_WHILE_RUNNING)} names (not expected: "
                      f"{', '.join(sorted(ONLY_WHILE_RUNNING))})")
+    # Last: it deletes one of the LoadTests the checks above read.
+    if run_operator:
+        deleted_series_checks(report, cluster, scrape["kubeload-operator"][0].rsplit(":", 1)[1])
 
 
 if __name__ == "__main__":

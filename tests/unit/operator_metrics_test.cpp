@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include <map>
 #include <optional>
@@ -28,6 +29,11 @@ std::optional<double> gauge(const OperatorMetrics& metrics, const std::string& n
     }
   }
   return std::nullopt;
+}
+
+// What a scrape of /metrics reads.
+std::string exposition(const OperatorMetrics& metrics) {
+  return prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
 }
 
 json loadtest(const std::string& name, const std::string& uid, const std::string& test) {
@@ -83,7 +89,7 @@ TEST(OperatorMetricsHistory, NewestRunAndTheOneBeforeWhateverTheOrderSeen) {
     EXPECT_EQ(gauge(metrics, "kubeload_test_last_verdict", with(kCheckout, "verdict", "Pass")), 0);
     EXPECT_EQ(gauge(metrics, "kubeload_test_previous_verdict", with(kCheckout, "verdict", "Pass")),
               1);
-    EXPECT_EQ(gauge(metrics, "kubeload_test_last_rps", kCheckout), 80);
+    EXPECT_EQ(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout), 80);
     EXPECT_EQ(gauge(metrics, "kubeload_test_last_run_end_timestamp_seconds", kCheckout),
               1796036460);  // 2026-11-30T11:01:00Z
     EXPECT_EQ(gauge(metrics, "kubeload_test_last_run_start_timestamp_seconds", kCheckout),
@@ -138,7 +144,7 @@ TEST(OperatorMetricsHistory, ARunWithoutAResultLeavesAGapNotTheOldNumbers) {
                            {{"phase", "Failed"},
                             {"reason", "WorkersNotReady"},
                             {"completionTime", "2026-11-30T11:01:00Z"}});
-  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_rps", kCheckout));
+  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout));
   EXPECT_FALSE(gauge(metrics, "kubeload_test_last_latency_seconds", kCheckout));
   EXPECT_EQ(gauge(metrics, "kubeload_test_last_verdict", with(kCheckout, "verdict", "None")), 1);
 }
@@ -148,14 +154,14 @@ TEST(OperatorMetricsHistory, OutlivesTheRunsAndSkipsUnlabelledOrUnfinishedOnes) 
   metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
                            finished("Pass", "2026-11-30T10:01:00Z", 500));
   metrics.forget_loadtest("shop", "checkout-a");  // deleted (ttlSecondsAfterFinished)
-  EXPECT_EQ(gauge(metrics, "kubeload_test_last_rps", kCheckout), 500);
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout), 500);
 
   metrics.observe_loadtest(loadtest("adhoc", "uid-c", ""),
                            finished("Pass", "2026-11-30T12:00:00Z", 1));
   metrics.observe_loadtest(loadtest("checkout-c", "uid-d", "checkout"),
                            {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}});
-  EXPECT_EQ(gauge(metrics, "kubeload_test_last_rps", kCheckout), 500);
-  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_rps", {{"test", ""}}));
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout), 500);
+  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_requests_per_second", {{"test", ""}}));
 }
 
 TEST(OperatorMetrics, RunDeadlineOnlyWhileTheRunIsUnderWay) {
@@ -168,6 +174,70 @@ TEST(OperatorMetrics, RunDeadlineOnlyWhileTheRunIsUnderWay) {
   metrics.observe_loadtest(loadtest("checkout-c", "uid-d", "checkout"),
                            finished("Pass", "2026-11-30T12:01:00Z", 500), 1796040000.0);
   EXPECT_FALSE(gauge(metrics, "kubeload_loadtest_run_deadline_timestamp_seconds", run));
+}
+
+TEST(OperatorMetrics, ADeletedLoadTestLeavesNoSeriesOfItsRun) {
+  OperatorMetrics metrics;
+  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
+                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}},
+                           1796040000.0);
+  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
+                           finished("Pass", "2026-11-30T12:01:00Z", 500));
+  metrics.observe_loadtest(loadtest("checkout-b", "uid-b", "checkout"),
+                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:02:00Z"}},
+                           1796040100.0);
+  ASSERT_NE(exposition(metrics).find("loadtest=\"checkout-a\""), std::string::npos);
+
+  metrics.forget_loadtest("shop", "checkout-a");  // its watch event said DELETED
+  const std::string text = exposition(metrics);
+  EXPECT_EQ(text.find("loadtest=\"checkout-a\""), std::string::npos) << text;
+  EXPECT_NE(text.find("loadtest=\"checkout-b\""), std::string::npos) << text;
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout), 500);
+}
+
+TEST(OperatorMetrics, ARelabelledLoadTestLeavesNoSeriesUnderItsOldTest) {
+  OperatorMetrics metrics;
+  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
+                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}},
+                           1796040000.0);
+  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "payments"),
+                           finished("Pass", "2026-11-30T12:01:00Z", 500));
+  const Labels old_run = {{"loadtest", "checkout-a"}, {"test", "checkout"}};
+  EXPECT_FALSE(gauge(metrics, "kubeload_loadtest_phase", old_run));
+  EXPECT_FALSE(gauge(metrics, "kubeload_loadtest_run_deadline_timestamp_seconds", old_run));
+  EXPECT_EQ(gauge(metrics, "kubeload_loadtest_phase",
+                  {{"loadtest", "checkout-a"}, {"test", "payments"}, {"phase", "Succeeded"}}),
+            1);
+  metrics.forget_loadtest("shop", "checkout-a");
+  EXPECT_EQ(exposition(metrics).find("loadtest=\"checkout-a\""), std::string::npos);
+}
+
+TEST(OperatorMetrics, TheLastFailureOfATestIsItsNewestFailedRunsEndAndOutlivesIt) {
+  OperatorMetrics metrics;
+  const auto failed = [](const std::string& ended) {
+    return json{{"phase", "Failed"},
+                {"reason", "WorkerFailed"},
+                {"startTime", "2026-11-30T10:00:00Z"},
+                {"completionTime", ended}};
+  };
+  const Labels checkout = {{"namespace", "shop"}, {"test", "checkout"}};
+  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
+                           finished("Pass", "2026-11-30T09:00:00Z", 500));
+  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds", checkout));
+  // Seen in any order (a relist after a restart): the newest failure stays.
+  metrics.observe_loadtest(loadtest("checkout-c", "uid-c", "checkout"),
+                           failed("2026-11-30T11:01:00Z"));
+  metrics.observe_loadtest(loadtest("checkout-b", "uid-b", "checkout"),
+                           failed("2026-11-30T10:01:00Z"));
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds", checkout),
+            1796036460);                          // 2026-11-30T11:01:00Z
+  metrics.forget_loadtest("shop", "checkout-c");  // deleted (ttlSecondsAfterFinished)
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds", checkout), 1796036460);
+  // A LoadTest without the kubeload.dev/test label counts under test="".
+  metrics.observe_loadtest(loadtest("adhoc", "uid-d", ""), failed("2026-11-30T12:00:00Z"));
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds",
+                  {{"namespace", "shop"}, {"test", ""}}),
+            1796040000);
 }
 
 }  // namespace
