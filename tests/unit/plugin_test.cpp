@@ -664,6 +664,58 @@ TEST(PluginJsonPath, PrintsAsKubectlDoes) {
             "<12><3>");
 }
 
+// Outputs of kubectl v1.32.4 itself (`kubectl config view --raw -o jsonpath=T`,
+// which runs the same client-go printer offline) over this object.
+TEST(PluginJsonPath, MatchesKubectlOnTheSameObject) {
+  const json config = json::parse(R"({"kind": "Config", "apiVersion": "v1", "preferences": {},
+    "clusters": [{"name": "a", "cluster": {"server": "https://127.0.0.1:1",
+                                           "insecure-skip-tls-verify": true}},
+                 {"name": "b", "cluster": {"server": "https://127.0.0.1:2"}}],
+    "users": [{"name": "u", "user": {"token": "x<y&z"}}],
+    "contexts": [{"name": "ca", "context": {"cluster": "a", "user": "u", "namespace": "shop"}},
+                 {"name": "cb", "context": {"cluster": "b", "user": "u"}}],
+    "current-context": "ca"})");
+  const std::vector<std::pair<std::string, std::string>> kubectl = {
+      {"{.clusters[*].name}", "a b"},
+      {"{.clusters[0]}",
+       R"({"cluster":{"insecure-skip-tls-verify":true,"server":"https://127.0.0.1:1"},"name":"a"})"},
+      {"{.clusters[-1].cluster.server}", "https://127.0.0.1:2"},
+      {"{range .contexts[*]}{.name}{\"\\t\"}{.context.namespace}{\"\\n\"}{end}",
+       "ca\tshop\ncb\t\n"},
+      {"{.nothing.here}", ""},
+      {"{.clusters[0].cluster.insecure-skip-tls-verify}", "true"},
+      {"{.users[0].user}", R"({"token":"x\u003cy\u0026z"})"},
+      {"{.clusters[*].cluster}",
+       R"({"insecure-skip-tls-verify":true,"server":"https://127.0.0.1:1"} {"server":"https://127.0.0.1:2"})"},
+      {"{.contexts[0:1].name}", "ca"},
+      {"x{.current-context}y", "xcay"},
+      {"{.contexts}",
+       R"([{"context":{"cluster":"a","namespace":"shop","user":"u"},"name":"ca"},{"context":{"cluster":"b","user":"u"},"name":"cb"}])"},
+      {"{.preferences}", "{}"},
+      {"{.clusters[*].cluster.insecure-skip-tls-verify}", "true"},
+      {"{range .clusters[*]}[{.name}]{end}", "[a][b]"},
+      {"{.users[0].user.token}", "x<y&z"},
+      {"{['current-context']}", "ca"},
+      {"{.contexts[*].context.namespace}", "shop"},
+      {"{.clusters[1:].name}", "b"},
+      {"{.clusters[::2].name}", "a"},
+      {"{$.kind} {@.apiVersion}", "Config v1"},
+      {"{.contexts[-2:].name}", "ca cb"},
+      {"{.clusters[2:2]}", ""},
+      {"{.kind.x}", ""},
+      {"{.clusters[*].name}{\"\\n\"}", "a b\n"},
+      {"{range .contexts[*]}{.name}:{range .context}{.cluster}{end};{end}", "ca:a;cb:b;"},
+  };
+  for (const auto& [template_text, expected] : kubectl) {
+    EXPECT_EQ(jsonpath(template_text, config), expected) << template_text;
+  }
+  // kubectl: "array index out of bounds: index 5, length 2"
+  EXPECT_EQ(jsonpath_error("{.contexts[5]}", config),
+            "array index out of bounds: index 5, length 2");
+  // kubectl: "map[string]interface {} is not array or slice"
+  EXPECT_NE(jsonpath_error("{.clusters[0][0]}", config), "");
+}
+
 TEST(PluginJsonPath, UnsupportedOrBadSyntaxIsAnErrorNamingIt) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{..name}", "recursive descent \"..\" is not supported"},
