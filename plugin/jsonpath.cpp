@@ -5,6 +5,7 @@
 #include "plugin/jsonpath.hpp"
 
 #include <charconv>
+#include <regex>
 
 #include "plugin/printers.hpp"
 
@@ -88,7 +89,7 @@ class ActionParser {
       } else if (input_.substr(pos_, 2) == "..") {
         throw JsonPathError("recursive descent \"..\" is not supported");
       } else if (input_.substr(pos_, 3) == "[?(") {
-        throw JsonPathError("filters \"[?(...)]\" are not supported");
+        piece.steps.push_back(filter());
       } else if (c == '.') {
         ++pos_;
         piece.steps.push_back(field());
@@ -191,6 +192,79 @@ class ActionParser {
     return step;
   }
 
+  // [?(LEFT)] or [?(LEFT OP RIGHT)], as client-go splits it: the ')' that
+  // ends it is the first outside a quoted text.
+  Step filter() {
+    const size_t begin = pos_ + 3;
+    size_t i = begin;
+    char quote = 0;
+    for (; i < input_.size() && input_[i] != '\n'; ++i) {
+      const char c = input_[i];
+      if (quote) {
+        if (c == quote && input_[i - 1] != '\\') quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == ')') {
+        break;
+      }
+    }
+    if (i >= input_.size() || input_[i] != ')') throw JsonPathError("unterminated filter");
+    if (i + 1 >= input_.size() || input_[i + 1] != ']') {
+      throw JsonPathError("unclosed filter: expected ']' after ')'");
+    }
+    const std::string text(input_.substr(begin, i - begin));
+    pos_ = i + 2;
+    static const std::regex kComparison(R"(^([^!<>=]+)([!<>=~]+)(.+?)$)");
+    std::smatch match;
+    Step step = step_of(Step::Kind::filter);
+    if (!std::regex_match(text, match, kComparison)) {
+      step.left = path_of(text);
+      return step;
+    }
+    step.op = match[2];
+    if (step.op != "==" && step.op != "!=" && step.op != "<" && step.op != ">" && step.op != "<=" &&
+        step.op != ">=") {
+      throw JsonPathError("filter operator \"" + step.op + "\" in \"[?(" + text +
+                          ")]\" is not supported (==, !=, <, >, <=, >=)");
+    }
+    step.left = path_of(match[1]);
+    std::string right = match[3];
+    while (!right.empty() && right.front() == ' ') right.erase(0, 1);
+    while (!right.empty() && right.back() == ' ') right.pop_back();
+    if (right == "true" || right == "false") {
+      step.right_value = right == "true";
+    } else if (!right.empty() && (right.front() == '"' || right.front() == '\'')) {
+      std::vector<Step> literal = path_of(right);
+      if (literal.size() != 1 || literal[0].kind != Step::Kind::text) {
+        throw JsonPathError("a filter's value \"" + right + "\" is not one quoted text");
+      }
+      step.right_value = literal[0].text;
+    } else if (!right.empty() && (right.front() == '-' || right.front() == '+' ||
+                                  (right.front() >= '0' && right.front() <= '9'))) {
+      double number = 0;
+      const char* first = right.data() + (right.front() == '+' ? 1 : 0);
+      const auto [end, ec] = std::from_chars(first, right.data() + right.size(), number);
+      if (ec != std::errc() || end != right.data() + right.size()) {
+        throw JsonPathError("a filter's value \"" + right + "\" is not a number");
+      }
+      step.right_value = number;
+    } else {
+      step.right = path_of(right);
+    }
+    return step;
+  }
+
+  // The steps of a path inside a filter ("@.a.b"), parsed as an action of its own.
+  static std::vector<Step> path_of(const std::string& text) {
+    const std::string action = text + "}";
+    size_t pos = 0;
+    Piece piece = ActionParser(action, pos).parse();
+    if (piece.kind != Piece::Kind::path) {
+      throw JsonPathError("\"" + text + "\" in a filter is not a path");
+    }
+    return piece.steps;
+  }
+
   // A quoted text with Go's escapes (\n \t \r \\ \" \').
   std::string quoted_text(char quote) {
     std::string text;
@@ -243,6 +317,55 @@ std::string type_name(const json& value) {
 }
 
 using Values = std::vector<const json*>;
+Values evaluate(const std::vector<Step>& steps, const json& data, std::vector<json>& texts);
+
+// Go's template comparisons: numbers with numbers, strings with strings, bools
+// only by == and !=; anything else is kubectl's "incompatible types".
+bool compare(const json& left, const std::string& op, const json& right) {
+  int order = 0;
+  if (left.is_number() && right.is_number()) {
+    const double a = left.get<double>(), b = right.get<double>();
+    order = a < b ? -1 : (a > b ? 1 : 0);
+  } else if (left.is_string() && right.is_string()) {
+    order = left.get_ref<const std::string&>().compare(right.get_ref<const std::string&>());
+  } else if (left.is_boolean() && right.is_boolean() && (op == "==" || op == "!=")) {
+    order = left == right ? 0 : 1;
+  } else {
+    throw JsonPathError("incompatible types for comparison: " + left.dump() + " " + op + " " +
+                        right.dump());
+  }
+  if (op == "==") return order == 0;
+  if (op == "!=") return order != 0;
+  if (op == "<") return order < 0;
+  if (op == ">") return order > 0;
+  if (op == "<=") return order <= 0;
+  return order >= 0;
+}
+
+// client-go's evalFilter: the items of each array that pass.
+void filter(const Step& step, const json& array, Values& out) {
+  for (const json& item : array) {
+    std::vector<json> texts;
+    texts.reserve(step.left.size() + step.right.size());
+    const Values lefts = evaluate(step.left, item, texts);
+    if (step.op.empty()) {
+      if (!lefts.empty()) out.push_back(&item);
+      continue;
+    }
+    if (lefts.empty()) continue;
+    if (lefts.size() > 1) throw JsonPathError("can only compare one element at a time");
+    const json* right = nullptr;
+    if (step.right_value) {
+      right = &*step.right_value;
+    } else {
+      const Values rights = evaluate(step.right, item, texts);
+      if (rights.empty()) continue;
+      if (rights.size() > 1) throw JsonPathError("can only compare one element at a time");
+      right = rights.front();
+    }
+    if (compare(*lefts.front(), step.op, *right)) out.push_back(&item);
+  }
+}
 
 // client-go's evalArray: Python-like bounds, errors out of range.
 void slice(const Step& step, const json& array, Values& out) {
@@ -294,6 +417,15 @@ Values evaluate(const std::vector<Step>& steps, const json& data, std::vector<js
                                 type_name(*value) + ", not " +
                                 (step.array_only ? "an array" : "an object or array"));
           }
+        }
+        break;
+      case Step::Kind::filter:
+        for (const json* value : values) {
+          if (value->is_null()) continue;
+          if (!value->is_array()) {
+            throw JsonPathError("a filter on " + type_name(*value) + ", not an array");
+          }
+          filter(step, *value, next);
         }
         break;
       case Step::Kind::slice:

@@ -3,9 +3,11 @@
 // util/jsonpath reads and prints them, for the part of the language kubectl
 // users write: literal text, {.a.b}, {.a\.b/c} (escaped dots in label keys),
 // {['key']}, {.items[*]}, {.items[0]}, {.items[-1]}, slices {[1:3]} and
-// {[::2]}, {.*}, {@} / {$}, quoted text {"\n"}, and {range ...}...{end}.
-// Recursive descent (..), filters [?(...)], unions [a,b] and number or bool
-// literals are refused with an error naming them, never printed wrongly.
+// {[::2]}, {.*}, {@} / {$}, quoted text {"\n"}, {range ...}...{end}, and
+// filters [?(@.a.b)] (exists) and [?(@.a OP VALUE)] with ==, !=, <, >, <=,
+// >= against a quoted text, a number, true/false or another @ path.
+// Recursive descent (..), unions [a,b], =~ and literals outside filters are
+// refused with an error naming them, never printed wrongly.
 //
 // Printing follows kubectl: the results of one {...} are separated by a
 // space, strings print raw, objects and arrays as compact JSON, a missing
@@ -36,13 +38,18 @@ class JsonPath {
 
   // One path step: .name, [*] / .*, [start:end:step], or a quoted text.
   struct Step {
-    enum class Kind { field, wildcard, slice, text };
+    enum class Kind { field, wildcard, slice, text, filter };
     Kind kind = Kind::field;
     std::string text;         // the field name or the quoted text
     bool array_only = false;  // [*]: arrays only (.* takes object values too)
     // slice bounds as written; end_derived: [N] means [N:N+1]
     std::optional<long> start, end, step;
     bool end_derived = false;
+    // filter: keep the array's items whose `left` path exists (op empty) or
+    // compares with `right` (a path) or `right_value` (a literal)
+    std::vector<Step> left, right;
+    std::string op;
+    std::optional<nlohmann::json> right_value;
   };
   // One piece of the template: text outside braces, a {path}, {range path}, {end}.
   struct Piece {

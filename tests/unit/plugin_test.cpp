@@ -172,8 +172,8 @@ TEST(PluginArgs, BadValuesAreNamed) {
       {{"report", "x", "-o", "jsonpath="}, "-o: jsonpath= needs a template"},
       {{"report", "x", "-o", "jsonpath={..name}"},
        "-o: jsonpath template \"{..name}\": recursive descent \"..\" is not supported"},
-      {{"report", "x", "-o", "jsonpath={.items[?(@.a==1)]}"},
-       "filters \"[?(...)]\" are not supported"},
+      {{"report", "x", "-o", "jsonpath={.items[?(@.a=~\"x\")]}"},
+       "filter operator \"=~\" in \"[?(@.a=~\"x\")]\" is not supported"},
       {{"report", "x", "-o", "go-template={{.a}}"},
        "-o: \"go-template={{.a}}\" is a kubectl format this plugin does not print (json, yaml, "
        "name, jsonpath=TEMPLATE are)"},
@@ -705,6 +705,15 @@ TEST(PluginJsonPath, MatchesKubectlOnTheSameObject) {
       {"{.kind.x}", ""},
       {"{.clusters[*].name}{\"\\n\"}", "a b\n"},
       {"{range .contexts[*]}{.name}:{range .context}{.cluster}{end};{end}", "ca:a;cb:b;"},
+      {"{.contexts[?(@.context.namespace==\"shop\")].name}", "ca"},
+      {"{.contexts[?(@.context.namespace!=\"shop\")].name}", ""},
+      {"{.clusters[?(@.cluster.insecure-skip-tls-verify)].name}", "a"},
+      {"{.clusters[?(@.cluster.insecure-skip-tls-verify==true)].name}", "a"},
+      {"{.contexts[?(@.name=='cb')].context.cluster}", "b"},
+      {"{range .contexts[?(@.context.user==\"u\")]}{.name};{end}", "ca;cb;"},
+      {"{.contexts[?(@.name==\"zz\")].name}", ""},
+      {"{.contexts[?(@.name>\"ca\")].name}", "cb"},
+      {"{.contexts[?(@.context.namespace == \"shop\")].name}", "ca"},
   };
   for (const auto& [template_text, expected] : kubectl) {
     EXPECT_EQ(jsonpath(template_text, config), expected) << template_text;
@@ -714,12 +723,24 @@ TEST(PluginJsonPath, MatchesKubectlOnTheSameObject) {
             "array index out of bounds: index 5, length 2");
   // kubectl: "map[string]interface {} is not array or slice"
   EXPECT_NE(jsonpath_error("{.clusters[0][0]}", config), "");
+  // kubectl: "incompatible types for comparison"
+  EXPECT_NE(jsonpath_error("{.contexts[?(@.name==1)].name}", config)
+                .find("incompatible types for comparison"),
+            std::string::npos);
+  // Numbers, and a path on the right.
+  const json numbers = {{"items", {{{"n", 1}, {"m", 1}}, {{"n", 2.5}, {"m", 1}}, {{"n", 3}}}}};
+  EXPECT_EQ(jsonpath("{.items[?(@.n>=2)].n}", numbers), "2.5 3");
+  EXPECT_EQ(jsonpath("{.items[?(@.n<2.5)].n}", numbers), "1");
+  EXPECT_EQ(jsonpath("{.items[?(@.n==@.m)].n}", numbers), "1");
 }
 
 TEST(PluginJsonPath, UnsupportedOrBadSyntaxIsAnErrorNamingIt) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{..name}", "recursive descent \"..\" is not supported"},
-      {"{.items[?(@.kind==\"x\")]}", "filters \"[?(...)]\" are not supported"},
+      {"{.items[?(@.kind=~\"x\")]}", "filter operator \"=~\""},
+      {"{.items[?(@.kind==\"x\"]}", "unterminated filter"},
+      {"{.items[?(@.kind==\"x\")}", "unclosed filter: expected ']' after ')'"},
+      {"{.items[?(@.kind==1x)]}", "a filter's value \"1x\" is not a number"},
       {"{.items[0,1]}", "unions \"[0,1]\" are not supported"},
       {"{.items[a]}", "invalid array index \"[a]\""},
       {"{.items[1:2:0]}", "step must be > 0 in \"[1:2:0]\""},
