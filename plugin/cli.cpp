@@ -471,10 +471,22 @@ void check_label_selector(const std::string& flag, const std::string& selector) 
       check_value(requirement, trim(std::string_view(requirement).substr(value_at)));
       continue;
     }
+    if (const size_t op = requirement.find_first_of("<>"); op != std::string::npos) {
+      // key>N, key<N: the API server compares the label as an integer.
+      check_key(requirement, trim(std::string_view(requirement).substr(0, op)));
+      const std::string number = trim(std::string_view(requirement).substr(op + 1));
+      long long parsed = 0;
+      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), parsed);
+      if (number.empty() || ec != std::errc() || end != number.data() + number.size()) {
+        throw bad(requirement, "\"" + number + "\" is not an integer (for > and <)");
+      }
+      continue;
+    }
     const size_t space = requirement.find(' ');
     if (space == std::string::npos) {
-      if (requirement.find_first_of("<>()") != std::string::npos) {
-        throw bad(requirement, "the operators are =, ==, !=, in, notin, and !key or key alone");
+      if (requirement.find_first_of("()") != std::string::npos) {
+        throw bad(requirement,
+                  "the operators are =, ==, !=, in, notin, >, <, and !key or key alone");
       }
       check_key(requirement, requirement);
       continue;
@@ -487,7 +499,7 @@ void check_label_selector(const std::string& flag, const std::string& selector) 
     const std::string set = op.empty() ? "" : trim(std::string_view(rest).substr(op.size()));
     if (op.empty() || set.size() < 2 || set.front() != '(' || set.back() != ')') {
       throw bad(requirement,
-                "the operators are =, ==, !=, in (v1,v2), notin (v1,v2), and !key "
+                "the operators are =, ==, !=, in (v1,v2), notin (v1,v2), >, <, and !key "
                 "or key alone");
     }
     check_key(requirement, key);

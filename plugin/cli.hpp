@@ -131,7 +131,8 @@ std::vector<nlohmann::json> newest_first(std::vector<nlohmann::json> loadtests,
 
 // Checks a label selector (-l) as the API server parses it: comma-separated
 // key, !key, key=value, key==value, key!=value, key in (v1,v2),
-// key notin (v1,v2). Throws UsageError naming the bad requirement.
+// key notin (v1,v2), key>N, key<N. Throws UsageError naming the bad
+// requirement.
 void check_label_selector(const std::string& flag, const std::string& selector);
 
 // Whether `value` is a valid Kubernetes label value (63 characters at most,

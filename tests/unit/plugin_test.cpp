@@ -95,7 +95,8 @@ TEST(PluginArgs, HistoryTakesAllNamespacesAndASelector) {
   EXPECT_EQ(parse_arguments({"history", "web", "-lapp=web"}).selector, "app=web");
   for (const std::string selector :
        {"app", "!canary", "app=web", "app==web", "app!=web", "app=", "example.com/tier=web",
-        "tier in (web, api)", "tier notin (web)", "a=b, c!=d ,!e,f in (g,h)"}) {
+        "tier in (web, api)", "tier notin (web)", "a=b, c!=d ,!e,f in (g,h)", "count>5",
+        "count < 10"}) {
     EXPECT_NO_THROW(check_label_selector("-l", selector)) << selector;
   }
 }
@@ -194,7 +195,10 @@ TEST(PluginArgs, BadValuesAreNamed) {
       {{"history", "x", "-l", "env in staging"}, "in (v1,v2)"},
       {{"history", "x", "-l", "tier in (a,b c)"}, "\"b c\" is not a label value"},
       {{"history", "x", "-l", "a=b,,c"}, "an empty requirement"},
-      {{"history", "x", "-l", "count>5"}, "\"count>5\" in selector"},
+      {{"history", "x", "-l", "count>five"},
+       "\"count>five\" in selector \"count>five\" is not a label requirement: \"five\" is not an "
+       "integer (for > and <)"},
+      {{"history", "x", "-l", "a(b)"}, "\"a(b)\" in selector"},
       {{"history", "x", "-l", "Bad Key!=x"}, "\"Bad Key\" is not a label key"},
       {{"completion"}, "completion: give the shell, bash or zsh"},
       {{"completion", "fish"}, "completion: give the shell, bash or zsh, got \"fish\""},
