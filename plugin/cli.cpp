@@ -4,6 +4,7 @@
 #include <map>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/names.hpp"
 
 namespace kubeload::plugin {
 namespace {
@@ -15,13 +16,15 @@ Usage:
   kubectl kubeload run -f FILE [--wait[=false]] [--timeout D] [-o FORMAT] [--report FORMAT=FILE]
   kubectl kubeload report NAME [-o FORMAT]
   kubectl kubeload compare A B [C ...] [-o text|markdown|json]
-  kubectl kubeload history TEST [--limit N] [-o text|markdown|json]
+  kubectl kubeload history TEST [-A] [-l SELECTOR] [--limit N] [-o FORMAT]
+  kubectl kubeload completion bash|zsh
 
 Commands:
-  run       create a new run of a LoadTest manifest, follow it, print its report
-  report    print the report of a LoadTest
-  compare   runs side by side, with the change of each against the first
-  history   the runs of one test (label kubeload.dev/test), newest first
+  run         create a new run of a LoadTest manifest, follow it, print its report
+  report      print the report of a LoadTest
+  compare     runs side by side, with the change of each against the first
+  history     the runs of one test (label kubeload.dev/test), newest first
+  completion  the shell completion script for bash or zsh
 
 Flags every command takes:
   -n, --namespace NS   the namespace (default: the manifest's, else the context's)
@@ -29,7 +32,11 @@ Flags every command takes:
       --context NAME   the kubeconfig context (default: current-context)
   -h, --help           usage (of a command: kubectl kubeload COMMAND --help)
 
-Report formats (-o, --format): text ab jmeter json junit markdown html
+Output (-o, --output): json, yaml, name and jsonpath=TEMPLATE print the
+LoadTest objects as kubectl does (run, report, history); the reports (text ab
+jmeter junit markdown html) and tables (text markdown) by name as well.
+--format FORMAT picks a report or table only: --format json is the report's
+or the table's own JSON, -o json the object.
 
 Exit status: 0 passed (run) or done, 1 the run missed its gate,
 2 error: bad input, API error, a failed run or a timeout.
@@ -49,7 +56,10 @@ Flags:
       --timeout D       give up waiting after D (e.g. 10m, 1h; 0: no limit); default:
                         the spec's start timeout + warm-up + duration + 5m, or 1h
                         for a run bounded by a request count alone
-  -o, --format FORMAT   text | ab | jmeter | json | junit | markdown | html (default text)
+  -o, --output FORMAT   the report: text (default) | ab | jmeter | junit | markdown | html;
+                        or the finished LoadTest: json | yaml | name | jsonpath=TEMPLATE
+                        (with --wait=false: the created LoadTest, printed at once)
+      --format FORMAT   the report only: text | ab | jmeter | json | junit | markdown | html
       --report FORMAT=FILE
                         also write that report to FILE when the wait ends (repeatable),
                         e.g. --report junit=kubeload.xml --report html=kubeload.html;
@@ -64,7 +74,9 @@ constexpr const char* kReportUsage = R"(Usage: kubectl kubeload report NAME [-o 
 Prints the report of the LoadTest NAME from its status.
 
 Flags:
-  -o, --format FORMAT   text | ab | jmeter | json | junit | markdown | html (default text)
+  -o, --output FORMAT   the report: text (default) | ab | jmeter | junit | markdown | html;
+                        or the LoadTest: json | yaml | name | jsonpath=TEMPLATE
+      --format FORMAT   the report only: text | ab | jmeter | json | junit | markdown | html
 
 Exit status: 0 printed, 2 error (not found, no access, a bad status).
 )";
@@ -76,28 +88,56 @@ errors), each with its change against the first: percent for rps and
 latencies, percentage points for the error rate.
 
 Flags:
-  -o, --format FORMAT   text | markdown | json (default text)
+  -o, --output FORMAT   text | markdown | json (default text); compare prints a
+                        comparison, not objects: no yaml, name or jsonpath
+      --format FORMAT   the same
 
 Exit status: 0 printed, 2 error.
 )";
 
 constexpr const char* kHistoryUsage =
-    R"(Usage: kubectl kubeload history TEST [--limit N] [-o FORMAT]
+    R"(Usage: kubectl kubeload history TEST [-A] [-l SELECTOR] [--limit N] [-o FORMAT]
 
 Lists the LoadTests labelled kubeload.dev/test=TEST, newest first, with
 phase, verdict, rps, p99 and errors.
 
 Flags:
-      --limit N         at most N runs (default: all)
-  -o, --format FORMAT   text | markdown | json (default text)
+  -A, --all-namespaces  the runs in every namespace, with a NAMESPACE column
+                        (-n is then ignored, as in kubectl)
+  -l, --selector SEL    only runs matching the label selector too, e.g.
+                        -l 'env=staging,tier in (web,api)'
+      --limit N         at most N runs, the newest (default: all)
+  -o, --output FORMAT   the table: text (default) | markdown; or the runs as
+                        kubectl get prints them: json | yaml | name | jsonpath=TEMPLATE
+                        (json, yaml and jsonpath see a List: {.items[*].metadata.name})
+      --format FORMAT   the table only: text | markdown | json (one summary row per run)
 
 Exit status: 0 printed (also when there are no runs), 2 error.
+)";
+
+constexpr const char* kCompletionUsage = R"(Usage: kubectl kubeload completion bash|zsh
+
+Prints the shell completion script of kubectl-kubeload: commands, flags,
+output formats, and LoadTest names and tests read from the cluster.
+
+  bash:  source <(kubectl kubeload completion bash)        # in ~/.bashrc
+  zsh:   source <(kubectl kubeload completion zsh)         # in ~/.zshrc, after compinit
+
+For `kubectl kubeload <TAB>` (kubectl 1.26 and later), put the script
+kubectl_complete-kubeload (plugin/krew/) on PATH next to kubectl-kubeload;
+kubectl's own completion runs it.
+
+Exit status: 0 printed, 2 an unknown shell.
 )";
 
 const std::map<std::string, Command> kCommands = {{"run", Command::run},
                                                   {"report", Command::report},
                                                   {"compare", Command::compare},
-                                                  {"history", Command::history}};
+                                                  {"history", Command::history},
+                                                  {"completion", Command::completion}};
+
+constexpr const char* kReportFormats = "text, ab, jmeter, json, junit, markdown, html";
+constexpr const char* kTableFormats = "text, markdown, json";
 
 // A namespace name: RFC 1123 label, lowercase.
 bool is_dns_label(const std::string& value) {
@@ -118,6 +158,7 @@ std::string usage_text(const std::string& topic) {
   if (topic == "report") return kReportUsage;
   if (topic == "compare") return kCompareUsage;
   if (topic == "history") return kHistoryUsage;
+  if (topic == "completion") return kCompletionUsage;
   return kOverview;
 }
 
@@ -125,14 +166,22 @@ Options parse_arguments(const std::vector<std::string>& args) {
   Options options;
   std::vector<std::string> positional;
   bool help = false;
-  bool format_given = false;
-  std::string format_text;
-  std::string format_flag;
+  std::optional<std::string> output_text;  // -o, --output
+  std::optional<std::string> format_text;  // --format
+  std::string output_flag;
   bool timeout_given = false;
   bool wait_given = false;
   bool limit_given = false;
   bool only_positional = false;
+  bool all_namespaces_given = false;
+  bool selector_given = false;
 
+  // Shell completion hands over a partial command line: no checks.
+  if (!args.empty() && args.front() == "__complete") {
+    options.command = Command::complete;
+    options.words.assign(args.begin() + 1, args.end());
+    return options;
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (only_positional || arg == "-" || arg.empty() || arg[0] != '-') {
@@ -143,15 +192,16 @@ Options parse_arguments(const std::vector<std::string>& args) {
       only_positional = true;
       continue;
     }
-    // --flag=value, -n=value, -nVALUE (kubectl's pflag accepts all three)
+    // --flag=value, -n=value, -nVALUE (kubectl's pflag accepts all three;
+    // -ojsonpath={.a=b} keeps its '=' inside the value)
     std::string name = arg;
     std::optional<std::string> inline_value;
-    if (const size_t eq = arg.find('='); eq != std::string::npos) {
+    if (arg[1] != '-') {
+      name = arg.substr(0, 2);
+      if (arg.size() > 2) inline_value = arg.substr(arg[2] == '=' ? 3 : 2);
+    } else if (const size_t eq = arg.find('='); eq != std::string::npos) {
       name = arg.substr(0, eq);
       inline_value = arg.substr(eq + 1);
-    } else if (arg.size() > 2 && arg[1] != '-') {
-      name = arg.substr(0, 2);
-      inline_value = arg.substr(2);
     }
     const auto value = [&]() -> std::string {
       if (inline_value) {
@@ -189,10 +239,18 @@ Options parse_arguments(const std::vector<std::string>& args) {
       }
       options.timeout = *parsed;
       timeout_given = true;
-    } else if (name == "-o" || name == "--output" || name == "--format") {
+    } else if (name == "-o" || name == "--output") {
+      output_text = value();
+      output_flag = name;
+    } else if (name == "--format") {
       format_text = value();
-      format_flag = name;
-      format_given = true;
+    } else if (name == "-A" || name == "--all-namespaces") {
+      options.all_namespaces = inline_value ? parse_bool(name, *inline_value) : true;
+      all_namespaces_given = true;
+    } else if (name == "-l" || name == "--selector") {
+      options.selector = value();
+      check_label_selector(name, options.selector);
+      selector_given = true;
     } else if (name == "--report") {
       const std::string text = value();
       const size_t eq = text.find('=');
@@ -231,7 +289,7 @@ Options parse_arguments(const std::vector<std::string>& args) {
       return options;
     }
     throw UsageError("unknown command \"" + positional.front() +
-                     "\" (one of run, report, compare, history)");
+                     "\" (one of run, report, compare, history, completion)");
   }
   if (help) {
     options.command = Command::help;
@@ -279,6 +337,13 @@ Options parse_arguments(const std::vector<std::string>& args) {
                          "-, _ and . inside)");
       }
       break;
+    case Command::completion:
+      if (positional.size() != 1 || (positional[0] != "bash" && positional[0] != "zsh")) {
+        throw UsageError("completion: give the shell, bash or zsh" +
+                         (positional.empty() ? std::string() : ", got \"" + positional[0] + "\""));
+      }
+      options.shell = positional[0];
+      break;
     default:
       break;
   }
@@ -288,8 +353,13 @@ Options parse_arguments(const std::vector<std::string>& args) {
     refuse(timeout_given, "--timeout");
     refuse(!options.report_files.empty(), "--report");
   }
-  if (limit_given && options.command != Command::history) {
-    throw UsageError(verb + ": --limit is a flag of `history` only");
+  if (options.command != Command::history) {
+    const auto history_only = [&](bool given, const char* flag) {
+      if (given) throw UsageError(verb + ": " + flag + " is a flag of `history` only");
+    };
+    history_only(limit_given, "--limit");
+    history_only(all_namespaces_given, "-A/--all-namespaces");
+    history_only(selector_given, "-l/--selector");
   }
   for (const std::string& name : options.names) {
     if (name.empty() || name.size() > 253 ||
@@ -297,29 +367,153 @@ Options parse_arguments(const std::vector<std::string>& args) {
       throw UsageError(verb + ": \"" + name + "\" is not a LoadTest name");
     }
   }
-  if (format_given) {
-    if (options.command == Command::compare || options.command == Command::history) {
-      if (format_text == "text") {
-        options.table_format = TableFormat::text;
-      } else if (format_text == "markdown") {
-        options.table_format = TableFormat::markdown;
-      } else if (format_text == "json") {
-        options.table_format = TableFormat::json;
-      } else {
-        throw UsageError(format_flag + ": must be text, markdown or json for " + verb + ", got \"" +
-                         format_text + "\"");
-      }
+  if (output_text && format_text) {
+    throw UsageError(verb + ": give -o or --format, not both (-o " + *output_text + ", --format " +
+                     *format_text + ")");
+  }
+  const bool prints_objects = options.command == Command::run ||
+                              options.command == Command::report ||
+                              options.command == Command::history;
+  const bool prints_tables =
+      options.command == Command::compare || options.command == Command::history;
+  if (output_text && prints_objects) {
+    options.object_output = parse_object_output(output_flag, *output_text);
+  }
+  if (options.object_output || (!output_text && !format_text)) return options;
+  const std::string& value = output_text ? *output_text : *format_text;
+  const std::string flag = output_text ? output_flag : "--format";
+  // With -o, json is the object: the report's and table's JSON is --format json.
+  const std::string object_formats =
+      output_text && prints_objects ? std::string(kObjectFormats) + ", " : "";
+  if (prints_tables) {
+    if (value == "text") {
+      options.table_format = TableFormat::text;
+    } else if (value == "markdown") {
+      options.table_format = TableFormat::markdown;
+    } else if (value == "json") {
+      options.table_format = TableFormat::json;
     } else {
-      const auto format = loadgen::parse_report_format(format_text);
-      if (!format) {
-        throw UsageError(format_flag +
-                         ": must be text, ab, jmeter, json, junit, markdown or html, got \"" +
-                         format_text + "\"");
-      }
-      options.format = *format;
+      throw UsageError(flag + ": \"" + value + "\" is not an output format of " + verb + " (" +
+                       object_formats +
+                       (object_formats.empty() ? kTableFormats : "text, markdown") + ")");
     }
+  } else if (options.command == Command::run || options.command == Command::report) {
+    const auto format = loadgen::parse_report_format(value);
+    if (!format) {
+      throw UsageError(
+          flag + ": \"" + value + "\" is not an output format of " + verb + " (" + object_formats +
+          (object_formats.empty() ? kReportFormats : "text, ab, jmeter, junit, markdown, html") +
+          ")");
+    }
+    options.format = *format;
+  } else {
+    throw UsageError(verb + ": " + flag + " is not a flag of " + verb);
   }
   return options;
+}
+
+void check_label_selector(const std::string& flag, const std::string& selector) {
+  const auto trim = [](std::string_view text) {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    return std::string(text);
+  };
+  const auto bad = [&](const std::string& requirement, const std::string& why) {
+    return UsageError(flag + ": \"" + requirement + "\" in selector \"" + selector +
+                      "\" is not a label requirement: " + why);
+  };
+  const auto check_key = [&](const std::string& requirement, const std::string& key) {
+    if (!kubeload::is_qualified_name(key)) {
+      throw bad(requirement, "\"" + key +
+                                 "\" is not a label key (an optional DNS prefix and /, then at "
+                                 "most 63 letters, digits, -, _ and .)");
+    }
+  };
+  const auto check_value = [&](const std::string& requirement, const std::string& value) {
+    if (!kubeload::is_label_value(value)) {
+      throw bad(requirement, "\"" + value +
+                                 "\" is not a label value (at most 63 letters, digits, -, _ "
+                                 "and . inside)");
+    }
+  };
+  if (trim(selector).empty()) throw UsageError(flag + ": the selector is empty");
+  // Requirements are split at commas outside the parentheses of in/notin.
+  std::vector<std::string> requirements;
+  int depth = 0;
+  std::string current;
+  for (const char c : selector) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      requirements.push_back(trim(current));
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  requirements.push_back(trim(current));
+  for (const std::string& requirement : requirements) {
+    if (requirement.empty()) throw bad(requirement, "an empty requirement (two commas?)");
+    if (requirement.front() == '!') {
+      check_key(requirement, trim(std::string_view(requirement).substr(1)));
+      continue;
+    }
+    if (const size_t op = requirement.find_first_of("=!"); op != std::string::npos) {
+      const std::string key = trim(std::string_view(requirement).substr(0, op));
+      size_t value_at = op + 1;
+      if (requirement[op] == '!' || requirement.compare(op, 2, "==") == 0) {
+        if (requirement.compare(op, 2, "!=") != 0 && requirement.compare(op, 2, "==") != 0) {
+          throw bad(requirement, "'!' only as \"!key\" or \"!=\"");
+        }
+        value_at = op + 2;
+      }
+      check_key(requirement, key);
+      check_value(requirement, trim(std::string_view(requirement).substr(value_at)));
+      continue;
+    }
+    if (const size_t op = requirement.find_first_of("<>"); op != std::string::npos) {
+      // key>N, key<N: the API server compares the label as an integer.
+      check_key(requirement, trim(std::string_view(requirement).substr(0, op)));
+      const std::string number = trim(std::string_view(requirement).substr(op + 1));
+      long long parsed = 0;
+      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), parsed);
+      if (number.empty() || ec != std::errc() || end != number.data() + number.size()) {
+        throw bad(requirement, "\"" + number + "\" is not an integer (for > and <)");
+      }
+      continue;
+    }
+    const size_t space = requirement.find(' ');
+    if (space == std::string::npos) {
+      if (requirement.find_first_of("()") != std::string::npos) {
+        throw bad(requirement,
+                  "the operators are =, ==, !=, in, notin, >, <, and !key or key alone");
+      }
+      check_key(requirement, requirement);
+      continue;
+    }
+    const std::string key = requirement.substr(0, space);
+    const std::string rest = trim(std::string_view(requirement).substr(space));
+    std::string op;
+    if (rest.rfind("in", 0) == 0) op = "in";
+    if (rest.rfind("notin", 0) == 0) op = "notin";
+    const std::string set = op.empty() ? "" : trim(std::string_view(rest).substr(op.size()));
+    if (op.empty() || set.size() < 2 || set.front() != '(' || set.back() != ')') {
+      throw bad(requirement,
+                "the operators are =, ==, !=, in (v1,v2), notin (v1,v2), >, <, and !key "
+                "or key alone");
+    }
+    check_key(requirement, key);
+    const std::string values = set.substr(1, set.size() - 2);
+    size_t from = 0;
+    while (true) {
+      const size_t comma = values.find(',', from);
+      check_value(requirement,
+                  trim(std::string_view(values).substr(
+                      from, comma == std::string::npos ? std::string::npos : comma - from)));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+  }
 }
 
 bool is_label_value(const std::string& value) {

@@ -14,6 +14,7 @@
 
 #include "kubeload/spec.hpp"
 #include "loadgen/report.hpp"
+#include "plugin/printers.hpp"
 
 namespace kubeload::plugin {
 
@@ -26,7 +27,7 @@ inline constexpr int kExitPass = 0;        // run: verdict Pass (or no gate); ot
 inline constexpr int kExitGateFailed = 1;  // run: the run finished and missed its gate
 inline constexpr int kExitError = 2;       // bad input, API errors, a failed run, a timeout
 
-enum class Command { run, report, compare, history, help, version };
+enum class Command { run, report, compare, history, completion, complete, help, version };
 // compare and history print tables: text for people, markdown for a PR
 // comment, json for scripts.
 enum class TableFormat { text, markdown, json };
@@ -53,6 +54,16 @@ struct Options {
   std::optional<uint32_t> limit;
   // compare and history
   TableFormat table_format = TableFormat::text;
+  // run, report and history: -o json|yaml|name|jsonpath=T prints the
+  // LoadTest objects as kubectl does, instead of the report or the table.
+  std::optional<ObjectOutput> object_output;
+  // history: -A (every namespace) and -l (ANDed with kubeload.dev/test=TEST)
+  bool all_namespaces = false;
+  std::string selector;
+  // completion: the shell; __complete: the words after it, the last one
+  // being completed (completion.hpp)
+  std::string shell;
+  std::vector<std::string> words;
 };
 
 // argv without the program name. Throws UsageError.
@@ -107,10 +118,22 @@ std::chrono::nanoseconds default_wait_timeout(const LoadTestSpec& spec);
 // p99 (percent) and the error rate (percentage points).
 void write_compare(std::ostream& out, const std::vector<nlohmann::json>& loadtests,
                    TableFormat format);
-// The runs of one test, newest first (creationTimestamp, then name), at most
-// `limit` of them.
+// The runs of one test as a table, in newest_first order, at most `limit` of
+// them; with `all_namespaces`, a NAMESPACE column (text, markdown) or field
+// (json) first.
 void write_history(std::ostream& out, std::vector<nlohmann::json> loadtests, TableFormat format,
-                   std::optional<uint32_t> limit);
+                   std::optional<uint32_t> limit, bool all_namespaces = false);
+
+// The runs of one test, newest first (creationTimestamp, then name), at most
+// `limit` of them: the order of history's table and of its -o output.
+std::vector<nlohmann::json> newest_first(std::vector<nlohmann::json> loadtests,
+                                         std::optional<uint32_t> limit);
+
+// Checks a label selector (-l) as the API server parses it: comma-separated
+// key, !key, key=value, key==value, key!=value, key in (v1,v2),
+// key notin (v1,v2), key>N, key<N. Throws UsageError naming the bad
+// requirement.
+void check_label_selector(const std::string& flag, const std::string& selector);
 
 // Whether `value` is a valid Kubernetes label value (63 characters at most,
 // alphanumerics with -_. inside).

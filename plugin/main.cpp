@@ -2,6 +2,7 @@
 // `kubectl kubeload`). The decisions live in cli.cpp, run.cpp and tables.cpp;
 // this file does the I/O: configuration, API calls, following a run.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -12,10 +13,13 @@
 #include <thread>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/names.hpp"
 #include "loadgen/gate_report.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/config.hpp"
 #include "plugin/cli.hpp"
+#include "plugin/completion.hpp"
+#include "plugin/printers.hpp"
 
 namespace kp = kubeload::plugin;
 namespace kube = kubeload::kube;
@@ -79,8 +83,22 @@ std::string read_manifest(const std::string& path) {
   return text.str();
 }
 
-void print_report(kubeload::loadgen::ReportFormat format, const json& loadtest) {
-  kubeload::loadgen::write_loadtest_report(std::cout, format, loadtest);
+// Objects in a list answer may come without apiVersion and kind; kubectl's
+// printers (and -o name) need them.
+json typed(json loadtest) {
+  const auto loadtests = kubeload::kube::resources::loadtests();
+  if (!loadtest.contains("apiVersion")) loadtest["apiVersion"] = loadtests.api_version();
+  if (!loadtest.contains("kind")) loadtest["kind"] = loadtests.kind;
+  return loadtest;
+}
+
+// The report, or with -o json|yaml|name|jsonpath the object itself.
+void print_report(const kp::Options& options, const json& loadtest) {
+  if (options.object_output) {
+    kp::write_object(std::cout, *options.object_output, typed(loadtest));
+  } else {
+    kubeload::loadgen::write_loadtest_report(std::cout, options.format, loadtest);
+  }
   std::cout.flush();
 }
 
@@ -115,7 +133,11 @@ int command_run(const kp::Options& options) {
   std::fprintf(stderr, "loadtest.kubeload.dev/%s created in namespace %s (test %s)\n", name.c_str(),
                run.namespace_.c_str(), run.test.c_str());
   if (!options.wait) {
-    std::cout << name << "\n";
+    if (options.object_output) {
+      kp::write_object(std::cout, *options.object_output, typed(current));
+    } else {
+      std::cout << name << "\n";
+    }
     return kp::kExitPass;
   }
 
@@ -201,7 +223,7 @@ int command_run(const kp::Options& options) {
   }
   if (deleted) return fail("loadtest " + name + " was deleted before it finished");
 
-  print_report(options.format, current);
+  print_report(options, current);
   const bool reports_written = write_report_files(options, current);
   const kp::Outcome outcome = kp::outcome_of(current);
   std::fprintf(stderr, "%s: %s\n", name.c_str(), outcome.summary.c_str());
@@ -211,7 +233,7 @@ int command_run(const kp::Options& options) {
 int command_report(const kp::Options& options) {
   Session session = connect(options);
   const json loadtest = get_loadtest(session, session.namespace_, options.names.front());
-  print_report(options.format, loadtest);
+  print_report(options, loadtest);
   return kp::kExitPass;
 }
 
@@ -225,27 +247,85 @@ int command_compare(const kp::Options& options) {
   return kp::kExitPass;
 }
 
-int command_history(const kp::Options& options) {
-  Session session = connect(options);
+// Every LoadTest of `loadtests` matching the selector, all pages.
+std::vector<json> list_loadtests(Session& session, const kube::ResourceRef& loadtests,
+                                 const std::string& label_selector) {
   kube::ListOptions list;
-  list.label_selector = "kubeload.dev/test=" + options.test;
+  list.label_selector = label_selector;
   std::vector<json> items;
-  const auto loadtests = kubeload::kube::resources::loadtests(session.namespace_);
   do {
     const kube::Response response = session.client->list(loadtests, list);
     if (!response.ok()) {
-      return fail("list loadtests in namespace \"" + session.namespace_ +
-                  "\": " + response.describe());
+      throw std::runtime_error(
+          "list loadtests " +
+          (loadtests.namespace_.empty() ? "in all namespaces"
+                                        : "in namespace \"" + loadtests.namespace_ + "\"") +
+          (label_selector.empty() ? "" : " with selector \"" + label_selector + "\"") + ": " +
+          response.describe());
     }
-    for (const json& item : response.body.value("items", json::array())) items.push_back(item);
+    for (const json& item : response.body.value("items", json::array())) {
+      items.push_back(typed(item));
+    }
     list.continue_token =
         response.body.value("metadata", json::object()).value("continue", std::string());
   } while (!list.continue_token.empty());
+  return items;
+}
+
+int command_history(const kp::Options& options) {
+  Session session = connect(options);
+  // -A ignores -n, as kubectl does.
+  const std::string ns = options.all_namespaces ? "" : session.namespace_;
+  std::string selector = std::string(kubeload::kTestLabel) + "=" + options.test;
+  if (!options.selector.empty()) selector += "," + options.selector;
+  std::vector<json> items =
+      list_loadtests(session, kubeload::kube::resources::loadtests(ns), selector);
   if (items.empty()) {
-    std::fprintf(stderr, "no runs of test \"%s\" in namespace \"%s\"\n", options.test.c_str(),
-                 session.namespace_.c_str());
+    std::fprintf(stderr, "no runs of test \"%s\"%s in %s\n", options.test.c_str(),
+                 options.selector.empty() ? "" : (" matching " + options.selector).c_str(),
+                 ns.empty() ? "any namespace" : ("namespace \"" + ns + "\"").c_str());
   }
-  kp::write_history(std::cout, std::move(items), options.table_format, options.limit);
+  if (options.object_output) {
+    kp::write_object_list(std::cout, *options.object_output,
+                          kp::newest_first(std::move(items), options.limit));
+  } else {
+    kp::write_history(std::cout, std::move(items), options.table_format, options.limit,
+                      options.all_namespaces);
+  }
+  return kp::kExitPass;
+}
+
+// `__complete`: the candidates; those from the cluster only when it answers
+// (a completion never prints an error).
+int command_complete(const kp::Options& options) {
+  const kp::Completion completion = kp::complete(options.words);
+  std::vector<std::string> from_cluster;
+  if (completion.from_cluster != kp::Completion::FromCluster::nothing) {
+    try {
+      kp::Options connection;
+      connection.namespace_ = completion.namespace_;
+      connection.context = completion.context;
+      connection.kubeconfig = completion.kubeconfig;
+      Session session = connect(connection);
+      const bool tests = completion.from_cluster == kp::Completion::FromCluster::tests;
+      for (const json& item :
+           list_loadtests(session, kubeload::kube::resources::loadtests(session.namespace_),
+                          tests ? std::string(kubeload::kTestLabel) : std::string())) {
+        const json& metadata = item.value("metadata", json::object());
+        const std::string value = tests
+                                      ? metadata.value("labels", json::object())
+                                            .value(std::string(kubeload::kTestLabel), std::string())
+                                      : metadata.value("name", std::string());
+        if (!value.empty() &&
+            std::find(from_cluster.begin(), from_cluster.end(), value) == from_cluster.end()) {
+          from_cluster.push_back(value);
+        }
+      }
+    } catch (const std::exception&) {
+      // no cluster, no access: the static candidates only
+    }
+  }
+  kp::write_completion(std::cout, completion, from_cluster);
   return kp::kExitPass;
 }
 
@@ -274,6 +354,11 @@ int main(int argc, char** argv) {
         return command_compare(options);
       case kp::Command::history:
         return command_history(options);
+      case kp::Command::completion:
+        std::fputs(kp::completion_script(options.shell).c_str(), stdout);
+        return kp::kExitPass;
+      case kp::Command::complete:
+        return command_complete(options);
     }
   } catch (const kp::UsageError& e) {
     return fail(e.what());

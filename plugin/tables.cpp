@@ -228,37 +228,64 @@ void write_compare(std::ostream& out, const std::vector<json>& loadtests, TableF
   }
 }
 
-void write_history(std::ostream& out, std::vector<json> loadtests, TableFormat format,
-                   std::optional<uint32_t> limit) {
-  std::vector<Run> runs;
-  for (const json& loadtest : loadtests) runs.push_back(run_of(loadtest));
+std::vector<json> newest_first(std::vector<json> loadtests, std::optional<uint32_t> limit) {
+  const auto created = [](const json& loadtest) {
+    return text(member(member(loadtest, "metadata"), "creationTimestamp"));
+  };
+  const auto name = [](const json& loadtest) {
+    return text(member(member(loadtest, "metadata"), "name"));
+  };
   // RFC 3339 UTC timestamps of one format sort as text.
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return a.created != b.created ? a.created > b.created : a.name > b.name;
+  std::stable_sort(loadtests.begin(), loadtests.end(), [&](const json& a, const json& b) {
+    return created(a) != created(b) ? created(a) > created(b) : name(a) > name(b);
   });
-  if (limit && runs.size() > *limit) runs.resize(*limit);
+  if (limit && loadtests.size() > *limit) loadtests.resize(*limit);
+  return loadtests;
+}
+
+void write_history(std::ostream& out, std::vector<json> loadtests, TableFormat format,
+                   std::optional<uint32_t> limit, bool all_namespaces) {
+  std::vector<Run> runs;
+  std::vector<std::string> namespaces;
+  for (const json& loadtest : newest_first(std::move(loadtests), limit)) {
+    runs.push_back(run_of(loadtest));
+    namespaces.push_back(text(member(member(loadtest, "metadata"), "namespace")));
+  }
   if (format == TableFormat::json) {
     json document = json::array();
-    for (const Run& run : runs) {
-      document.push_back({{"name", run.name},
-                          {"created", run.created},
-                          {"phase", run.phase},
-                          {"verdict", run.verdict},
-                          {"rps", optional_json(run.rps)},
-                          {"p99Ms", optional_json(run.p99)},
-                          {"errorRate", optional_json(run.error_rate)}});
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const Run& run = runs[i];
+      json row = {{"name", run.name},
+                  {"created", run.created},
+                  {"phase", run.phase},
+                  {"verdict", run.verdict},
+                  {"rps", optional_json(run.rps)},
+                  {"p99Ms", optional_json(run.p99)},
+                  {"errorRate", optional_json(run.error_rate)}};
+      if (all_namespaces) row["namespace"] = namespaces[i];
+      document.push_back(std::move(row));
     }
     out << document.dump(2) << "\n";
     return;
   }
-  std::vector<std::vector<std::string>> rows = {
-      {"NAME", "CREATED", "PHASE", "VERDICT", "RPS", "P99(ms)", "ERRORS(%)"}};
-  for (const Run& run : runs) {
-    rows.push_back({run.name, run.created, run.phase, run.verdict, or_dash(run.rps, 1),
-                    or_dash(run.p99, 3),
-                    run.error_rate ? fixed(*run.error_rate * 100.0, 2) : std::string("-")});
+  std::vector<std::string> header = {"NAME", "CREATED", "PHASE",    "VERDICT",
+                                     "RPS",  "P99(ms)", "ERRORS(%)"};
+  if (all_namespaces) header.insert(header.begin(), "NAMESPACE");
+  std::vector<std::vector<std::string>> rows = {header};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Run& run = runs[i];
+    std::vector<std::string> row = {
+        run.name,
+        run.created,
+        run.phase,
+        run.verdict,
+        or_dash(run.rps, 1),
+        or_dash(run.p99, 3),
+        run.error_rate ? fixed(*run.error_rate * 100.0, 2) : std::string("-")};
+    if (all_namespaces) row.insert(row.begin(), namespaces[i]);
+    rows.push_back(std::move(row));
   }
-  write_table(out, rows, format, 4);
+  write_table(out, rows, format, all_namespaces ? 5 : 4);
 }
 
 }  // namespace kubeload::plugin

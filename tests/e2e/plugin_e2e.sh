@@ -6,7 +6,8 @@
 # every run is a new object named after the manifest with the test label
 # kept; --report writes JUnit, Markdown and HTML (checked by
 # tests/reports/check_reports.py in headless Chromium); `report`, `history`
-# and `compare` read the real runs; and the plugin runs in a Job from the
+# and `compare` read the real runs, with kubectl's -o json|yaml|name|jsonpath,
+# history -A and -l; and the plugin runs in a Job from the
 # kubeload image with the in-cluster configuration, as the Argo CD hook and
 # the Argo Rollouts AnalysisTemplate of examples/ci/ run it.
 # Last line: `plugin-e2e: N passed, M failed`; SKIP (exit 0) where the
@@ -15,8 +16,10 @@ set -uo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cluster="$root/scripts/cluster"
-NS=kubeload-plugin-e2e
-IMAGE=localhost/kubeload/kubeload:dev
+# Overridable so a run can share a cluster: its own namespaces and image tag.
+NS=${KUBELOAD_E2E_NAMESPACE:-kubeload-plugin-e2e}
+OTHER_NS=$NS-other
+IMAGE=${KUBELOAD_E2E_IMAGE:-localhost/kubeload/kubeload:dev}
 operator_pid=""
 was_up=0
 work="$(mktemp -d /tmp/plugin-e2e.XXXXXX)"
@@ -26,7 +29,7 @@ E2E_NAME=plugin-e2e
 quiet() { "$@" >/dev/null 2>&1; }
 finish() {
   if [ -n "$operator_pid" ]; then kill "$operator_pid" 2>/dev/null; wait "$operator_pid" 2>/dev/null; fi
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  kubectl delete namespace "$NS" "$OTHER_NS" --wait=false >/dev/null 2>&1
   if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
   report
   exit $?
@@ -51,8 +54,9 @@ trap finish INT TERM
 check "image $IMAGE (with kubectl-kubeload) built and imported into the nodes" \
   bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/plugin-e2e-image.log 2>&1"
 check "CRD applied and established" "$root/scripts/install-crd"
-kubectl delete namespace "$NS" --wait=true --timeout=120s >/dev/null 2>&1
+kubectl delete namespace "$NS" "$OTHER_NS" --wait=true --timeout=120s >/dev/null 2>&1
 kubectl create namespace "$NS" >/dev/null 2>&1
+kubectl create namespace "$OTHER_NS" >/dev/null 2>&1
 kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
 check "nginx rolled out behind its Service" quiet kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
 
@@ -155,6 +159,9 @@ check "run --timeout 3s on a 20s run: exit 2, timed out ($(grep -m1 'timed out' 
   test "$code" -eq 2 -a -n "$(grep 'timed out' <<<"$err")"
 plugin run -f "$work/slow.yaml" -n "$NS" --wait=false
 check "run --wait=false: exit 0, prints the new name ($out)" bash -c "[ '$code' -eq 0 ] && [[ '$out' =~ ^slow-[a-z0-9]{5}$ ]]"
+plugin run -f "$work/slow.yaml" -n "$NS" --wait=false -o name
+check "run --wait=false -o name: loadtest.kubeload.dev/NAME at once ($out)" \
+  bash -c "[ '$code' -eq 0 ] && [[ '$out' =~ ^loadtest.kubeload.dev/slow-[a-z0-9]{5}$ ]]"
 
 # 6. report, history, compare on the real runs.
 plugin report "$pass_name" -n "$NS" -o html
@@ -170,9 +177,62 @@ order=$(awk 'NR > 1 {print $1}' <<<"$out" | tr '\n' ' ')
 check "history web: the four runs, newest first ($order)" \
   test "$order" = "$broken_name $fail_name $second_name $pass_name "
 check "history web: verdicts and rps shown" bash -c 'grep -q "$2 .*Succeeded  *Fail" <<<"$1" && grep -q "$3 .*Succeeded  *Pass  *[0-9]" <<<"$1"' _ "$out" "$fail_name" "$pass_name"
-plugin history web -n "$NS" --limit 1 -o json
-check "history --limit 1 -o json: the newest run" \
+plugin history web -n "$NS" --limit 1 --format json
+check "history --limit 1 --format json: the newest run's summary" \
   python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [r["name"] for r in d]==[sys.argv[2]]' "$out" "$broken_name"
+plugin history web -n "$NS" --limit 2 -o json
+check "history --limit 2 -o json: a v1 List of the two newest LoadTests, as kubectl get prints it" \
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["kind"]=="List" and d["apiVersion"]=="v1"; assert [i["metadata"]["name"] for i in d["items"]]==sys.argv[2:]; assert all(i["kind"]=="LoadTest" for i in d["items"])' \
+  "$out" "$broken_name" "$fail_name"
+plugin history web -n "$NS" -o name
+check "history -o name: loadtest.kubeload.dev/NAME a line, newest first" test "$out" = \
+  "$(printf 'loadtest.kubeload.dev/%s\n' "$broken_name" "$fail_name" "$second_name" "$pass_name")"
+plugin history web -n "$NS" -o 'jsonpath={range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}'
+check "history -o jsonpath with range: name and phase a line ($(tr '\n' ';' <<<"$out"))" test "$out" = \
+  "$(printf '%s\n' "$broken_name Failed" "$fail_name Succeeded" "$second_name Succeeded" "$pass_name Succeeded")"
+plugin history web -n "$NS" -o 'jsonpath={.items[*].metadata.name}'
+check "history -o jsonpath: [*] results separated by spaces, no newline" \
+  test "$out" = "$broken_name $fail_name $second_name $pass_name"
+check "history -o jsonpath: the same as kubectl get's jsonpath over the same List" test "$out" = \
+  "$(kubectl -n "$NS" get lt -l kubeload.dev/test=web --sort-by=.metadata.creationTimestamp -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | tac | tr '\n' ' ' | sed 's/ $//')"
+plugin report "$pass_name" -n "$NS" -o yaml
+check "report -o yaml: the LoadTest as YAML" bash -c 'grep -q "^kind: LoadTest$" <<<"$1" && grep -q "^  name: $2$" <<<"$1"' _ "$out" "$pass_name"
+plugin report "$pass_name" -n "$NS" -o 'jsonpath={.status.verdict}'
+check "report -o jsonpath={.status.verdict}: Pass" test "$out" = Pass
+plugin report "$pass_name" -n "$NS" -o 'jsonpath={..name}'
+check "report -o jsonpath with recursive descent: exit 2 naming it ($err)" \
+  test "$code" -eq 2 -a -n "$(grep -F 'recursive descent' <<<"$err")"
+
+# history -A and -l: runs of one test in two namespaces, picked by a label.
+# Created with kubectl (the one in $OTHER_NS has no operator watching it).
+mark="e2e-$RANDOM$RANDOM"
+for ns in "$NS" "$OTHER_NS"; do
+  kubectl -n "$ns" create -f - >/dev/null <<YAML
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata:
+  name: everywhere
+  labels: {kubeload.dev/test: everywhere, e2e-mark: $mark}
+spec:
+  target: {service: {name: nginx, port: 80}}
+  load: {connections: 1, requests: 1}
+YAML
+done
+plugin history everywhere -A -l "e2e-mark=$mark"
+check "history -A -l: the runs of both namespaces with a NAMESPACE column" bash -c \
+  'head -1 <<<"$1" | grep -q "^NAMESPACE  *NAME" && grep -q "^$2  *everywhere " <<<"$1" && grep -q "^$3  *everywhere " <<<"$1" && [ "$(wc -l <<<"$1")" -eq 3 ]' \
+  _ "$out" "$NS" "$OTHER_NS"
+plugin history everywhere --all-namespaces --selector "e2e-mark in ($mark)" -o 'jsonpath={.items[*].metadata.namespace}'
+check "history --all-namespaces --selector 'in (...)' -o jsonpath: both namespaces ($out)" \
+  test "$(tr ' ' '\n' <<<"$out" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$NS" "$OTHER_NS" | sort | tr '\n' ' ')"
+plugin history everywhere -n "$NS" -l "e2e-mark=$mark"
+check "history -l without -A: only the namespace's run" bash -c '[ "$(wc -l <<<"$1")" -eq 2 ] && ! grep -q NAMESPACE <<<"$1"' _ "$out"
+plugin history everywhere -A -l "e2e-mark=other-$mark"
+check "history -l matching nothing: exit 0, no rows, stderr says so ($err)" \
+  test "$code" -eq 0 -a -z "$(grep everywhere <<<"$out")" -a -n "$(grep -F 'no runs of test "everywhere" matching' <<<"$err")"
+plugin history everywhere -A -l "e2e-mark=bad value"
+check "history -l with a bad selector: exit 2 naming it ($err)" \
+  test "$code" -eq 2 -a -n "$(grep -F '"bad value" is not a label value' <<<"$err")"
 plugin compare "$pass_name" "$second_name" "$fail_name" -n "$NS"
 check "compare: three runs side by side with changes" bash -c 'grep -q "$2 (base)" <<<"$1" && grep -q "^rps .*%)" <<<"$1" && grep -q "^p99 ms" <<<"$1"' _ "$out" "$pass_name"
 plugin compare "$pass_name" nope -n "$NS"

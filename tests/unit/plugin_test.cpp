@@ -1,5 +1,6 @@
 // kubectl-kubeload's decisions: argument parsing, the exit status of a
-// LoadTest, the object that starts a new run, compare and history tables.
+// LoadTest, the object that starts a new run, compare and history tables,
+// kubectl's printers (-o json|yaml|name|jsonpath), shell completion.
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,9 @@
 
 #include "kubeload/duration.hpp"
 #include "plugin/cli.hpp"
+#include "plugin/completion.hpp"
+#include "plugin/jsonpath.hpp"
+#include "plugin/printers.hpp"
 
 namespace kubeload::plugin {
 namespace {
@@ -61,6 +65,7 @@ TEST(PluginArgs, AcceptsKubectlFlagSpellings) {
   EXPECT_TRUE(parse_arguments({"run", "-f", "-", "--wait"}).wait);
   EXPECT_EQ(parse_arguments({"report", "x", "--format", "html"}).format, ReportFormat::html);
   EXPECT_EQ(parse_arguments({"report", "x", "--output=markdown"}).format, ReportFormat::markdown);
+  EXPECT_EQ(parse_arguments({"report", "x", "-ojunit"}).format, ReportFormat::junit);
   EXPECT_EQ(*parse_arguments({"run", "-f", "x", "--timeout", "0"}).timeout,
             std::chrono::nanoseconds(0));
 }
@@ -70,11 +75,69 @@ TEST(PluginArgs, CompareAndHistory) {
   EXPECT_EQ(compare.command, Command::compare);
   EXPECT_EQ(compare.names, (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(compare.table_format, TableFormat::markdown);
-  const Options history = parse_arguments({"history", "checkout", "--limit", "5", "-o", "json"});
+  const Options history =
+      parse_arguments({"history", "checkout", "--limit", "5", "--format", "json"});
   EXPECT_EQ(history.command, Command::history);
   EXPECT_EQ(history.test, "checkout");
   EXPECT_EQ(history.limit, 5u);
   EXPECT_EQ(history.table_format, TableFormat::json);
+  EXPECT_FALSE(history.object_output.has_value());
+  EXPECT_FALSE(history.all_namespaces);
+  // compare prints a comparison, not objects: its -o json is the comparison.
+  EXPECT_EQ(parse_arguments({"compare", "a", "b", "-o", "json"}).table_format, TableFormat::json);
+  EXPECT_EQ(parse_arguments({"history", "x", "-o", "markdown"}).table_format,
+            TableFormat::markdown);
+}
+
+TEST(PluginArgs, HistoryTakesAllNamespacesAndASelector) {
+  const Options o = parse_arguments({"history", "web", "-A", "-l", "env=staging,tier in (a,b)"});
+  EXPECT_TRUE(o.all_namespaces);
+  EXPECT_EQ(o.selector, "env=staging,tier in (a,b)");
+  EXPECT_TRUE(parse_arguments({"history", "web", "--all-namespaces"}).all_namespaces);
+  EXPECT_FALSE(parse_arguments({"history", "web", "--all-namespaces=false"}).all_namespaces);
+  EXPECT_EQ(parse_arguments({"history", "web", "--selector=app=web"}).selector, "app=web");
+  EXPECT_EQ(parse_arguments({"history", "web", "-lapp=web"}).selector, "app=web");
+  for (const std::string selector :
+       {"app", "!canary", "app=web", "app==web", "app!=web", "app=", "example.com/tier=web",
+        "tier in (web, api)", "tier notin (web)", "a=b, c!=d ,!e,f in (g,h)", "count>5",
+        "count < 10"}) {
+    EXPECT_NO_THROW(check_label_selector("-l", selector)) << selector;
+  }
+}
+
+TEST(PluginArgs, DashOPrintsObjectsLikeKubectlWhereTheCommandHasThem) {
+  const auto output_of = [](const std::vector<std::string>& args) {
+    const Options o = parse_arguments(args);
+    EXPECT_TRUE(o.object_output.has_value()) << testing::PrintToString(args);
+    return o.object_output.value_or(ObjectOutput{});
+  };
+  EXPECT_EQ(output_of({"run", "-f", "a.yaml", "-o", "json"}).format, ObjectFormat::json);
+  EXPECT_EQ(output_of({"run", "-f", "a.yaml", "--wait=false", "-o", "name"}).format,
+            ObjectFormat::name);
+  EXPECT_EQ(output_of({"report", "x", "-o", "yaml"}).format, ObjectFormat::yaml);
+  EXPECT_EQ(output_of({"report", "x", "-o=json"}).format, ObjectFormat::json);
+  EXPECT_EQ(output_of({"history", "x", "--output", "name"}).format, ObjectFormat::name);
+  const ObjectOutput path = output_of({"history", "x", "-o", "jsonpath={.items[*].metadata.name}"});
+  EXPECT_EQ(path.format, ObjectFormat::jsonpath);
+  EXPECT_EQ(path.jsonpath, "{.items[*].metadata.name}");
+  EXPECT_EQ(output_of({"report", "x", "-ojsonpath={.spec.a=b}"}).jsonpath, "{.spec.a=b}");
+  EXPECT_EQ(output_of({"report", "x", "--output=jsonpath={.status.phase}"}).jsonpath,
+            "{.status.phase}");
+  // --format is the report's or the table's own: its json is not the object.
+  const Options report_json = parse_arguments({"report", "x", "--format", "json"});
+  EXPECT_FALSE(report_json.object_output.has_value());
+  EXPECT_EQ(report_json.format, ReportFormat::json);
+}
+
+TEST(PluginArgs, CompletionTakesBashOrZsh) {
+  const Options o = parse_arguments({"completion", "zsh"});
+  EXPECT_EQ(o.command, Command::completion);
+  EXPECT_EQ(o.shell, "zsh");
+  EXPECT_EQ(parse_arguments({"completion", "bash"}).shell, "bash");
+  EXPECT_EQ(parse_arguments({"completion", "--help"}).help_topic, "completion");
+  const Options words = parse_arguments({"__complete", "report", "-o", ""});
+  EXPECT_EQ(words.command, Command::complete);
+  EXPECT_EQ(words.words, (std::vector<std::string>{"report", "-o", ""}));
 }
 
 TEST(PluginArgs, HelpForTheToolAndEachCommand) {
@@ -97,7 +160,53 @@ TEST(PluginArgs, BadValuesAreNamed) {
       {{"run", "-f", "a.yaml", "--timeout", "soon"}, "--timeout: \"soon\" is not a duration"},
       {{"run", "-f", "a.yaml", "--timeout", "-5s"}, "--timeout: \"-5s\" is not a duration"},
       {{"run", "-f", "a.yaml", "--wait=maybe"}, "--wait: must be true or false, got \"maybe\""},
-      {{"run", "-f", "a.yaml", "-o", "pdf"}, "-o: must be text, ab, jmeter, json, junit"},
+      {{"run", "-f", "a.yaml", "-o", "pdf"},
+       "-o: \"pdf\" is not an output format of run (json, yaml, name, jsonpath=TEMPLATE, text, "
+       "ab, jmeter, junit, markdown, html)"},
+      {{"report", "x", "--format", "yaml"},
+       "--format: \"yaml\" is not an output format of report (text, ab, jmeter, json, junit, "
+       "markdown, html)"},
+      {{"history", "x", "-o", "html"},
+       "-o: \"html\" is not an output format of history (json, yaml, name, jsonpath=TEMPLATE, "
+       "text, markdown)"},
+      {{"history", "x", "--format", "yaml"},
+       "--format: \"yaml\" is not an output format of history (text, markdown, json)"},
+      {{"compare", "a", "b", "-o", "yaml"},
+       "-o: \"yaml\" is not an output format of compare (text, markdown, json)"},
+      {{"report", "x", "-o", "jsonpath"}, "-o: jsonpath needs a template"},
+      {{"report", "x", "-o", "jsonpath="}, "-o: jsonpath= needs a template"},
+      {{"report", "x", "-o", "jsonpath={..name}"},
+       "-o: jsonpath template \"{..name}\": recursive descent \"..\" is not supported"},
+      {{"report", "x", "-o", "jsonpath={.items[?(@.a=~\"x\")]}"},
+       "filter operator \"=~\" in \"[?(@.a=~\"x\")]\" is not supported"},
+      {{"report", "x", "-o", "go-template={{.a}}"},
+       "-o: \"go-template={{.a}}\" is a kubectl format this plugin does not print (json, yaml, "
+       "name, jsonpath=TEMPLATE are)"},
+      {{"report", "x", "-o", "wide"}, "\"wide\" is a kubectl format this plugin does not print"},
+      {{"report", "x", "-o", "json", "--format", "text"},
+       "report: give -o or --format, not both (-o json, --format text)"},
+      {{"report", "x", "-A"}, "report: -A/--all-namespaces is a flag of `history` only"},
+      {{"compare", "a", "b", "-l", "a=b"}, "compare: -l/--selector is a flag of `history` only"},
+      {{"history", "x", "-A=maybe"}, "-A: must be true or false, got \"maybe\""},
+      {{"history", "x", "-l", ""}, "-l: the selector is empty"},
+      {{"history", "x", "-l", " "}, "-l: the selector is empty"},
+      {{"history", "x", "-l", "a b c"},
+       "-l: \"a b c\" in selector \"a b c\" is not a label requirement: the operators are"},
+      {{"history", "x", "-l", "=web"}, "\"\" is not a label key"},
+      {{"history", "x", "--selector", "app=web,tier=bad value!"},
+       "--selector: \"tier=bad value!\" in selector \"app=web,tier=bad value!\" is not a label "
+       "requirement: \"bad value!\" is not a label value"},
+      {{"history", "x", "-l", "env in staging"}, "in (v1,v2)"},
+      {{"history", "x", "-l", "tier in (a,b c)"}, "\"b c\" is not a label value"},
+      {{"history", "x", "-l", "a=b,,c"}, "an empty requirement"},
+      {{"history", "x", "-l", "count>five"},
+       "\"count>five\" in selector \"count>five\" is not a label requirement: \"five\" is not an "
+       "integer (for > and <)"},
+      {{"history", "x", "-l", "a(b)"}, "\"a(b)\" in selector"},
+      {{"history", "x", "-l", "Bad Key!=x"}, "\"Bad Key\" is not a label key"},
+      {{"completion"}, "completion: give the shell, bash or zsh"},
+      {{"completion", "fish"}, "completion: give the shell, bash or zsh, got \"fish\""},
+      {{"completion", "bash", "-o", "json"}, "completion: -o is not a flag of completion"},
       {{"run", "-f"}, "-f: needs a value"},
       {{"run", "-f", "a", "-f", "b"}, "-f: give one file"},
       {{"report"}, "report: give exactly one LoadTest name, got 0"},
@@ -107,7 +216,7 @@ TEST(PluginArgs, BadValuesAreNamed) {
       {{"report", "x", "--timeout", "1m"}, "report: --timeout is a flag of `run` only"},
       {{"compare", "a"}, "compare: give two or more LoadTest names, got 1"},
       {{"compare", "a", "b", "-o", "html"},
-       "must be text, markdown or json for compare, got \"html\""},
+       "-o: \"html\" is not an output format of compare (text, markdown, json)"},
       {{"history"}, "history: give exactly one test"},
       {{"history", "bad label!"}, "\"bad label!\" is not a label value"},
       {{"history", "x", "--limit", "0"}, "--limit: must be a positive whole number, got \"0\""},
@@ -449,6 +558,385 @@ TEST(PluginHistory, NewestFirstWithVerdictRpsAndP99) {
   const json document = json::parse(limited.str());
   ASSERT_EQ(document.size(), 1u);
   EXPECT_EQ(document[0]["name"], "x-2");
+}
+
+// ---- kubectl's printers ----
+
+json sample_run(const std::string& name, const std::string& ns, const std::string& created,
+                const std::string& verdict, double rps) {
+  return {{"apiVersion", "kubeload.dev/v1alpha1"},
+          {"kind", "LoadTest"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", ns},
+            {"creationTimestamp", created},
+            {"labels", {{"kubeload.dev/test", "web"}}}}},
+          {"spec", {{"workers", 2}, {"thresholds", {"p99 < 20ms"}}}},
+          {"status",
+           {{"phase", "Succeeded"},
+            {"verdict", verdict},
+            {"message", "1/1 <thresholds> & \"met\""},
+            {"result", {{"requests", 4800}, {"rps", rps}, {"errorRate", 0.0}}}}}};
+}
+
+const std::vector<json> kSampleRuns = {
+    sample_run("web-k3q9d", "shop", "2026-12-01T11:00:00Z", "Fail", 1188.25),
+    sample_run("web-7xk2p", "shop", "2026-12-01T10:00:00Z", "Pass", 1234567.5)};
+
+std::string printed(const ObjectOutput& output, const json& object) {
+  std::ostringstream out;
+  write_object(out, output, object);
+  return out.str();
+}
+
+std::string printed_list(const ObjectOutput& output) {
+  std::ostringstream out;
+  write_object_list(out, output, kSampleRuns);
+  return out.str();
+}
+
+std::string jsonpath(const std::string& template_text, const json& data) {
+  std::ostringstream out;
+  JsonPath(template_text).execute(out, data);
+  return out.str();
+}
+
+std::string jsonpath_error(const std::string& template_text, const json& data = json::object()) {
+  try {
+    jsonpath(template_text, data);
+  } catch (const JsonPathError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PluginPrinters, JsonIsKubectlsFourSpaceSortedGoJson) {
+  EXPECT_EQ(printed({ObjectFormat::json, {}}, kSampleRuns[1]), R"({
+    "apiVersion": "kubeload.dev/v1alpha1",
+    "kind": "LoadTest",
+    "metadata": {
+        "creationTimestamp": "2026-12-01T10:00:00Z",
+        "labels": {
+            "kubeload.dev/test": "web"
+        },
+        "name": "web-7xk2p",
+        "namespace": "shop"
+    },
+    "spec": {
+        "thresholds": [
+            "p99 \u003c 20ms"
+        ],
+        "workers": 2
+    },
+    "status": {
+        "message": "1/1 \u003cthresholds\u003e \u0026 \"met\"",
+        "phase": "Succeeded",
+        "result": {
+            "errorRate": 0,
+            "requests": 4800,
+            "rps": 1234567.5
+        },
+        "verdict": "Pass"
+    }
+}
+)");
+}
+
+TEST(PluginPrinters, AListIsAV1ListAsKubectlGetPrintsIt) {
+  const json list = json::parse(printed_list({ObjectFormat::json, {}}));
+  EXPECT_EQ(list["apiVersion"], "v1");
+  EXPECT_EQ(list["kind"], "List");
+  EXPECT_EQ(list["metadata"], json({{"resourceVersion", ""}}));
+  ASSERT_EQ(list["items"].size(), 2u);
+  EXPECT_EQ(list["items"][0], kSampleRuns[0]);
+  EXPECT_EQ(printed_list({ObjectFormat::json, {}}).substr(0, 40),
+            "{\n    \"apiVersion\": \"v1\",\n    \"items\": [");
+}
+
+TEST(PluginPrinters, NameIsKindDotGroupSlashName) {
+  EXPECT_EQ(printed_list({ObjectFormat::name, {}}),
+            "loadtest.kubeload.dev/web-k3q9d\nloadtest.kubeload.dev/web-7xk2p\n");
+  EXPECT_EQ(printed({ObjectFormat::name, {}}, kSampleRuns[0]), "loadtest.kubeload.dev/web-k3q9d\n");
+  EXPECT_EQ(object_name({{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}}}}),
+            "pod/p");
+}
+
+TEST(PluginPrinters, YamlIsBlockYamlWithAmbiguousStringsQuoted) {
+  json object = kSampleRuns[1];
+  object["metadata"]["annotations"] = {
+      {"enabled", "true"}, {"count", "10"}, {"empty", ""}, {"note", "a: b"}};
+  object["status"]["stages"] = json::array();
+  object["status"]["baseline"] = nullptr;
+  EXPECT_EQ(printed({ObjectFormat::yaml, {}}, object), R"(apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata:
+  annotations:
+    count: "10"
+    empty: ""
+    enabled: "true"
+    note: "a: b"
+  creationTimestamp: "2026-12-01T10:00:00Z"
+  labels:
+    kubeload.dev/test: web
+  name: web-7xk2p
+  namespace: shop
+spec:
+  thresholds:
+    - p99 < 20ms
+  workers: 2
+status:
+  baseline: ~
+  message: 1/1 <thresholds> & "met"
+  phase: Succeeded
+  result:
+    errorRate: 0
+    requests: 4800
+    rps: 1.2345675e+06
+  stages: []
+  verdict: Pass
+)");
+}
+
+TEST(PluginPrinters, FloatsPrintAsGoPrintsThem) {
+  EXPECT_EQ(go_float(1188.25), "1188.25");
+  EXPECT_EQ(go_float(0.0), "0");
+  EXPECT_EQ(go_float(100.0), "100");
+  EXPECT_EQ(go_float(999999.0), "999999");
+  EXPECT_EQ(go_float(1234567.5), "1.2345675e+06");
+  EXPECT_EQ(go_float(0.0001), "0.0001");
+  EXPECT_EQ(go_float(0.00001), "1e-05");
+  EXPECT_EQ(go_float(-2.5), "-2.5");
+}
+
+TEST(PluginJsonPath, PrintsAsKubectlDoes) {
+  const json list = json::parse(printed_list({ObjectFormat::json, {}}));
+  EXPECT_EQ(jsonpath("{.items[*].metadata.name}", list), "web-k3q9d web-7xk2p");
+  EXPECT_EQ(jsonpath("{.items[0].metadata.name}", list), "web-k3q9d");
+  EXPECT_EQ(jsonpath("{.items[-1].metadata.name}", list), "web-7xk2p");
+  EXPECT_EQ(jsonpath("{.items[0:1].metadata.name}", list), "web-k3q9d");
+  EXPECT_EQ(jsonpath("{.items[::2].metadata.name}", list), "web-k3q9d");
+  EXPECT_EQ(jsonpath("{.kind}", list), "List");
+  EXPECT_EQ(jsonpath("{$.kind} {@.apiVersion}", list), "List v1");
+  EXPECT_EQ(
+      jsonpath("{range .items[*]}{.metadata.name}{\"\\t\"}{.status.verdict}{\"\\n\"}{end}", list),
+      "web-k3q9d\tFail\nweb-7xk2p\tPass\n");
+  EXPECT_EQ(jsonpath("{range .items[*]}[{.metadata.name}]{end}", list), "[web-k3q9d][web-7xk2p]");
+  EXPECT_EQ(jsonpath("names: {.items[*].metadata.name}!", list), "names: web-k3q9d web-7xk2p!");
+  EXPECT_EQ(jsonpath("{.items[0].metadata.labels.kubeload\\.dev/test}", list), "web");
+  EXPECT_EQ(jsonpath("{.items[0].metadata.labels['kubeload.dev/test']}", list), "web");
+  // Scalars as Go prints them, objects and arrays as compact sorted JSON.
+  EXPECT_EQ(jsonpath("{.items[*].status.result.rps}", list), "1188.25 1.2345675e+06");
+  EXPECT_EQ(jsonpath("{.items[0].status.result.requests}", list), "4800");
+  EXPECT_EQ(jsonpath("{.items[0].spec}", list),
+            R"({"thresholds":["p99 \u003c 20ms"],"workers":2})");
+  EXPECT_EQ(jsonpath("{.items[0].spec.thresholds}", list), R"(["p99 \u003c 20ms"])");
+  EXPECT_EQ(jsonpath("{.a}", {{"a", true}}), "true");
+  EXPECT_EQ(jsonpath("{.a}", {{"a", nullptr}}), "<nil>");
+  EXPECT_EQ(jsonpath("{.a.*}", {{"a", {{"x", 1}, {"y", "z"}}}}), "1 z");
+  // A missing key prints nothing (kubectl's --allow-missing-template-keys=true).
+  EXPECT_EQ(jsonpath("[{.items[0].status.nothing.here}]", list), "[]");
+  EXPECT_EQ(jsonpath("{.items[*].nothing}", list), "");
+  EXPECT_EQ(jsonpath("{range .none[*]}x{end}done", list), "done");
+  EXPECT_EQ(jsonpath("plain text, no braces", list), "plain text, no braces");
+  // A {range} without {end} runs to the end, as in kubectl.
+  EXPECT_EQ(jsonpath("{range .items[*]}{.metadata.name};", list), "web-k3q9d;web-7xk2p;");
+  // Nested ranges.
+  EXPECT_EQ(jsonpath("{range .a[*]}<{range .b[*]}{@}{end}>{end}",
+                     {{"a", {{{"b", {1, 2}}}, {{"b", {3}}}}}}),
+            "<12><3>");
+}
+
+// Outputs of kubectl v1.32.4 itself (`kubectl config view --raw -o jsonpath=T`,
+// which runs the same client-go printer offline) over this object.
+TEST(PluginJsonPath, MatchesKubectlOnTheSameObject) {
+  const json config = json::parse(R"({"kind": "Config", "apiVersion": "v1", "preferences": {},
+    "clusters": [{"name": "a", "cluster": {"server": "https://127.0.0.1:1",
+                                           "insecure-skip-tls-verify": true}},
+                 {"name": "b", "cluster": {"server": "https://127.0.0.1:2"}}],
+    "users": [{"name": "u", "user": {"token": "x<y&z"}}],
+    "contexts": [{"name": "ca", "context": {"cluster": "a", "user": "u", "namespace": "shop"}},
+                 {"name": "cb", "context": {"cluster": "b", "user": "u"}}],
+    "current-context": "ca"})");
+  const std::vector<std::pair<std::string, std::string>> kubectl = {
+      {"{.clusters[*].name}", "a b"},
+      {"{.clusters[0]}",
+       R"({"cluster":{"insecure-skip-tls-verify":true,"server":"https://127.0.0.1:1"},"name":"a"})"},
+      {"{.clusters[-1].cluster.server}", "https://127.0.0.1:2"},
+      {"{range .contexts[*]}{.name}{\"\\t\"}{.context.namespace}{\"\\n\"}{end}",
+       "ca\tshop\ncb\t\n"},
+      {"{.nothing.here}", ""},
+      {"{.clusters[0].cluster.insecure-skip-tls-verify}", "true"},
+      {"{.users[0].user}", R"({"token":"x\u003cy\u0026z"})"},
+      {"{.clusters[*].cluster}",
+       R"({"insecure-skip-tls-verify":true,"server":"https://127.0.0.1:1"} {"server":"https://127.0.0.1:2"})"},
+      {"{.contexts[0:1].name}", "ca"},
+      {"x{.current-context}y", "xcay"},
+      {"{.contexts}",
+       R"([{"context":{"cluster":"a","namespace":"shop","user":"u"},"name":"ca"},{"context":{"cluster":"b","user":"u"},"name":"cb"}])"},
+      {"{.preferences}", "{}"},
+      {"{.clusters[*].cluster.insecure-skip-tls-verify}", "true"},
+      {"{range .clusters[*]}[{.name}]{end}", "[a][b]"},
+      {"{.users[0].user.token}", "x<y&z"},
+      {"{['current-context']}", "ca"},
+      {"{.contexts[*].context.namespace}", "shop"},
+      {"{.clusters[1:].name}", "b"},
+      {"{.clusters[::2].name}", "a"},
+      {"{$.kind} {@.apiVersion}", "Config v1"},
+      {"{.contexts[-2:].name}", "ca cb"},
+      {"{.clusters[2:2]}", ""},
+      {"{.kind.x}", ""},
+      {"{.clusters[*].name}{\"\\n\"}", "a b\n"},
+      {"{range .contexts[*]}{.name}:{range .context}{.cluster}{end};{end}", "ca:a;cb:b;"},
+      {"{.contexts[?(@.context.namespace==\"shop\")].name}", "ca"},
+      {"{.contexts[?(@.context.namespace!=\"shop\")].name}", ""},
+      {"{.clusters[?(@.cluster.insecure-skip-tls-verify)].name}", "a"},
+      {"{.clusters[?(@.cluster.insecure-skip-tls-verify==true)].name}", "a"},
+      {"{.contexts[?(@.name=='cb')].context.cluster}", "b"},
+      {"{range .contexts[?(@.context.user==\"u\")]}{.name};{end}", "ca;cb;"},
+      {"{.contexts[?(@.name==\"zz\")].name}", ""},
+      {"{.contexts[?(@.name>\"ca\")].name}", "cb"},
+      {"{.contexts[?(@.context.namespace == \"shop\")].name}", "ca"},
+  };
+  for (const auto& [template_text, expected] : kubectl) {
+    EXPECT_EQ(jsonpath(template_text, config), expected) << template_text;
+  }
+  // kubectl: "array index out of bounds: index 5, length 2"
+  EXPECT_EQ(jsonpath_error("{.contexts[5]}", config),
+            "array index out of bounds: index 5, length 2");
+  // kubectl: "map[string]interface {} is not array or slice"
+  EXPECT_NE(jsonpath_error("{.clusters[0][0]}", config), "");
+  // kubectl: "incompatible types for comparison"
+  EXPECT_NE(jsonpath_error("{.contexts[?(@.name==1)].name}", config)
+                .find("incompatible types for comparison"),
+            std::string::npos);
+  // Numbers, and a path on the right.
+  const json numbers = {{"items", {{{"n", 1}, {"m", 1}}, {{"n", 2.5}, {"m", 1}}, {{"n", 3}}}}};
+  EXPECT_EQ(jsonpath("{.items[?(@.n>=2)].n}", numbers), "2.5 3");
+  EXPECT_EQ(jsonpath("{.items[?(@.n<2.5)].n}", numbers), "1");
+  EXPECT_EQ(jsonpath("{.items[?(@.n==@.m)].n}", numbers), "1");
+}
+
+TEST(PluginJsonPath, UnsupportedOrBadSyntaxIsAnErrorNamingIt) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{..name}", "recursive descent \"..\" is not supported"},
+      {"{.items[?(@.kind=~\"x\")]}", "filter operator \"=~\""},
+      {"{.items[?(@.kind==\"x\"]}", "unterminated filter"},
+      {"{.items[?(@.kind==\"x\")}", "unclosed filter: expected ']' after ')'"},
+      {"{.items[?(@.kind==1x)]}", "a filter's value \"1x\" is not a number"},
+      {"{.items[0,1]}", "unions \"[0,1]\" are not supported"},
+      {"{.items[a]}", "invalid array index \"[a]\""},
+      {"{.items[1:2:0]}", "step must be > 0 in \"[1:2:0]\""},
+      {"{.items[0]", "unclosed action"},
+      {"{.items[0}", "unterminated array"},
+      {"{.a}{end}", "{end} without a {range}"},
+      {"{range}{end}", "{range} needs a path"},
+      {"{.}", "a '.' without a field name"},
+      {"{5}", "number literals are not supported, got \"5\""},
+      {"{true}", "bool literals are not supported"},
+      {"{items}", "unrecognized identifier \"items\""},
+      {"{.a | .b}", "unrecognized character in action: \"|\""},
+      {"{\"\\x\"}", "unsupported escape \"\\x\""},
+      {"{\"abc}", "unterminated quoted text"},
+  };
+  for (const auto& [template_text, expected] : cases) {
+    const std::string message = jsonpath_error(template_text);
+    EXPECT_NE(message.find(expected), std::string::npos)
+        << "template: " << template_text << "\nmessage: " << message;
+  }
+  // Errors of the data, as kubectl's.
+  const json data = {{"items", {1, 2}}, {"object", {{"a", 1}}}};
+  EXPECT_EQ(jsonpath_error("{.items[5]}", data), "array index out of bounds: index 5, length 2");
+  EXPECT_EQ(jsonpath_error("{.object[0]}", data), "an index on an object, not an array");
+  EXPECT_EQ(jsonpath_error("{.object[*]}", data), "[*] on an object, not an array");
+}
+
+TEST(PluginHistory, AllNamespacesAddsANamespaceColumn) {
+  std::vector<json> runs = kSampleRuns;
+  runs[1]["metadata"]["namespace"] = "dev";
+  std::ostringstream out;
+  write_history(out, runs, TableFormat::text, std::nullopt, true);
+  const std::string text = out.str();
+  EXPECT_EQ(text.substr(0, text.find('\n')).substr(0, 24), "NAMESPACE  NAME       CR") << text;
+  EXPECT_NE(text.find("shop       web-k3q9d"), std::string::npos) << text;
+  EXPECT_NE(text.find("dev        web-7xk2p"), std::string::npos) << text;
+  std::ostringstream summary;
+  write_history(summary, runs, TableFormat::json, std::nullopt, true);
+  EXPECT_EQ(json::parse(summary.str())[1]["namespace"], "dev");
+  const std::vector<json> newest = newest_first({kSampleRuns[1], kSampleRuns[0]}, 1u);
+  ASSERT_EQ(newest.size(), 1u);
+  EXPECT_EQ(newest[0]["metadata"]["name"], "web-k3q9d");
+}
+
+// ---- shell completion ----
+
+std::vector<std::string> candidates(const std::vector<std::string>& words) {
+  return complete(words).candidates;
+}
+
+TEST(PluginCompletion, CommandsFlagsAndFormats) {
+  using Strings = std::vector<std::string>;
+  EXPECT_EQ(candidates({""}),
+            (Strings{"run", "report", "compare", "history", "completion", "help"}));
+  EXPECT_EQ(candidates({"re"}), (Strings{"report"}));
+  EXPECT_EQ(candidates({"history", "--a"}), (Strings{"--all-namespaces"}));
+  EXPECT_EQ(candidates({"run", "--w"}), (Strings{"--wait"}));
+  EXPECT_EQ(candidates({"report", "--w"}), Strings{});
+  EXPECT_EQ(candidates({"report", "x", "-o", ""}),
+            (Strings{"json", "yaml", "name", "jsonpath=", "text", "ab", "jmeter", "junit",
+                     "markdown", "html"}));
+  EXPECT_EQ(candidates({"compare", "a", "b", "-o", ""}), (Strings{"text", "markdown", "json"}));
+  EXPECT_EQ(candidates({"history", "web", "--output", "j"}), (Strings{"json", "jsonpath="}));
+  EXPECT_EQ(candidates({"history", "web", "--format", ""}), (Strings{"text", "markdown", "json"}));
+  EXPECT_EQ(candidates({"report", "x", "--output=y"}), (Strings{"--output=yaml"}));
+  EXPECT_EQ(candidates({"completion", ""}), (Strings{"bash", "zsh"}));
+  const Completion open = complete({"report", "x", "-o", "jsonp"});
+  EXPECT_EQ(open.candidates, Strings{"jsonpath="});
+  EXPECT_EQ(open.directive, kCompleteNoFiles | kCompleteNoSpace);
+  EXPECT_EQ(complete({"run", "-f", ""}).directive, kCompleteFiles);
+  EXPECT_EQ(complete({"run", "--report", ""}).candidates.front(), "text=");
+}
+
+TEST(PluginCompletion, NamesAndTestsComeFromTheClusterWithTheLinesConnectionFlags) {
+  const Completion names = complete({"-n", "shop", "report", "--context=ci", "we"});
+  EXPECT_EQ(names.from_cluster, Completion::FromCluster::loadtest_names);
+  EXPECT_EQ(names.namespace_, "shop");
+  EXPECT_EQ(names.context, "ci");
+  EXPECT_EQ(complete({"report", "--context", "ci", ""}).context, "ci");
+  EXPECT_EQ(complete({"compare", "a", ""}).from_cluster, Completion::FromCluster::loadtest_names);
+  EXPECT_EQ(complete({"history", ""}).from_cluster, Completion::FromCluster::tests);
+  EXPECT_EQ(complete({"history", "web", ""}).from_cluster, Completion::FromCluster::nothing);
+  EXPECT_EQ(complete({"report", "x", ""}).from_cluster, Completion::FromCluster::nothing);
+  std::ostringstream out;
+  write_completion(out, names, {"web-7xk2p", "api-1", "web-k3q9d"});
+  EXPECT_EQ(out.str(), "web-7xk2p\nweb-k3q9d\n:4\n");
+}
+
+TEST(PluginCompletion, EveryFlagOfferedIsOneTheParserTakes) {
+  for (const std::string command : {"run", "report", "compare", "history"}) {
+    for (const std::string& flag : completion_flags(command)) {
+      if (flag == "-h" || flag == "--help") continue;
+      std::vector<std::string> args = {command, "a", "b", flag};
+      if (command == "run") args = {command, "-f", "x.yaml", flag};
+      if (command == "history" || command == "report") args = {command, "a", flag};
+      // a value that every flag taking one accepts somewhere
+      const std::string value = flag == "--report"                      ? "junit=x.xml"
+                                : flag == "-n" || flag == "--namespace" ? "shop"
+                                : flag == "--timeout"                   ? "1m"
+                                : flag == "--limit"                     ? "3"
+                                : flag == "-l" || flag == "--selector"  ? "a=b"
+                                : flag == "-o" || flag == "--output" || flag == "--format" ? "text"
+                                : flag == "-f" || flag == "--filename"                     ? ""
+                                                                                           : "x";
+      const bool boolean = flag == "--wait" || flag == "-A" || flag == "--all-namespaces";
+      if (flag == "-f" || flag == "--filename") continue;  // run's -f is given above
+      if (!boolean) args.push_back(value);
+      EXPECT_EQ(usage_error_of(args), "") << testing::PrintToString(args);
+    }
+  }
+  EXPECT_NE(completion_script("bash").find("complete -F _kubectl_kubeload kubectl-kubeload"),
+            std::string::npos);
+  EXPECT_NE(completion_script("zsh").find("compdef _kubectl_kubeload kubectl-kubeload"),
+            std::string::npos);
 }
 
 }  // namespace
