@@ -95,15 +95,28 @@ struct Client::Impl {
     c.set_timeout(timeout.count() > 0 ? timeout
                                       : std::chrono::milliseconds(std::chrono::hours(24 * 365)));
     c.set_validate_certificates(!tls->insecure_skip_tls_verify);
-    if (!proxy.empty()) {
-      // cpprestsdk (2.10, asio) sends CONNECT host:port through this proxy for
-      // https servers (its ssl_proxy_tunnel) and absolute URIs for http ones.
-      c.set_proxy(web::web_proxy(web::uri(utility::conversions::to_string_t(proxy))));
-    }
     // cpprestsdk builds a new asio ssl context per connection and hands it
     // here; the shared_ptr keeps the material alive for pooled connections.
     c.set_ssl_context_callback(
         [tls](boost::asio::ssl::context& ctx) { configure_tls(ctx.native_handle(), *tls); });
+    if (!proxy.empty()) {
+      try {
+        // cpprestsdk (2.10, asio) sends CONNECT host:port through this proxy
+        // for https servers (its ssl_proxy_tunnel) and absolute URIs for http
+        // ones; it takes Basic credentials only from set_credentials.
+        const web::uri uri(utility::conversions::to_string_t(proxy));
+        web::web_proxy web_proxy(uri);
+        if (const std::string user_info = uri.user_info(); !user_info.empty()) {
+          const auto colon = user_info.find(':');
+          web_proxy.set_credentials(web::credentials(
+              web::uri::decode(user_info.substr(0, colon)),
+              colon == std::string::npos ? "" : web::uri::decode(user_info.substr(colon + 1))));
+        }
+        c.set_proxy(web_proxy);
+      } catch (const std::exception& e) {
+        throw ConfigError("proxy \"" + proxy_shown() + "\" for " + tls->source + ": " + e.what());
+      }
+    }
     try {
       return http_client(utility::conversions::to_string_t(tls->server), c);
     } catch (const std::exception& e) {
@@ -231,7 +244,14 @@ struct Client::Impl {
     }
   }
 
-  std::string via() const { return proxy.empty() ? "" : " via proxy " + proxy; }
+  std::string via() const { return proxy.empty() ? "" : " via proxy " + proxy_shown(); }
+  // The proxy URL without its password, for messages.
+  std::string proxy_shown() const {
+    const auto start = proxy.find("://");
+    const auto at = proxy.find('@');
+    if (start == std::string::npos || at == std::string::npos) return proxy;
+    return proxy.substr(0, start + 3) + "***" + proxy.substr(at);
+  }
 
   std::shared_ptr<const ClusterConfig> cfg;
   ClientOptions opts;

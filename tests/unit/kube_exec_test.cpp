@@ -460,5 +460,27 @@ TEST(KubeClient, ImpersonationHeadersOneGroupPerLine) {
   EXPECT_THROW(Client(cfg, options), std::invalid_argument);
 }
 
+// proxy-url for an http server: cpprestsdk sends the absolute URI to the
+// proxy, with Basic credentials from the URL's user info.
+TEST(KubeClient, ProxyUrlCarriesTheRequestAndItsCredentials) {
+  TokenServer proxy("static", 1);
+  ClusterConfig cfg;
+  cfg.server = "http://127.0.0.1:1";  // never connected to: the proxy is
+  cfg.token = "static";
+  cfg.proxy_url = proxy.server();
+  cfg.proxy_url.insert(std::string("http://").size(), "user:p%40ss@");
+  Client client(cfg);
+  EXPECT_TRUE(client.get(resources::configmaps("ns"), "x").ok());
+  const auto heads = proxy.heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(
+      heads[0].rfind("GET http://127.0.0.1:1/api/v1/namespaces/ns/configmaps/x HTTP/1.1\r\n", 0),
+      0u)
+      << heads[0];
+  // base64("user:p@ss")
+  EXPECT_NE(heads[0].find("Proxy-Authorization: Basic dXNlcjpwQHNz\r\n"), std::string::npos)
+      << heads[0];
+}
+
 }  // namespace
 }  // namespace kubeload::kube
