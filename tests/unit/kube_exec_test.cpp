@@ -408,6 +408,44 @@ TEST(KubeClientExec, A401RunsThePluginAgainAndRetriesOnce) {
   EXPECT_EQ(dir.read("runs"), "2\n");
 }
 
+TEST(KubeClientExec, AWatchRefusedWith401RunsThePluginAgainAndRetriesOnce) {
+  ScriptDir dir;
+  TokenServer api("tok-2", 2);
+  ClusterConfig cfg = cluster_with(counting_plugin(dir, ""));
+  cfg.server = api.server();
+  ClientOptions options;
+  options.exec = quiet();
+  Client client(cfg, options);
+  WatchOptions brief;
+  brief.timeout_seconds = 1;
+  const WatchResult result =
+      client.watch(resources::configmaps("ns"), brief, [](const WatchEvent&) {}, {});
+  EXPECT_EQ(result.end, WatchResult::End::Closed);
+  const auto heads = api.heads();
+  ASSERT_EQ(heads.size(), 2u);
+  EXPECT_NE(heads[0].find("GET /api/v1/namespaces/ns/configmaps?watch=true"), std::string::npos);
+  EXPECT_NE(heads[1].find("Authorization:Bearer tok-2\r\n"), std::string::npos);
+  EXPECT_EQ(dir.read("runs"), "2\n");
+}
+
+TEST(KubeClientExec, ACertificateFromThePluginThatDoesNotLoadIsNamed) {
+  ScriptDir dir;
+  ExecConfig exec;
+  exec.api_version = kV1;
+  exec.command = dir.script(
+      "plugin",
+      R"(printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",)"
+      R"("status":{"clientCertificateData":"not a cert","clientKeyData":"not a key"}}')");
+  ClusterConfig cfg = cluster_with(exec);
+  cfg.server = "https://127.0.0.1:1";  // never reached
+  ClientOptions options;
+  options.exec = quiet();
+  Client client(cfg, options);
+  const std::string e = plugin_error([&] { client.get(resources::configmaps("ns"), "x"); });
+  EXPECT_NE(e.find("credentials for test: exec plugin's certificate"), std::string::npos) << e;
+  EXPECT_NE(e.find("client-certificate"), std::string::npos) << e;
+}
+
 TEST(KubeClientExec, AStill401AfterOneRetryIsReturned) {
   ScriptDir dir;
   TokenServer api("never", 2);
