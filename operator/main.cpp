@@ -43,7 +43,9 @@ namespace kube = kubeload::kube;
 namespace {
 
 constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE [options]
-  --kubeconfig PATH        kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
+  --kubeconfig PATH        kubeconfig (default: $KUBECONFIG, its files merged, else in-cluster,
+                           else ~/.kube/config); exec credential plugins, proxy-url and
+                           HTTPS_PROXY/NO_PROXY work as in kubectl
   --namespace NS           watch one namespace (default: all)
   --loadgen-image IMAGE    the worker image (required)
   --allowed-worker-images LIST  other images spec.workerTemplate.image may name, comma-separated

@@ -30,6 +30,11 @@ Flags every command takes:
   -n, --namespace NS   the namespace (default: the manifest's, else the context's)
       --kubeconfig F   the kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)
       --context NAME   the kubeconfig context (default: current-context)
+      --as USER        impersonate USER (as kubectl --as)
+      --as-group GROUP impersonate GROUP too (repeatable; needs --as)
+      --request-timeout D
+                       give up on one API request after D (30s, 1m, a number of
+                       seconds; 0: no limit; default 30s)
   -h, --help           usage (of a command: kubectl kubeload COMMAND --help)
 
 Output (-o, --output): json, yaml, name and jsonpath=TEMPLATE print the
@@ -225,6 +230,26 @@ Options parse_arguments(const std::vector<std::string>& args) {
       options.kubeconfig = value();
     } else if (name == "--context") {
       options.context = value();
+    } else if (name == "--as") {
+      options.as = value();
+    } else if (name == "--as-group") {
+      options.as_groups.push_back(value());
+    } else if (name == "--request-timeout") {
+      // kubectl's: a bare number is seconds, else a duration; 0 means none.
+      const std::string text = value();
+      uint32_t seconds = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+      std::optional<std::chrono::nanoseconds> parsed;
+      if (ec == std::errc() && end == text.data() + text.size()) {
+        parsed = std::chrono::seconds(seconds);
+      } else {
+        parsed = parse_duration(text);
+      }
+      if (!parsed) {
+        throw UsageError(name + ": \"" + text +
+                         "\" is not a duration (e.g. 30s, 1m, a number of seconds, 0 for none)");
+      }
+      options.request_timeout = std::chrono::ceil<std::chrono::milliseconds>(*parsed);
     } else if (name == "-f" || name == "--filename") {
       if (!options.filename.empty()) throw UsageError(name + ": give one file");
       options.filename = value();

@@ -38,6 +38,9 @@ struct Options {
   // kubectl's connection flags
   std::string kubeconfig;
   std::string context;
+  std::string as;                                            // --as: impersonate this user
+  std::vector<std::string> as_groups;                        // --as-group (repeatable)
+  std::optional<std::chrono::milliseconds> request_timeout;  // --request-timeout; 0: none
   std::string namespace_;  // empty: the manifest's, else the context's
   // run
   std::string filename;

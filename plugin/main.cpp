@@ -51,6 +51,9 @@ Session connect(const kp::Options& options) {
   kube::ClientOptions client_options;
   client_options.field_manager = "kubectl-kubeload";
   client_options.user_agent = std::string("kubectl-kubeload/") + kVersion;
+  client_options.impersonate_user = options.as;
+  client_options.impersonate_groups = options.as_groups;
+  if (options.request_timeout) client_options.request_timeout = *options.request_timeout;
   session.client = std::make_unique<kube::Client>(session.config, client_options);
   return session;
 }

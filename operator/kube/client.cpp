@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include <cpprest/http_client.h>
 #include <openssl/ssl.h>
 
+#include "kubeload/text.hpp"
+#include "operator/kube/proxy.hpp"
 #include "operator/kube/tls.hpp"
 
 namespace kubeload::kube {
@@ -62,35 +65,145 @@ void require_namespace(const ResourceRef& r, const char* verb) {
 
 }  // namespace
 
+// What a request authenticates with: the bearer token (if any) and the
+// client whose TLS contexts carry the client certificate (if any).
+struct Auth {
+  std::string token;
+  http_client http;
+  std::optional<ExecCredential> exec;  // the plugin's credential this came from
+};
+
 struct Client::Impl {
   Impl(ClusterConfig c, ClientOptions o)
       : cfg(std::make_shared<const ClusterConfig>(std::move(c))),
         opts(std::move(o)),
+        proxy(proxy_for(cfg->server, cfg->proxy_url)),
         token(*cfg),
-        http(make_http(opts.request_timeout)) {}
-
-  http_client make_http(std::chrono::seconds timeout) const {
-    http_client_config c;
-    c.set_timeout(timeout);
-    c.set_validate_certificates(!cfg->insecure_skip_tls_verify);
-    // cpprestsdk builds a new asio ssl context per connection and hands it
-    // here; the shared_ptr keeps the material alive for pooled connections.
-    c.set_ssl_context_callback(
-        [cfg = cfg](boost::asio::ssl::context& ctx) { configure_tls(ctx.native_handle(), *cfg); });
-    try {
-      return http_client(utility::conversions::to_string_t(cfg->server), c);
-    } catch (const std::exception& e) {
-      throw ConfigError("server \"" + cfg->server + "\" from " + cfg->source + ": " + e.what());
+        http(make_http(opts.request_timeout, cfg)) {
+    // A static token or token file wins over the plugin, as in client-go.
+    if (cfg->exec && cfg->token.empty() && cfg->token_file.empty()) {
+      exec.emplace(*cfg, opts.exec);
     }
   }
 
-  http::http_request make_request(const http::method& method, const std::string& target) {
+  // A TLS client for `tls` (the cluster's config, with the exec plugin's
+  // client certificate when it gives one). Zero timeout: none.
+  http_client make_http(std::chrono::milliseconds timeout,
+                        std::shared_ptr<const ClusterConfig> tls) const {
+    http_client_config c;
+    // cpprestsdk has no "no timeout"; a year is longer than any request.
+    c.set_timeout(timeout.count() > 0 ? timeout
+                                      : std::chrono::milliseconds(std::chrono::hours(24 * 365)));
+    c.set_validate_certificates(!tls->insecure_skip_tls_verify);
+    // cpprestsdk builds a new asio ssl context per connection and hands it
+    // here; the shared_ptr keeps the material alive for pooled connections.
+    c.set_ssl_context_callback(
+        [tls](boost::asio::ssl::context& ctx) { configure_tls(ctx.native_handle(), *tls); });
+    if (!proxy.empty()) {
+      try {
+        // cpprestsdk (2.10, asio) sends CONNECT host:port through this proxy
+        // for https servers (its ssl_proxy_tunnel) and absolute URIs for http
+        // ones; it takes Basic credentials only from set_credentials.
+        const web::uri uri(utility::conversions::to_string_t(proxy));
+        web::web_proxy web_proxy(uri);
+        if (const std::string user_info = uri.user_info(); !user_info.empty()) {
+          const auto colon = user_info.find(':');
+          web_proxy.set_credentials(web::credentials(
+              web::uri::decode(user_info.substr(0, colon)),
+              colon == std::string::npos ? "" : web::uri::decode(user_info.substr(colon + 1))));
+        }
+        c.set_proxy(web_proxy);
+      } catch (const std::exception& e) {
+        throw ConfigError("proxy \"" + proxy_shown() + "\" for " + tls->source + ": " + e.what());
+      }
+    }
+    try {
+      return http_client(utility::conversions::to_string_t(tls->server), c);
+    } catch (const std::exception& e) {
+      throw ConfigError("server \"" + tls->server + "\" from " + tls->source + ": " + e.what());
+    }
+  }
+
+  // The credential for the next request: the static token and client, or the
+  // exec plugin's credential (run now if none is cached or it expired).
+  Auth auth(std::chrono::milliseconds timeout = {}) {
+    const bool own_client = timeout.count() > 0;
+    if (!exec) {
+      return Auth{token.current(), own_client ? make_http(timeout, cfg) : http, std::nullopt};
+    }
+    ExecCredential cred;
+    try {
+      cred = exec->current();
+    } catch (const ExecPluginError& e) {
+      throw TransportError("credentials for " + cfg->source + ": " + e.what());
+    }
+    return auth_with(std::move(cred), timeout);
+  }
+
+  Auth auth_with(ExecCredential cred, std::chrono::milliseconds timeout) {
+    if (cred.client_cert_pem.empty()) {
+      return Auth{cred.token, timeout.count() > 0 ? make_http(timeout, cfg) : http, cred};
+    }
+    // A certificate from the plugin needs connections made with it: a client
+    // of its own, replaced when the certificate changes (old pooled
+    // connections go with the old client).
+    std::lock_guard lock(cert_mu);
+    if (!cert_http || cert_pem != cred.client_cert_pem || cert_key != cred.client_key_pem) {
+      auto tls = std::make_shared<ClusterConfig>(*cfg);
+      tls->client_cert_pem = cred.client_cert_pem;
+      tls->client_key_pem = cred.client_key_pem;
+      try {
+        validate_tls(*tls);
+      } catch (const ConfigError& e) {
+        throw TransportError("credentials for " + cfg->source +
+                             ": exec plugin's certificate: " + e.what());
+      }
+      cert_tls = tls;
+      cert_http.emplace(make_http(opts.request_timeout, tls));
+      cert_pem = cred.client_cert_pem;
+      cert_key = cred.client_key_pem;
+    }
+    http_client client = timeout.count() > 0 ? make_http(timeout, cert_tls) : *cert_http;
+    return Auth{cred.token, client, cred};
+  }
+
+  // After a 401: a fresh credential from the plugin, or nullopt when there is
+  // no plugin to ask (a static credential would only be refused again).
+  std::optional<Auth> reauth(const Auth& refused, std::chrono::milliseconds timeout = {}) {
+    if (!exec || !refused.exec) return std::nullopt;
+    ExecCredential cred;
+    try {
+      cred = exec->refresh_after_unauthorized(*refused.exec);
+    } catch (const ExecPluginError& e) {
+      throw TransportError("credentials for " + cfg->source + " after a 401: " + e.what());
+    }
+    return auth_with(std::move(cred), timeout);
+  }
+
+  http::http_request make_request(const http::method& method, const std::string& target,
+                                  const std::string& bearer) {
     http::http_request req(method);
     req.set_request_uri(web::uri(utility::conversions::to_string_t(target)));
     req.headers().add("Accept", "application/json");
     req.headers().add("User-Agent", opts.user_agent);
-    if (const std::string t = token.current(); !t.empty()) {
-      req.headers().add("Authorization", "Bearer " + t);
+    if (!bearer.empty()) req.headers().add("Authorization", "Bearer " + bearer);
+    if (!opts.impersonate_user.empty())
+      req.headers().add("Impersonate-User", opts.impersonate_user);
+    if (!opts.impersonate_groups.empty()) {
+      // One header line per group: cpprestsdk keeps headers in a map and
+      // would join repeated names with ", ", which the API server reads as
+      // one group. It writes values as they are, so the later lines ride in
+      // the first one's value (the Client refuses CR and LF in group names).
+      std::string value = opts.impersonate_groups.front();
+      for (std::size_t i = 1; i < opts.impersonate_groups.size(); ++i) {
+        value += "\r\nImpersonate-Group:" + opts.impersonate_groups[i];
+      }
+      req.headers().add("Impersonate-Group", value);
+    }
+    if (!cfg->tls_server_name.empty() && cfg->server.rfind("https://", 0) == 0) {
+      // cpprestsdk takes the name for SNI and for checking the certificate
+      // from the Host header when one is set.
+      req.headers().add("Host", cfg->tls_server_name);
     }
     return req;
   }
@@ -98,36 +211,79 @@ struct Client::Impl {
   Response send(const http::method& method, const std::string& target,
                 std::optional<std::string> body = std::nullopt,
                 const std::string& content_type = "application/json", std::stop_token stop = {}) {
-    http::http_request req = make_request(method, target);
-    if (body) {
-      // Not set_body(std::string): that overload views a char buffer as a
-      // uint8_t one, which UBSan reports. A byte container is what it wants.
-      const auto length = body->size();
-      concurrency::streams::container_buffer<std::vector<uint8_t>> bytes(
-          std::vector<uint8_t>(body->begin(), body->end()), std::ios_base::in);
-      req.set_body(concurrency::streams::istream(bytes), length, content_type);
+    Auth current = auth();
+    for (int attempt = 0;; ++attempt) {
+      http::http_request req = make_request(method, target, current.token);
+      if (body) {
+        // Not set_body(std::string): that overload views a char buffer as a
+        // uint8_t one, which UBSan reports. A byte container is what it wants.
+        const auto length = body->size();
+        concurrency::streams::container_buffer<std::vector<uint8_t>> bytes(
+            std::vector<uint8_t>(body->begin(), body->end()), std::ios_base::in);
+        req.set_body(concurrency::streams::istream(bytes), length, content_type);
+      }
+      pplx::cancellation_token_source cancel;
+      std::stop_callback on_stop(stop, [&cancel] { cancel.cancel(); });
+      try {
+        http::http_response resp = current.http.request(req, cancel.get_token()).get();
+        const std::string text = resp.extract_utf8string(true).get();
+        if (resp.status_code() == http::status_codes::Unauthorized && attempt == 0) {
+          // The plugin's credential may have been revoked or rotated before
+          // its expiry: ask once more and send the request again.
+          if (std::optional<Auth> renewed = reauth(current)) {
+            current = std::move(*renewed);
+            continue;
+          }
+        }
+        return make_response(resp.status_code(), text);
+      } catch (const pplx::task_canceled&) {
+        throw TransportError(method + " " + target + ": cancelled");
+      } catch (const http::http_exception& e) {
+        throw TransportError(method + " " + target + " (" + cfg->server + via() + "): " + e.what());
+      }
     }
-    pplx::cancellation_token_source cancel;
-    std::stop_callback on_stop(stop, [&cancel] { cancel.cancel(); });
-    try {
-      http::http_response resp = http.request(req, cancel.get_token()).get();
-      const std::string text = resp.extract_utf8string(true).get();
-      return make_response(resp.status_code(), text);
-    } catch (const pplx::task_canceled&) {
-      throw TransportError(method + " " + target + ": cancelled");
-    } catch (const http::http_exception& e) {
-      throw TransportError(method + " " + target + " (" + cfg->server + "): " + e.what());
-    }
+  }
+
+  std::string via() const { return proxy.empty() ? "" : " via proxy " + proxy_shown(); }
+  // The proxy URL without its password, for messages.
+  std::string proxy_shown() const {
+    const auto start = proxy.find("://");
+    const auto at = proxy.find('@');
+    if (start == std::string::npos || at == std::string::npos) return proxy;
+    return proxy.substr(0, start + 3) + "***" + proxy.substr(at);
   }
 
   std::shared_ptr<const ClusterConfig> cfg;
   ClientOptions opts;
+  std::string proxy;  // "" : direct
   BearerToken token;
   http_client http;
+  std::optional<ExecAuthenticator> exec;
+  std::mutex cert_mu;  // guards the client made for the plugin's certificate
+  std::shared_ptr<const ClusterConfig> cert_tls;
+  std::optional<http_client> cert_http;
+  std::string cert_pem, cert_key;
 };
 
 Client::Client(ClusterConfig config, ClientOptions options) {
   validate_tls(config);
+  const auto check_header_value = [](const std::string& value, const char* flag) {
+    for (const char c : value) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        throw std::invalid_argument(std::string(flag) + ": \"" + printable(value) +
+                                    "\" has a control character");
+      }
+    }
+  };
+  check_header_value(options.impersonate_user, "impersonate user (--as)");
+  for (const std::string& group : options.impersonate_groups) {
+    check_header_value(group, "impersonate group (--as-group)");
+  }
+  if (!options.impersonate_groups.empty() && options.impersonate_user.empty()) {
+    // The API server refuses groups without a user; say so before sending.
+    throw std::invalid_argument(
+        "impersonate group (--as-group) needs a user to impersonate (--as)");
+  }
   impl_ = std::make_unique<Impl>(std::move(config), std::move(options));
 }
 
@@ -238,14 +394,28 @@ WatchResult Client::watch(const ResourceRef& r, const WatchOptions& options,
   // A client of its own: the watch holds its connection for minutes, and its
   // timeout must outlast timeoutSeconds or cpprestsdk would cut it short.
   const int server_timeout = options.timeout_seconds > 0 ? options.timeout_seconds : 1800;
-  http_client watch_http = impl_->make_http(std::chrono::seconds(server_timeout + 60));
+  const std::chrono::milliseconds watch_timeout = std::chrono::seconds(server_timeout + 60);
   const std::string target = resource_path(r) + watch_query(options);
-  http::http_request req = impl_->make_request(http::methods::GET, target);
+  Auth auth = impl_->auth(watch_timeout);
 
   pplx::cancellation_token_source cancel;
   std::stop_callback on_stop(stop, [&cancel] { cancel.cancel(); });
   try {
-    http::http_response resp = watch_http.request(req, cancel.get_token()).get();
+    http::http_response resp =
+        auth.http
+            .request(impl_->make_request(http::methods::GET, target, auth.token),
+                     cancel.get_token())
+            .get();
+    if (resp.status_code() == http::status_codes::Unauthorized) {
+      // As in send(): one more try with a fresh credential from the plugin.
+      if (std::optional<Auth> renewed = impl_->reauth(auth, watch_timeout)) {
+        auth = std::move(*renewed);
+        resp = auth.http
+                   .request(impl_->make_request(http::methods::GET, target, auth.token),
+                            cancel.get_token())
+                   .get();
+      }
+    }
     if (resp.status_code() != http::status_codes::OK) {
       const Response err = make_response(resp.status_code(), resp.extract_utf8string(true).get());
       result.end = err.is_gone() ? WatchResult::End::Gone : WatchResult::End::Error;
@@ -308,7 +478,8 @@ WatchResult Client::watch(const ResourceRef& r, const WatchOptions& options,
         dynamic_cast<const http::http_exception*>(&e) == nullptr) {
       throw;  // from on_event or a bug: not a transport problem
     }
-    throw TransportError("watch " + target + " (" + impl_->cfg->server + "): " + e.what());
+    throw TransportError("watch " + target + " (" + impl_->cfg->server + impl_->via() +
+                         "): " + e.what());
   }
 }
 

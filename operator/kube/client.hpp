@@ -12,23 +12,35 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "operator/kube/config.hpp"
+#include "operator/kube/exec_credential.hpp"
 #include "operator/kube/resource.hpp"
 #include "operator/kube/response.hpp"
 #include "operator/kube/watch_event_parser.hpp"
 
 namespace kubeload::kube {
 
+// Also thrown when the kubeconfig's exec credential plugin fails (the
+// message quotes it): like an unreachable server, a retry may succeed.
 class TransportError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 struct ClientOptions {
-  std::chrono::seconds request_timeout{30};
+  // One request's limit; zero: none (kubectl's --request-timeout=0). Watches
+  // have their own, from their timeoutSeconds.
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+  // kubectl's --as and --as-group: Impersonate-User, and one Impersonate-Group
+  // header per group.
+  std::string impersonate_user;
+  std::vector<std::string> impersonate_groups;
+  // How the kubeconfig's exec credential plugin runs, if it has one.
+  ExecRunOptions exec;
   // Sent as fieldManager on apply and by record_event as source.component.
   std::string field_manager = "kubeload-operator";
   std::string user_agent = "kubeload-operator/0.1";

@@ -9,6 +9,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kubeload::kube {
 
@@ -19,14 +21,32 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// When an exec credential plugin may use the terminal (kubeconfig
+// users[].user.exec.interactiveMode).
+enum class InteractiveMode { Never, IfAvailable, Always };
+
+// A kubeconfig user's `exec` credential plugin, as client-go runs it.
+struct ExecConfig {
+  std::string command;  // a PATH name, or a path (relative ones resolved against the kubeconfig)
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to our environment
+  std::string api_version;  // client.authentication.k8s.io/v1 or /v1beta1
+  InteractiveMode interactive_mode = InteractiveMode::IfAvailable;
+  bool provide_cluster_info = false;
+  std::string install_hint;  // shown when the command is not found
+};
+
 struct ClusterConfig {
   std::string server;  // "https://host:port"
   std::string ca_pem;  // empty: the system trust store
   bool insecure_skip_tls_verify = false;
+  std::string tls_server_name;  // SNI and certificate name instead of the server's host
+  std::string proxy_url;        // the cluster's proxy-url; empty: the environment's
   std::string client_cert_pem;
   std::string client_key_pem;
-  std::string token;       // static bearer token
-  std::string token_file;  // re-read periodically (service-account tokens rotate)
+  std::string token;               // static bearer token
+  std::string token_file;          // re-read periodically (service-account tokens rotate)
+  std::optional<ExecConfig> exec;  // credentials from a plugin (token or client certificate)
   std::string default_namespace = "default";
   std::string source;  // "kubeconfig /path (context x)" or "in-cluster", for messages
 };
@@ -38,6 +58,14 @@ ClusterConfig parse_kubeconfig(const std::string& yaml_text, const std::string& 
                                const std::string& base_dir, const std::string& context = {});
 ClusterConfig load_kubeconfig_file(const std::string& path, const std::string& context = {});
 
+// Several kubeconfig files merged by kubectl's rules ($KUBECONFIG as a list):
+// a cluster, user or context name is taken from the first file that defines
+// it, current-context from the first file that sets it, files that do not
+// exist are skipped, and relative paths resolve against the file that holds
+// them. Throws when no file exists.
+ClusterConfig load_kubeconfig_files(const std::vector<std::string>& paths,
+                                    const std::string& context = {});
+
 // The in-cluster configuration. `root` replaces "/" for the service-account
 // directory so tests can point it at a temporary tree; `getenv` likewise.
 struct InClusterSource {
@@ -46,8 +74,8 @@ struct InClusterSource {
 };
 ClusterConfig load_in_cluster(const InClusterSource& src = {});
 
-// The operator's rule: --kubeconfig if given, else $KUBECONFIG (its first
-// existing file), else in-cluster when KUBERNETES_SERVICE_HOST is set, else
+// The operator's rule: --kubeconfig if given, else $KUBECONFIG (its files
+// merged, as kubectl does), else in-cluster when KUBERNETES_SERVICE_HOST is set, else
 // ~/.kube/config. A non-empty `context` selects a kubeconfig context (as
 // kubectl's --context) and so skips the in-cluster configuration.
 ClusterConfig load_config(const std::string& kubeconfig_flag = {}, const std::string& context = {});

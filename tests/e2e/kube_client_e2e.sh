@@ -9,7 +9,12 @@
 # the probe, so the shared API server is never restarted) backs off, reconnects
 # and catches up. Then other credentials are tried: the kubeconfig flattened to
 # *-data fields, a service-account bearer token (and tokenFile) limited by RBAC,
-# and a kubeconfig with a broken field, whose error must name that field.
+# an exec credential plugin handing out that token (and one that fails, whose
+# stderr the error quotes), kubectl-kubeload through the exec plugin and with
+# --as/--as-group/--request-timeout, KUBECONFIG split over two files, a CONNECT
+# proxy on loopback (tests/e2e/connect_proxy.py, counting its tunnels),
+# tls-server-name, and a kubeconfig with a broken field, whose error must name
+# that field.
 #
 # Uses the cluster that is already running; it never starts or stops one:
 #   $KUBECONFIG if set, else the one `scripts/cluster env` prints.
@@ -132,6 +137,127 @@ K
   run_probe token-file --kubeconfig "$work/tokenfile.kubeconfig" --smoke --expect-forbidden
 else
   bad "kubectl create token for the probe's service account"
+fi
+
+# ------------------------------------------------------------------ an exec credential plugin
+# The plugin hands out the service account's token from the TokenRequest API
+# (kubectl create token, with the admin kubeconfig it gets through exec.env),
+# as an ExecCredential; the kubeconfig has no other credential for the user.
+if [ -n "$token" ]; then
+  cat >"$work/sa-token-plugin.sh" <<P
+#!/bin/sh
+echo run >>"$work/plugin-runs"
+printf '%s' "\$KUBERNETES_EXEC_INFO" >"$work/plugin-exec-info"
+tok=\$(KUBECONFIG="\$ADMIN_KUBECONFIG" kubectl -n "\$SA_NAMESPACE" create token probe-reader --duration=10m) || exit 1
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "\$tok"
+P
+  cat >"$work/failing-plugin.sh" <<'P'
+#!/bin/sh
+echo "e2e: your session expired; run the login command" >&2
+exit 4
+P
+  chmod +x "$work/sa-token-plugin.sh" "$work/failing-plugin.sh"
+  exec_kubeconfig() { # command
+    cat <<K
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "$server", certificate-authority-data: "$ca_data"}
+users:
+- name: exec
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $1
+      interactiveMode: Never
+      provideClusterInfo: true
+      env:
+      - {name: ADMIN_KUBECONFIG, value: "$KUBECONFIG"}
+      - {name: SA_NAMESPACE, value: "$NS"}
+contexts:
+- name: exec
+  context: {cluster: c, user: exec, namespace: "$NS"}
+current-context: exec
+K
+  }
+  # A relative command resolves against the kubeconfig's directory.
+  exec_kubeconfig ./sa-token-plugin.sh >"$work/exec.kubeconfig"
+  run_probe exec --kubeconfig "$work/exec.kubeconfig" --smoke --expect-forbidden
+  check "the exec plugin ran (once: its token has no expiry and was never refused)" \
+    test "$(wc -l <"$work/plugin-runs" 2>/dev/null)" = 1
+  check "the plugin got KUBERNETES_EXEC_INFO with the cluster's server" \
+    grep -qF "\"server\":\"$server\"" "$work/plugin-exec-info"
+  # The plugin binary with the same kubeconfig: the API server knows it as the
+  # service account (403 on loadtests names it).
+  plugin_bin="$(ls -t "$root"/build*/bin/kubectl-kubeload 2>/dev/null | head -n1)"
+  if [ -n "$plugin_bin" ]; then
+    out="$("$plugin_bin" report nope --kubeconfig "$work/exec.kubeconfig" 2>&1)"
+    check "kubectl-kubeload authenticates through the exec plugin (the API server names the service account: $out)" \
+      contains "$out" "system:serviceaccount:$NS:probe-reader"
+    out="$("$plugin_bin" report nope -n "$NS" --kubeconfig "$KUBECONFIG" \
+      --as "system:serviceaccount:$NS:probe-reader" --as-group system:authenticated 2>&1)"
+    check "kubectl-kubeload --as/--as-group impersonates ($out)" \
+      contains "$out" "system:serviceaccount:$NS:probe-reader"
+    # cpprestsdk reports a cut handshake or read, not the word "timeout".
+    out="$("$plugin_bin" report nope -n "$NS" --kubeconfig "$KUBECONFIG" --request-timeout 1ms 2>&1)"
+    check "kubectl-kubeload --request-timeout 1ms gives up ($out)" contains "$out" "cannot reach the API server"
+  else
+    bad "build/bin/kubectl-kubeload is built (for the exec and --as checks)"
+  fi
+  exec_kubeconfig "$work/failing-plugin.sh" >"$work/exec-failing.kubeconfig"
+  "$probe" --kubeconfig "$work/exec-failing.kubeconfig" --smoke >"$work/exec-failing.out" 2>&1
+  rc=$?
+  check "a failing exec plugin: the error quotes the command, exit code and stderr" \
+    bash -c "[ $rc -ne 0 ] && grep -qF 'exec plugin \"$work/failing-plugin.sh\" failed with exit code 4: e2e: your session expired; run the login command' '$work/exec-failing.out'"
+  [ "$rc" -ne 0 ] || sed 's/^/  | /' "$work/exec-failing.out"
+
+  # ---------------------------------------------------------------- KUBECONFIG as a list of files
+  # The cluster and current-context in one file, the user and context in
+  # another, a missing file first: kubectl's merge.
+  mkdir -p "$work/split"
+  cat >"$work/split/clusters" <<K
+current-context: split
+clusters:
+- name: c
+  cluster: {server: "$server", certificate-authority-data: "$ca_data"}
+K
+  cat >"$work/split/users" <<K
+current-context: ignored-second
+users:
+- name: sa-file
+  user: {tokenFile: ../token}
+contexts:
+- name: split
+  context: {cluster: c, user: sa-file, namespace: "$NS"}
+K
+  KUBECONFIG="$work/split/missing:$work/split/clusters:$work/split/users" \
+    run_probe split-kubeconfig --smoke --expect-forbidden
+
+  # ---------------------------------------------------------------- a CONNECT proxy, and tls-server-name
+  python3 "$root/tests/e2e/connect_proxy.py" "$work/proxy.port" "$work/proxy.log" 2>"$work/proxy.err" &
+  proxy_pid=$!
+  for _ in $(seq 50); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
+  proxy_port="$(cat "$work/proxy.port" 2>/dev/null)"
+  sed "s#certificate-authority-data: \"$ca_data\"#&, proxy-url: \"http://127.0.0.1:$proxy_port\"#" \
+    "$work/token.kubeconfig" >"$work/proxy.kubeconfig"
+  run_probe proxy --kubeconfig "$work/proxy.kubeconfig" --smoke --expect-forbidden
+  host_port="${server#https://}"
+  check "the proxy tunnelled the calls (CONNECT $host_port, list and watch: $(wc -l <"$work/proxy.log") tunnels)" \
+    bash -c "[ \$(grep -cF 'CONNECT $host_port' '$work/proxy.log') -ge 1 ]"
+  kill "$proxy_pid" 2>/dev/null; wait "$proxy_pid" 2>/dev/null
+  # The API server's certificate always names "kubernetes": with that as
+  # tls-server-name the server's address need not be in the certificate.
+  sed "s#certificate-authority-data: \"$ca_data\"#&, tls-server-name: kubernetes#" \
+    "$work/token.kubeconfig" >"$work/sni.kubeconfig"
+  run_probe tls-server-name --kubeconfig "$work/sni.kubeconfig" --smoke --expect-forbidden
+  sed "s#certificate-authority-data: \"$ca_data\"#&, tls-server-name: not-the-apiserver.invalid#" \
+    "$work/token.kubeconfig" >"$work/wrong-sni.kubeconfig"
+  "$probe" --kubeconfig "$work/wrong-sni.kubeconfig" --smoke >"$work/wrong-sni.out" 2>&1
+  rc=$?
+  check "a tls-server-name the certificate does not name fails the TLS handshake" \
+    bash -c "[ $rc -ne 0 ] && grep -qi 'certificate\|handshake\|verify' '$work/wrong-sni.out'"
+  [ "$rc" -ne 0 ] || sed 's/^/  | /' "$work/wrong-sni.out"
 fi
 
 # ------------------------------------------------------------------ a broken kubeconfig: the error names the field and file

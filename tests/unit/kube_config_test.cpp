@@ -239,9 +239,161 @@ TEST(KubeConfig, ErrorsNameTheFileAndField) {
               load_kubeconfig_file(dir.str() + "/missing");
             }).find("cannot read " + dir.str() + "/missing"),
             std::string::npos);
+}
+
+TEST(KubeConfig, ExecUser) {
+  TempDir dir;
+  const ClusterConfig cfg = parse_kubeconfig(
+      kubeconfig("    server: https://127.0.0.1:6443\n    tls-server-name: api.internal\n"
+                 "    proxy-url: http://127.0.0.1:3128\n",
+                 "    exec:\n"
+                 "      apiVersion: client.authentication.k8s.io/v1\n"
+                 "      command: bin/get-token\n"
+                 "      args: [eks, get-token, --cluster-name, prod]\n"
+                 "      env:\n      - name: AWS_PROFILE\n        value: prod\n"
+                 "      interactiveMode: Never\n"
+                 "      provideClusterInfo: true\n"
+                 "      installHint: install aws\n"),
+      "cfg", dir.str());
+  EXPECT_EQ(cfg.tls_server_name, "api.internal");
+  EXPECT_EQ(cfg.proxy_url, "http://127.0.0.1:3128");
+  ASSERT_TRUE(cfg.exec);
+  EXPECT_EQ(cfg.exec->command, dir.str() + "/bin/get-token");  // a path: from the kubeconfig
+  EXPECT_EQ(cfg.exec->args,
+            (std::vector<std::string>{"eks", "get-token", "--cluster-name", "prod"}));
+  ASSERT_EQ(cfg.exec->env.size(), 1u);
+  EXPECT_EQ(cfg.exec->env[0], (std::pair<std::string, std::string>{"AWS_PROFILE", "prod"}));
+  EXPECT_EQ(cfg.exec->api_version, "client.authentication.k8s.io/v1");
+  EXPECT_EQ(cfg.exec->interactive_mode, InteractiveMode::Never);
+  EXPECT_TRUE(cfg.exec->provide_cluster_info);
+  EXPECT_EQ(cfg.exec->install_hint, "install aws");
+
+  // A bare name is looked up in PATH when it runs; v1beta1 defaults to IfAvailable.
+  const ClusterConfig beta = parse_kubeconfig(
+      kubeconfig("    server: https://127.0.0.1:6443\n",
+                 "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                 "      command: gke-gcloud-auth-plugin\n"),
+      "cfg", dir.str());
+  ASSERT_TRUE(beta.exec);
+  EXPECT_EQ(beta.exec->command, "gke-gcloud-auth-plugin");
+  EXPECT_EQ(beta.exec->interactive_mode, InteractiveMode::IfAvailable);
+  EXPECT_FALSE(beta.exec->provide_cluster_info);
+}
+
+TEST(KubeConfig, BadExecValuesNameTheField) {
+  const std::string server = "    server: https://127.0.0.1:6443\n";
+  const std::string v1 = "      apiVersion: client.authentication.k8s.io/v1\n";
+  const std::string never = "      interactiveMode: Never\n";
+  const struct {
+    std::string user;
+    std::string error;
+  } rows[] = {
+      {"    exec: aws\n", "user \"u1\": field exec must be a mapping"},
+      {"    exec:\n" + v1 + never, "user \"u1\": field exec.command is missing"},
+      {"    exec:\n      command: aws\n" + never,
+       "field exec.apiVersion must be client.authentication.k8s.io/v1 or "
+       "client.authentication.k8s.io/v1beta1, got \"\""},
+      {"    exec:\n      command: aws\n      apiVersion: client.authentication.k8s.io/v1alpha1\n",
+       "field exec.apiVersion must be"},
+      {"    exec:\n      command: aws\n" + v1,
+       "field exec.interactiveMode must be set with apiVersion"},
+      {"    exec:\n      command: aws\n" + v1 + "      interactiveMode: Sometimes\n",
+       "field exec.interactiveMode must be Never, IfAvailable or Always, got \"Sometimes\""},
+      {"    exec:\n      command: aws\n" + v1 + never + "      args: aws\n",
+       "field exec.args must be a list of strings"},
+      {"    exec:\n      command: aws\n" + v1 + never + "      args: [[a]]\n",
+       "field exec.args[0] must be a string"},
+      {"    exec:\n      command: aws\n" + v1 + never + "      env: x\n",
+       "field exec.env must be a list"},
+      {"    exec:\n      command: aws\n" + v1 + never + "      env:\n      - value: x\n",
+       "field exec.env[0].name must be a non-empty name"},
+      {"    exec:\n      command: aws\n" + v1 + never + "      provideClusterInfo: maybe\n",
+       "field provideClusterInfo must be true or false"},
+      {"    auth-provider:\n      name: gcp\n",
+       "user \"u1\": field auth-provider (gcp) is not supported: kubectl removed auth providers in "
+       "1.26; use an exec credential plugin instead: gke-gcloud-auth-plugin"},
+      {"    auth-provider:\n      name: azure\n", "field auth-provider (azure) is not supported"},
+      {"    auth-provider:\n      name: oidc\n", "kubelogin"},
+      {"    username: admin\n    password: secret\n",
+       "field username (basic auth) is not supported"},
+  };
+  for (const auto& row : rows) {
+    const std::string e =
+        error_of([&] { parse_kubeconfig(kubeconfig(server, row.user), "/x/config", ""); });
+    EXPECT_NE(e.find(row.error), std::string::npos) << row.user << " -> " << e;
+    EXPECT_NE(e.find("kubeconfig /x/config"), std::string::npos) << e;
+  }
   EXPECT_NE(error_of([&] {
-              parse_kubeconfig(kubeconfig(server, "    exec:\n      command: aws\n"), "cfg", "");
-            }).find("field exec is not supported"),
+              parse_kubeconfig(
+                  kubeconfig(server + "    proxy-url: socks5://127.0.0.1:1080\n", "    token: t\n"),
+                  "cfg", "");
+            })
+                .find("cluster \"c1\": field proxy-url must be an http:// proxy, got "
+                      "\"socks5://127.0.0.1:1080\""),
+            std::string::npos);
+}
+
+// $KUBECONFIG as a list: kubectl's merge rules, one row per rule.
+TEST(KubeConfig, MergedKubeconfigFiles) {
+  TempDir a_dir, b_dir;
+  const Pem ca_a = make_self_signed("ca-a");
+  a_dir.write("ca.crt", ca_a.cert);
+  b_dir.write("ca.crt", make_self_signed("ca-b").cert);
+  // a: current-context first, cluster "shared" with a relative CA, user "ua".
+  const std::string a =
+      a_dir.write("config",
+                  "current-context: ctx-b\n"
+                  "clusters:\n- name: shared\n  cluster:\n    server: https://a:6443\n"
+                  "    certificate-authority: ca.crt\n"
+                  "users:\n- name: ua\n  user:\n    token: token-a\n"
+                  "contexts:\n- name: ctx-a\n  context:\n    cluster: shared\n    user: ua\n");
+  // b: a second current-context (ignored), "shared" again (ignored), its own
+  // user and context, and a context that uses a's cluster.
+  const std::string b =
+      b_dir.write("config",
+                  "current-context: ctx-a\n"
+                  "clusters:\n- name: shared\n  cluster:\n    server: https://b:6443\n"
+                  "- name: only-b\n  cluster:\n    server: https://only-b:6443\n"
+                  "    certificate-authority: ca.crt\n"
+                  "users:\n- name: ub\n  user:\n    tokenFile: token\n"
+                  "contexts:\n- name: ctx-b\n  context:\n    cluster: shared\n    user: ub\n"
+                  "    namespace: from-b\n"
+                  "- name: ctx-a\n  context:\n    cluster: only-b\n    user: ub\n");
+  b_dir.write("token", "token-b\n");
+  const std::string missing = a_dir.str() + "/missing";
+
+  // current-context from the first file that sets it (a says ctx-b), the
+  // context from b (the only one defining ctx-b), cluster "shared" from a.
+  ClusterConfig cfg = load_kubeconfig_files({missing, a, b});
+  EXPECT_EQ(cfg.server, "https://a:6443");
+  EXPECT_EQ(cfg.ca_pem, ca_a.cert);  // relative to a's directory
+  EXPECT_EQ(cfg.token, "token-b");   // b's tokenFile, relative to b's directory
+  EXPECT_EQ(cfg.token_file, b_dir.str() + "/token");
+  EXPECT_EQ(cfg.default_namespace, "from-b");
+  EXPECT_NE(cfg.source.find(a + ":" + b), std::string::npos) << cfg.source;
+  // ctx-a is defined in both: a's wins.
+  cfg = load_kubeconfig_files({a, b}, "ctx-a");
+  EXPECT_EQ(cfg.server, "https://a:6443");
+  EXPECT_EQ(cfg.token, "token-a");
+  // The other order: b's current-context (ctx-a) and b's definitions win.
+  cfg = load_kubeconfig_files({b, a});
+  EXPECT_EQ(cfg.server, "https://only-b:6443");
+  EXPECT_EQ(cfg.token, "token-b");
+  cfg = load_kubeconfig_files({b, a}, "ctx-b");
+  EXPECT_EQ(cfg.server, "https://b:6443");
+  // No file exists.
+  EXPECT_NE(error_of([&] {
+              load_kubeconfig_files({missing, missing + "2"});
+            }).find("none of its files exist"),
+            std::string::npos);
+  // An error names the file that holds the bad entry.
+  const std::string bad =
+      b_dir.write("bad",
+                  "clusters:\n- name: broken\n  cluster:\n    insecure-skip-tls-verify: true\n"
+                  "contexts:\n- name: ctx-broken\n  context:\n    cluster: broken\n");
+  EXPECT_NE(error_of([&] {
+              load_kubeconfig_files({a, bad}, "ctx-broken");
+            }).find("kubeconfig " + bad + ": cluster \"broken\": field server is missing"),
             std::string::npos);
 }
 
