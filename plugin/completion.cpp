@@ -15,9 +15,10 @@ struct Flag {
 };
 
 // The flags every command takes, then each command's own (cli.cpp's parser).
-const std::vector<Flag> kGlobalFlags = {{"-n", true},           {"--namespace", true},
-                                        {"--kubeconfig", true}, {"--context", true},
-                                        {"-h", false},          {"--help", false}};
+const std::vector<Flag> kGlobalFlags = {
+    {"-n", true},     {"--namespace", true}, {"--kubeconfig", true},      {"--context", true},
+    {"--as", true},   {"--as-group", true},  {"--request-timeout", true}, {"-h", false},
+    {"--help", false}};
 const std::map<std::string, std::vector<Flag>> kCommandFlags = {
     {"run",
      {{"-f", true},

@@ -878,7 +878,8 @@ TEST(PluginCompletion, CommandsFlagsAndFormats) {
   EXPECT_EQ(candidates({""}),
             (Strings{"run", "report", "compare", "history", "completion", "help"}));
   EXPECT_EQ(candidates({"re"}), (Strings{"report"}));
-  EXPECT_EQ(candidates({"history", "--a"}), (Strings{"--all-namespaces"}));
+  EXPECT_EQ(candidates({"history", "--al"}), (Strings{"--all-namespaces"}));
+  EXPECT_EQ(candidates({"history", "--as"}), (Strings{"--as", "--as-group"}));
   EXPECT_EQ(candidates({"run", "--w"}), (Strings{"--wait"}));
   EXPECT_EQ(candidates({"report", "--w"}), Strings{});
   EXPECT_EQ(candidates({"report", "x", "-o", ""}),
@@ -919,11 +920,11 @@ TEST(PluginCompletion, EveryFlagOfferedIsOneTheParserTakes) {
       if (command == "run") args = {command, "-f", "x.yaml", flag};
       if (command == "history" || command == "report") args = {command, "a", flag};
       // a value that every flag taking one accepts somewhere
-      const std::string value = flag == "--report"                      ? "junit=x.xml"
-                                : flag == "-n" || flag == "--namespace" ? "shop"
-                                : flag == "--timeout"                   ? "1m"
-                                : flag == "--limit"                     ? "3"
-                                : flag == "-l" || flag == "--selector"  ? "a=b"
+      const std::string value = flag == "--report"                                   ? "junit=x.xml"
+                                : flag == "-n" || flag == "--namespace"              ? "shop"
+                                : flag == "--timeout" || flag == "--request-timeout" ? "1m"
+                                : flag == "--limit"                                  ? "3"
+                                : flag == "-l" || flag == "--selector"               ? "a=b"
                                 : flag == "-o" || flag == "--output" || flag == "--format" ? "text"
                                 : flag == "-f" || flag == "--filename"                     ? ""
                                                                                            : "x";
