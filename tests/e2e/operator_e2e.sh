@@ -458,7 +458,7 @@ kind: ConfigMap
 metadata: {name: slow-nginx}
 data:
   default: |
-    limit_req_zone $server_name zone=slow:1m rate=200r/s;
+    limit_req_zone $server_port zone=slow:1m rate=200r/s;
     server {
       listen 80 default_server;
       root /var/www/html;
