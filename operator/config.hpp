@@ -60,9 +60,9 @@ struct OperatorConfig {
   // Whether they may put workers onto control-plane nodes (tolerate their
   // taint, select their label); never by default (--allow-control-plane-workers).
   bool allow_control_plane_workers = false;
-  // The key every run's worker token is derived from (worker_token). The same
-  // for every replica and across restarts when read from
-  // --worker-token-key-file; else random per process.
+  // The key every run's worker token is derived from (worker_token): the same
+  // for every replica and across restarts (worker_token_key.hpp says where it
+  // comes from).
   std::string worker_token_key;
   // The admin's target policy, passed to every worker (loadgen worker
   // --guard-targets --deny-cidr ... --allow-cidr ...): ranges denied on top of

@@ -30,12 +30,15 @@
 #include <prometheus/registry.h>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/names.hpp"
 #include "kubeload/target_policy.hpp"
+#include "operator/api_server_addresses.hpp"
 #include "operator/controller.hpp"
 #include "operator/event_filter.hpp"
 #include "operator/leader_election.hpp"
 #include "operator/prometheus_client.hpp"
 #include "operator/work_queue.hpp"
+#include "operator/worker_token_key.hpp"
 
 namespace kc = kubeload::controller;
 namespace kube = kubeload::kube;
@@ -65,9 +68,15 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
                            namespace (default: the LoadTest's own only)
   --target-deny-host NAME  refuse load to this host name (repeatable; any case, with or without
                            the final dot); its addresses are decided by the rules above too
-  --worker-token-key-file PATH  the key each run's worker token is derived from; every replica
-                           must read the same one (default: random per process, so a restarted
-                           operator cannot drive workers of runs already going)
+  --worker-token-key-secret NAME  the Secret (its data.key) holding the key each run's worker
+                           token is derived from; created with a random 32-byte key when missing,
+                           so every replica and every restart uses the same one (default
+                           kubeload-worker-token-key; the operator needs get and create on it)
+  --worker-token-key-secret-namespace NS  where that Secret is (default: in a pod its service
+                           account's namespace; on a host --namespace, else the kubeconfig
+                           context's namespace)
+  --worker-token-key-file PATH  read the key from this file instead (at least 16 bytes; wins
+                           over the Secret); every replica must read the same one
   --worker-network-policy-from JSON  give each run a NetworkPolicy letting only these peers
                            (a JSON list of NetworkPolicy `from` entries: the operator's pods,
                            metrics scrapers) reach its workers' port (default: none)
@@ -103,7 +112,7 @@ struct Flags {
   std::optional<uint32_t> worker_threads;
   unsigned worker_calls = 32;
   std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
-  std::string worker_token_key_file;
+  kc::WorkerTokenKeyFlags worker_token_key;
   std::vector<std::string> target_deny_cidrs;
   std::vector<std::string> target_allow_cidrs;
   std::chrono::seconds worker_unreachable_timeout{60};
@@ -299,7 +308,20 @@ Flags parse_flags(int argc, char** argv) {
     } else if (arg == "--allow-control-plane-workers") {
       flags.limits.allow_control_plane_workers = true;
     } else if (arg == "--worker-token-key-file") {
-      flags.worker_token_key_file = next();
+      flags.worker_token_key.file = next();
+      if (flags.worker_token_key.file.empty()) throw std::invalid_argument(arg + ": empty path");
+    } else if (arg == "--worker-token-key-secret") {
+      flags.worker_token_key.secret = next();
+      if (!kubeload::is_dns1123_subdomain(flags.worker_token_key.secret)) {
+        throw std::invalid_argument(arg + ": not a Secret name: \"" +
+                                    flags.worker_token_key.secret + "\"");
+      }
+    } else if (arg == "--worker-token-key-secret-namespace") {
+      flags.worker_token_key.secret_namespace = next();
+      if (!kubeload::is_dns1123_label(flags.worker_token_key.secret_namespace)) {
+        throw std::invalid_argument(arg + ": not a namespace name: \"" +
+                                    flags.worker_token_key.secret_namespace + "\"");
+      }
     } else if (arg == "--worker-unreachable-timeout") {
       const std::string text = next();
       const auto timeout = kubeload::parse_duration(text);
@@ -320,13 +342,122 @@ Flags parse_flags(int argc, char** argv) {
   return flags;
 }
 
-// The host of https://HOST:PORT/..., brackets of an IPv6 literal removed.
-std::string api_server_host(const std::string& server) {
-  std::string rest =
-      server.substr(server.find("://") == std::string::npos ? 0 : server.find("://") + 3);
-  rest = rest.substr(0, rest.find('/'));
-  if (!rest.empty() && rest.front() == '[') return rest.substr(1, rest.find(']') - 1);
-  return rest.substr(0, rest.rfind(':') == std::string::npos ? rest.size() : rest.rfind(':'));
+// Waits `wait` unless SIGINT or SIGTERM comes first (both are blocked, to be
+// taken by sigwait in main); true when one came.
+bool signalled_within(const sigset_t& signals, std::chrono::seconds wait) {
+  const timespec timeout{static_cast<time_t>(wait.count()), 0};
+  return sigtimedwait(&signals, nullptr, &timeout) > 0;
+}
+
+// The worker token key from its source: the file, or the Secret, read and,
+// when missing, created (next_key_secret_step decides each step). Throws
+// std::runtime_error with the message to stop on; nullopt when a signal
+// came while the API server was unavailable.
+std::optional<std::string> load_worker_token_key(kube::Client& client,
+                                                 const kc::WorkerTokenKeySource& source,
+                                                 kc::Logger& log, const sigset_t& signals) {
+  if (!source.file.empty()) {
+    std::ifstream file(source.file, std::ios::binary);
+    std::ostringstream raw;
+    raw << file.rdbuf();
+    if (!file)
+      throw std::runtime_error("--worker-token-key-file \"" + source.file + "\": cannot read");
+    std::string key = kc::trim_worker_token_key(raw.str());
+    if (auto problem =
+            kc::worker_token_key_problem(key, "--worker-token-key-file \"" + source.file + "\"")) {
+      throw std::runtime_error(*problem);
+    }
+    return key;
+  }
+  const kube::ResourceRef secrets = kube::resources::secrets(source.secret_namespace);
+  auto call = kc::KeySecretCall::Get;
+  // Get, create, get again after another replica's create: a few steps at
+  // most, unless the Secret is deleted and made again under us all along.
+  for (int step = 0; step < 8;) {
+    kube::Response answer;
+    try {
+      if (call == kc::KeySecretCall::Get) {
+        answer = client.get(secrets, source.secret_name);
+      } else {
+        std::array<unsigned char, 32> random_key{};
+        if (RAND_bytes(random_key.data(), static_cast<int>(random_key.size())) != 1) {
+          throw std::runtime_error("cannot generate a worker token key (RAND_bytes)");
+        }
+        answer = client.create(
+            secrets, kc::build_worker_token_key_secret(
+                         source, std::string_view(reinterpret_cast<const char*>(random_key.data()),
+                                                  random_key.size())));
+      }
+    } catch (const kube::TransportError& e) {
+      answer = kube::make_response(503, e.what());
+    }
+    const kc::KeySecretStep next = kc::next_key_secret_step(source, call, answer);
+    switch (next.next) {
+      case kc::KeySecretStep::Next::Use:
+        log.info("worker token key",
+                 {{"source", source.describe()}, {"created", call == kc::KeySecretCall::Create}});
+        return next.key;
+      case kc::KeySecretStep::Next::Fail:
+        throw std::runtime_error(next.message);
+      case kc::KeySecretStep::Next::Retry:
+        log.warn("waiting for the API server to read the worker token key",
+                 {{"secret", source.describe()}, {"error", next.message}});
+        if (signalled_within(signals, std::chrono::seconds(2))) return std::nullopt;
+        call = kc::KeySecretCall::Get;
+        continue;  // not a step: the API server is away, not the Secret changing
+      case kc::KeySecretStep::Next::Create:
+        call = kc::KeySecretCall::Create;
+        break;
+      case kc::KeySecretStep::Next::GetAgain:
+        log.info("another operator created the worker token key first; reading it",
+                 {{"secret", source.describe()}});
+        call = kc::KeySecretCall::Get;
+        break;
+    }
+    ++step;
+  }
+  throw std::runtime_error(source.describe() +
+                           " (the worker token key) was deleted and created again under the "
+                           "operator's reads; start it again");
+}
+
+// The API server's addresses as pods reach it (the default/kubernetes
+// Service's cluster IPs) and where it serves (that Service's EndpointSlices),
+// whether this operator runs in a pod or not. What cannot be read (no RBAC)
+// is logged and left out: the addresses from the kubeconfig and the
+// environment are denied anyway.
+std::vector<std::string> read_api_server_addresses(kube::Client& client, kc::Logger& log) {
+  std::vector<std::string> addresses;
+  const auto warn = [&log](const std::string& what, const std::string& error) {
+    log.warn("cannot read " + what +
+                 "; its addresses are not denied as targets beyond "
+                 "the kubeconfig's server and KUBERNETES_SERVICE_HOST",
+             {{"error", error}});
+  };
+  try {
+    const kube::Response service = client.get(kube::resources::services("default"), "kubernetes");
+    if (service.ok()) {
+      for (auto& address : kc::kubernetes_service_addresses(service.body)) {
+        addresses.push_back(std::move(address));
+      }
+    } else {
+      warn("the Service default/kubernetes (needs get on it)", service.describe());
+    }
+    kube::ListOptions options;
+    options.label_selector = "kubernetes.io/service-name=kubernetes";
+    const kube::Response slices = client.list(kube::resources::endpointslices("default"), options);
+    if (slices.ok()) {
+      for (auto& address : kc::endpoint_slice_addresses(slices.body)) {
+        addresses.push_back(std::move(address));
+      }
+    } else {
+      warn("the API server's EndpointSlices in default (needs list on endpointslices there)",
+           slices.describe());
+    }
+  } catch (const kube::TransportError& e) {
+    warn("the API server's Service and EndpointSlices", e.what());
+  }
+  return addresses;
 }
 
 std::pair<std::string, std::string> split_key(const std::string& key) {
@@ -368,6 +499,22 @@ int main(int argc, char** argv) {
                         {"loadgenImage", flags.loadgen_image}});
 
   kube::Client client(cluster);
+  const kc::WorkerTokenKeySource key_source = kc::choose_worker_token_key_source(
+      flags.worker_token_key, kc::OperatorPlace{cluster.source == "in-cluster",
+                                                cluster.default_namespace, flags.namespace_});
+  if (key_source.secret_flag_ignored) {
+    log.warn("--worker-token-key-file given: --worker-token-key-secret is not read",
+             {{"file", key_source.file}});
+  }
+  std::string worker_token_key;
+  try {
+    auto key = load_worker_token_key(client, key_source, log, signals);
+    if (!key) return 0;
+    worker_token_key = std::move(*key);
+  } catch (const std::runtime_error& e) {
+    log.error("no worker token key", {{"error", e.what()}});
+    return 1;
+  }
   kc::OperatorMetrics metrics;
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
@@ -460,37 +607,15 @@ int main(int argc, char** argv) {
   config.target_deny_cidrs = flags.target_deny_cidrs;
   config.target_allow_cidrs = flags.target_allow_cidrs;
   // The API server is never a target: its address as this operator reaches it,
-  // and the `kubernetes` Service's address that pods use.
-  for (std::string host : {api_server_host(cluster.server),
-                           std::string(std::getenv("KUBERNETES_SERVICE_HOST") != nullptr
-                                           ? std::getenv("KUBERNETES_SERVICE_HOST")
-                                           : "")}) {
-    if (kubeload::Cidr::parse(host)) config.target_deny_cidrs.push_back(host);
-  }
-  if (!flags.worker_token_key_file.empty()) {
-    std::ifstream key_file(flags.worker_token_key_file, std::ios::binary);
-    std::ostringstream key;
-    key << key_file.rdbuf();
-    config.worker_token_key = key.str();
-    while (!config.worker_token_key.empty() &&
-           std::isspace(static_cast<unsigned char>(config.worker_token_key.back()))) {
-      config.worker_token_key.pop_back();
-    }
-    if (!key_file || config.worker_token_key.size() < 16) {
-      return usage_error("--worker-token-key-file \"" + flags.worker_token_key_file +
-                         "\": cannot read at least 16 bytes of key");
-    }
-  } else {
-    std::array<unsigned char, 32> random_key{};
-    if (RAND_bytes(random_key.data(), static_cast<int>(random_key.size())) != 1) {
-      log.error("cannot generate a worker token key");
-      return 1;
-    }
-    config.worker_token_key.assign(random_key.begin(), random_key.end());
-    log.warn(
-        "no --worker-token-key-file: worker tokens are random to this process; a restarted "
-        "or standby operator cannot drive workers of runs already going");
-  }
+  // the `kubernetes` Service's address that pods use, and where it serves.
+  std::vector<std::string> api_server = read_api_server_addresses(client, log);
+  api_server.push_back(kc::api_server_host(cluster.server));
+  if (const char* host = std::getenv("KUBERNETES_SERVICE_HOST")) api_server.emplace_back(host);
+  api_server = kc::api_server_deny_entries(api_server);
+  log.info("the API server's addresses are denied as targets", {{"addresses", api_server}});
+  config.target_deny_cidrs.insert(config.target_deny_cidrs.end(), api_server.begin(),
+                                  api_server.end());
+  config.worker_token_key = std::move(worker_token_key);
   config.worker_unreachable_timeout = flags.worker_unreachable_timeout;
   config.worker_calls_in_flight = flags.worker_calls;
   kc::WorkerClient worker_client;

@@ -566,8 +566,9 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
           std::to_string(refusing.size()) + " worker(s) refused the operator's token for " +
               format_duration(config.worker_unreachable_timeout) + ": " + refusing.front() +
               "; the run was started by an operator with another worker token key (every "
-              "operator process must read one key: --worker-token-key-file; without it the key "
-              "is random to each process)"};
+              "operator process must read one key: the Secret of --worker-token-key-secret, "
+              "kubeload-worker-token-key by default, or --worker-token-key-file; deleting that "
+              "Secret makes a new key)"};
     }
     if (!failure && !unreachable.empty()) {
       failure = RunFailure{

@@ -30,6 +30,9 @@ ResourceRef pods(std::string ns) {
 ResourceRef configmaps(std::string ns) {
   return make("", "v1", "configmaps", "ConfigMap", std::move(ns));
 }
+ResourceRef endpointslices(std::string ns) {
+  return make("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", std::move(ns));
+}
 ResourceRef networkpolicies(std::string ns) {
   return make("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", std::move(ns));
 }

@@ -28,6 +28,7 @@ struct ResourceRef {
 namespace resources {
 ResourceRef pods(std::string ns = {});
 ResourceRef configmaps(std::string ns = {});
+ResourceRef endpointslices(std::string ns = {});
 ResourceRef events(std::string ns = {});
 ResourceRef jobs(std::string ns = {});
 ResourceRef leases(std::string ns = {});

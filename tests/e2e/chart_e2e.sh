@@ -291,6 +291,13 @@ expect no update services -n "$TARGET_NS"
 expect no update leases.coordination.k8s.io/other -n "$NS"
 expect no create jobs.batch -n default
 expect no list loadtests.kubeload.dev --all-namespaces
+# Where the API server is, which no run may load (the operator reads it at
+# start): the one Service and the EndpointSlices in default, read only.
+expect yes get services/kubernetes -n default
+expect no get services/other -n default
+expect yes list endpointslices.discovery.k8s.io -n default
+expect no list endpointslices.discovery.k8s.io -n "$TARGET_NS"
+expect no watch endpointslices.discovery.k8s.io -n default
 
 # The default install (all namespaces) gets a ClusterRole with the same rules.
 if helm install "$WIDE_RELEASE" "$chart" -n "$WIDE_NS" --create-namespace --set replicaCount=0 \

@@ -7,7 +7,12 @@
 # does not allow and a worker that cannot be scheduled end Failed with the
 # reason (and the kept Job's pods go); the spec cannot be edited under a run; a worker evicted mid-run,
 # through the Eviction API or by its node's kubelet (over its ephemeral-storage
-# limit), fails the run and its kept result says it was interrupted.
+# limit), fails the run and its kept result says it was interrupted; a
+# worker the operator cannot reach fails the run WorkersUnreachable. The
+# operator runs with no worker token key flag, as the README shows: it keeps
+# its key in the Secret kubeload-worker-token-key, so killed mid-run and
+# started again it still drives the run to Succeeded; it denies the API
+# server's Service and endpoint addresses it reads at start.
 # Last line: `lifecycle-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -46,12 +51,17 @@ kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
 check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
 
 : >/tmp/lifecycle-e2e-operator.log
-"$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
-  --metrics-addr 127.0.0.1:18491 --health-addr 127.0.0.1:18492 --worker-unreachable-timeout 20s \
-  --allowed-worker-images localhost/kubeload/does-not-exist:none \
-  >>/tmp/lifecycle-e2e-operator.log 2>&1 &
-operator_pid=$!
-check "operator ready" bash -c "for i in \$(seq 1 50); do curl -fs http://127.0.0.1:18492/readyz >/dev/null && exit 0; sleep 0.2; done; exit 1"
+# No --worker-token-key-file or --worker-token-key-secret: the default Secret.
+start_operator() {
+  "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
+    --metrics-addr 127.0.0.1:18491 --health-addr 127.0.0.1:18492 --worker-unreachable-timeout 20s \
+    --allowed-worker-images localhost/kubeload/does-not-exist:none \
+    >>/tmp/lifecycle-e2e-operator.log 2>&1 &
+  operator_pid=$!
+  for _ in $(seq 1 50); do curl -fs http://127.0.0.1:18492/readyz >/dev/null && return 0; sleep 0.2; done
+  return 1
+}
+check "operator ready" start_operator
 
 apply_loadtest() { # name spec-yaml (indented two spaces)
   kubectl apply -f - <<YAML
@@ -241,6 +251,51 @@ check "unreachable: WorkersUnreachable naming the port ($(jp unreachable '{.stat
   bash -c '[ "$1" = WorkersUnreachable ] && grep -q "TCP port 8080" <<<"$2"' _ \
   "$(jp unreachable '{.status.reason}')" "$(jp unreachable '{.status.message}')"
 iptables -D OUTPUT $firewalled && firewalled=""
+
+# 8. The worker token key outlives the operator process. Started with no key
+# flag, the operator made the Secret kubeload-worker-token-key in its
+# namespace (--namespace here) at its first start; killed (SIGKILL) mid-run
+# and started again, it reads the same key, derives the same tokens and ends
+# the run Succeeded. With a key per process the workers answered the new
+# operator 403 and the run failed (WorkerTokenRefused, before that
+# WorkersUnreachable).
+key_secret() { kubectl -n "$NS" get secret kubeload-worker-token-key -o jsonpath="$1" 2>/dev/null; }
+check "token key: the operator created the Secret kubeload-worker-token-key, labelled as its own" \
+  test "$(key_secret '{.metadata.labels.app\.kubernetes\.io/managed-by}')" = kubeload-operator
+key_before=$(key_secret '{.data.key}')
+secret_uid=$(key_secret '{.metadata.uid}')
+check "token key: 32 random bytes in data.key" test "$(base64 -d <<<"$key_before" | wc -c)" -eq 32
+apply_loadtest keykept "  target: {service: {name: nginx, port: 80}}
+  load: {rate: 50, duration: 40s}
+  workers: 2" >/dev/null
+check "token key: Running" wait_phase keykept Running 120
+worker_args=$(kubectl -n "$NS" get job keykept-workers -o jsonpath='{.spec.template.spec.containers[0].args}' 2>/dev/null)
+sleep 2
+{ kill -KILL "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+operator_pid=""
+check "token key: the operator started again after SIGKILL mid-run" start_operator
+check "token key: the restarted operator read the key, did not make one" \
+  test "$(grep -c '"created":false.*"msg":"worker token key"' /tmp/lifecycle-e2e-operator.log)" -ge 1
+wait_phase keykept Succeeded 150
+succeeded=$?
+check "token key: the run ends Succeeded after the restart ($(jp keykept '{.status.phase} {.status.reason}: {.status.message}'))" \
+  test "$succeeded" -eq 0
+check "token key: the Secret is the same object with the same key" \
+  test "$(key_secret '{.metadata.uid}') $(key_secret '{.data.key}')" = "$secret_uid $key_before"
+
+# 9. The API server is never a target: the operator read the kubernetes
+# Service's cluster IP and the API server's EndpointSlice addresses at start
+# (the admin kubeconfig may read them) and denies them to every worker.
+denied=$(grep '"msg":"the API server.s addresses are denied as targets"' /tmp/lifecycle-e2e-operator.log | tail -1)
+service_ip=$(kubectl -n default get service kubernetes -o jsonpath='{.spec.clusterIP}')
+endpoints=$(kubectl -n default get endpointslices -l kubernetes.io/service-name=kubernetes \
+  -o jsonpath='{.items[*].endpoints[*].addresses[*]}')
+check "API server: the kubernetes Service's $service_ip is denied ($denied)" contains "$denied" "\"$service_ip\""
+for address in $endpoints; do
+  check "API server: its endpoint $address is denied" contains "$denied" "\"$address\""
+done
+check "API server: a run's workers get $service_ip as --deny-cidr" \
+  contains "$(tr -d ' ' <<<"$worker_args")" "\"--deny-cidr\",\"$service_ip\""
 
 kubectl -n "$NS" get lt 2>/dev/null
 finish

@@ -151,7 +151,7 @@ json kept_config_map(const std::map<uint32_t, json>& documents, uint32_t workers
 }
 
 // The operator's configuration in these rows: every operator has a worker
-// token key (random per process when no --worker-token-key-file is given).
+// token key (from its Secret or --worker-token-key-file).
 OperatorConfig test_config() {
   OperatorConfig config;
   config.loadgen_image = "kubeload:test";
