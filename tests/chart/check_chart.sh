@@ -268,10 +268,12 @@ notes() {
   helm template "$RELEASE" "$work/notes-chart" -n "$NS" --show-only templates/zz-notes.yaml "$@" 2>/dev/null |
     python3 -c 'import sys, yaml; print(yaml.safe_load(sys.stdin)["data"]["notes"])'
 }
+check "NOTES: the kube-prometheus-stack one-liner while no monitor is on" \
+  bash -c "grep -q 'monitoring.labels.release=kube-prometheus-stack,monitoring.prometheusNamespace=monitoring' <<<\"\$1\" && ! grep -q WARNING <<<\"\$1\"" _ "$(notes)"
 check "NOTES: warns when the PodMonitor is on and no scraper may reach the workers" \
   contains "$(notes --set podMonitor.enabled=true)" "WARNING: podMonitor is on"
 check "NOTES: no warning with monitoring.prometheusNamespace (the documented one-liner)" \
-  bash -c "n=\$1; grep -q 'helm test' <<<\"\$n\" && ! grep -q -e WARNING -e 'no labels of' <<<\"\$n\"" _ \
+  bash -c "n=\$1; grep -q 'helm test' <<<\"\$n\" && ! grep -q -e WARNING -e 'no labels of' -e 'helm upgrade' <<<\"\$n\"" _ \
   "$(notes --set metrics.serviceMonitor.enabled=true,podMonitor.enabled=true,prometheusRule.enabled=true \
     --set monitoring.labels.release=kube-prometheus-stack,monitoring.prometheusNamespace=monitoring)"
 # Every `kubectl wait` a user copies has a timeout (kubectl's default, 30s,
