@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # End to end: the Helm chart (charts/kubeload) on the local Kubernetes
-# (scripts/cluster). Builds the Helm CLI (cluster/build/build.sh helm, cached),
-# lints and renders the chart, checks that the CRD it installs is the very
-# file in crds/, builds the image from the root Dockerfile (the one users
-# build: Release, non-root) and imports it into the nodes, then
-# `helm install`s the operator in its own namespace, watching a second
-# namespace where nginx runs: the Deployment turns Available with the
+# (scripts/cluster); the chart without a cluster (lint, values schema, every
+# render) is tests/chart/check_chart.sh. Builds the Helm CLI
+# (cluster/build/build.sh helm, cached) and the image from the root
+# Dockerfile (the one users build: Release, non-root; or takes
+# KUBELOAD_E2E_CHART_IMAGE, already in the nodes) and imports it into the
+# nodes, then `helm install`s the operator in its own namespace, watching a
+# second namespace where nginx runs: the Deployment turns Available with the
 # service-account token (in-cluster config, non-root, read-only root), holds
-# its Lease, runs a LoadTest whose requests in status equal nginx's access
-# log, and records an Event. Its ServiceAccount may do what the operator
-# does and nothing else (kubectl auth can-i), in the namespace-scoped and in
-# the default cluster-wide install. The operator's /metrics answer through
-# the API server's service proxy. `helm uninstall` removes the Deployment
-# and the RBAC objects and keeps the CRD and the LoadTests.
+# its Lease, creates the worker token key's Secret and keeps it across a
+# restart, runs a LoadTest whose requests in status equal nginx's access
+# log, and records an Event. The default admission policy refuses the API
+# server by its ClusterIP and by name. `helm test` passes (a LoadTest through
+# the operator, Succeeded/Pass) and fails when the LoadTest cannot run. Its
+# ServiceAccount may do what the operator does and nothing else (kubectl
+# auth can-i), in the namespace-scoped and in the default cluster-wide
+# install. The operator's /metrics answer through the API server's service
+# proxy. `helm uninstall` removes the Deployment and the RBAC objects and
+# keeps the CRD and the LoadTests.
+# KUBELOAD_E2E_NS_PREFIX (default "kubeload-") starts its namespaces' names.
 # Last line: `chart-e2e: N passed, M failed`; SKIP (exit 0) where the machine
 # cannot run a local cluster.
 set -uo pipefail
@@ -20,14 +26,16 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cluster="$root/scripts/cluster"
 chart="$root/charts/kubeload"
-NS=kubeload-chart-e2e               # the release (the operator's namespace)
-TARGET_NS=kubeload-chart-e2e-target # watched: nginx and the LoadTests
-WIDE_NS=kubeload-chart-e2e-wide     # a second, cluster-wide release with no pods: its RBAC
+prefix="${KUBELOAD_E2E_NS_PREFIX-kubeload-}"
+NS=${prefix}chart-e2e               # the release (the operator's namespace)
+TARGET_NS=${prefix}chart-e2e-target # watched: nginx and the LoadTests
+WIDE_NS=${prefix}chart-e2e-wide     # a second, cluster-wide release with no pods: its RBAC
 RELEASE=kubeload
 WIDE_RELEASE=kubeload-wide
-DEFAULT_IMAGE=localhost/kubeload/kubeload:dev # what the chart names by default (appVersion)
-IMAGE_TAG=dockerfile                          # the root Dockerfile's image, installed here
-IMAGE=localhost/kubeload/kubeload:$IMAGE_TAG
+# The root Dockerfile's image, installed here (or one already built).
+IMAGE=${KUBELOAD_E2E_CHART_IMAGE:-localhost/kubeload/kubeload:dockerfile}
+IMAGE_REPOSITORY=${IMAGE%:*}
+IMAGE_TAG=${IMAGE##*:}
 was_up=0
 
 E2E_NAME="chart-e2e"
@@ -64,8 +72,9 @@ for binary in loadgen kubeload-operator; do
   [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
 done
 
-# 1. The chart alone: lint, render, the CRD.
-if ! "$root/cluster/build/build.sh" helm >/tmp/chart-e2e-helm-build.log 2>&1; then
+# 1. Helm.
+# (build.sh waits for any other cluster build first: only when Helm is missing)
+if [ ! -x "$helm_bin" ] && ! "$root/cluster/build/build.sh" helm >/tmp/chart-e2e-helm-build.log 2>&1; then
   tail -20 /tmp/chart-e2e-helm-build.log
   bad "Helm $HELM_VERSION built (cluster/build/build.sh helm)"
   report
@@ -73,79 +82,8 @@ if ! "$root/cluster/build/build.sh" helm >/tmp/chart-e2e-helm-build.log 2>&1; th
 fi
 helm_home="$(mktemp -d)"
 check "Helm is v$HELM_VERSION ($helm_bin)" contains "$(helm version --short 2>&1)" "v$HELM_VERSION"
-check "helm lint --strict" bash -c "'$helm_bin' lint --strict '$chart' >/tmp/chart-e2e-lint.log 2>&1"
-check "helm lint --strict, one namespace, two replicas, ServiceMonitor" \
-  bash -c "'$helm_bin' lint --strict '$chart' --set watchNamespace=x,replicaCount=2,metrics.serviceMonitor.enabled=true >>/tmp/chart-e2e-lint.log 2>&1"
-
-render() { helm template "$RELEASE" "$chart" -n "$NS" "$@" 2>/dev/null; }
-kinds() { grep '^kind: ' | cut -d' ' -f2 | sort | paste -sd' '; }
-rendered=$(render)
-check "helm template renders (default: $(kinds <<<"$rendered"))" \
-  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding Deployment Secret Service ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
-check "policy.admission=false: no admission policy" \
-  bash -c "! grep -q 'kind: ValidatingAdmission' <<<\"\$1\"" _ "$(render --set policy.admission=false)"
-old_cluster_rc=0
-old_cluster=$(helm template "$RELEASE" "$chart" --kube-version 1.30.4 2>&1) || old_cluster_rc=$?
-check "policy.admission on a Kubernetes 1.30 cluster: the install fails naming the version and policy.admission=false" \
-  bash -c "[ \$1 -ne 0 ] && grep -q 'v1.30.4' <<<\"\$2\" && grep -q 'policy.admission=false' <<<\"\$2\"" _ "$old_cluster_rc" "$old_cluster"
-check "networkPolicy.perRun (default): --worker-network-policy-from names the operator's pods, then the scrapers; off: absent" \
-  python3 - "$NS" "$(render --set 'networkPolicy.metricsScrapers[0].namespaceSelector.matchLabels.kubernetes\.io/metadata\.name=monitoring')" \
-  "$(render --set networkPolicy.perRun=false)" <<'PY'
-import json, sys, yaml
-def peers(text):
-    for doc in yaml.safe_load_all(text):
-        if doc and doc.get("kind") == "Deployment":
-            for arg in doc["spec"]["template"]["spec"]["containers"][0]["args"]:
-                if arg.startswith("--worker-network-policy-from="):
-                    return json.loads(arg.split("=", 1)[1])
-ns, on, off = sys.argv[1:4]
-found = peers(on)
-assert found[0]["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": ns}}, found
-assert found[0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "operator", found
-assert found[1] == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}, found
-assert len(found) == 2 and peers(off) is None, found
-PY
-check "policy.allowedImages: --allowed-worker-images, only when set" \
-  bash -c "! grep -q -- '--allowed-worker-images' <<<\"\$1\" && grep -q -- '--allowed-worker-images=registry.shop/loadgen:1,registry.shop/loadgen:2$' <<<\"\$2\"" _ \
-  "$(render)" "$(render --set 'policy.allowedImages={registry.shop/loadgen:1,registry.shop/loadgen:2}')"
-check "default: one replica, no leader election, Recreate (no two operators at once)" \
-  bash -c "grep -q 'replicas: 1' <<<\"\$1\" && ! grep -q -- --leader-elect <<<\"\$1\" && grep -q 'type: Recreate' <<<\"\$1\"" _ "$rendered"
-check "default: command kubeload-operator, --loadgen-image the same image" \
-  bash -c "grep -q 'command: \[/usr/local/bin/kubeload-operator\]' <<<\"\$1\" && grep -q -- '--loadgen-image=$DEFAULT_IMAGE' <<<\"\$1\"" _ "$rendered"
-# (roles.create=false: the author and viewer ClusterRoles for people are not the operator's)
-rendered=$(render --set watchNamespace=team-a --set roles.create=false)
-check "watchNamespace: a Role and RoleBinding in it, --namespace, no ClusterRole" \
-  bash -c "grep -q -- '--namespace=team-a' <<<\"\$1\" && grep -q 'namespace: team-a' <<<\"\$1\" && ! grep -q '^kind: ClusterRole' <<<\"\$1\" && test \"\$(grep -c '^kind: Role' <<<\"\$1\")\" = 2" _ "$rendered"
-rendered=$(render --set replicaCount=2)
-check "two replicas: --leader-elect, the Lease in the release namespace, a Role for it" \
-  bash -c "grep -q -- '--leader-elect$' <<<\"\$1\" && grep -q -- '--leader-election-namespace=$NS' <<<\"\$1\" && grep -q 'name: $RELEASE-leader-election' <<<\"\$1\" && ! grep -q 'type: Recreate' <<<\"\$1\"" _ "$rendered"
-check "prometheus.url: --prometheus-url and --prometheus-scrape-interval, only when set" \
-  bash -c "! grep -q -- '--prometheus-url' <<<\"\$1\" && grep -q -- '--prometheus-url=http://prometheus-operated.monitoring.svc:9090$' <<<\"\$2\" && grep -q -- '--prometheus-scrape-interval=15s$' <<<\"\$2\"" _ \
-  "$(render)" "$(render --set prometheus.url=http://prometheus-operated.monitoring.svc:9090,prometheus.scrapeInterval=15s)"
-check "ServiceMonitor only when asked for" \
-  bash -c "! grep -q 'kind: ServiceMonitor' <<<\"\$1\" && grep -q 'kind: ServiceMonitor' <<<\"\$2\"" _ \
-  "$(render)" "$(render --set metrics.serviceMonitor.enabled=true)"
-monitoring="--set podMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"
-# What enabling them adds to the default render, and nothing else.
-added=$(comm -13 <(render | grep '^kind: ' | sort) <(render $monitoring | grep '^kind: ' | sort) |
-  cut -d' ' -f2 | paste -sd' ')
-check "PodMonitor, PrometheusRule and dashboard ConfigMaps only when enabled (added: $added)" \
-  bash -c "! grep -q -e 'kind: PodMonitor' -e 'kind: PrometheusRule' -e 'grafana_dashboard' <<<\"\$1\" && test \"\$2\" = 'ConfigMap ConfigMap PodMonitor PrometheusRule'" _ \
-  "$(render)" "$added"
-check "helm lint --strict with the PodMonitor, PrometheusRule and dashboards" \
-  bash -c "'$helm_bin' lint --strict '$chart' $monitoring >>/tmp/chart-e2e-lint.log 2>&1"
-check "the PrometheusRule is files/prometheus-rules.yaml (promtool check rules), the dashboard ConfigMaps dashboards/*.json verbatim with the sidecar label and folder" \
-  python3 "$root/tests/e2e/chart_monitoring_check.py" "$root" <<<"$(render $monitoring)"
-runbooks="https://docs.example.internal/kubeload/runbooks.md"
-check "monitoring.runbookBaseURL is where every alert's runbook_url points (4 alerts)" \
-  bash -c "test \"\$(grep -c 'runbook_url: $runbooks#kubeload' <<<\"\$1\")\" = 4 && ! grep -q 'github.com/kubeload' <<<\"\$1\"" _ \
-  "$(render $monitoring --set monitoring.runbookBaseURL=$runbooks/)"
-check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtests.yaml" \
-  cmp "$chart/crds/kubeload.dev_loadtests.yaml" "$root/crds/kubeload.dev_loadtests.yaml"
-crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |
-  awk '/^# Source: kubeload\/crds\/kubeload.dev_loadtests.yaml$/ {on = 1; next} on && /^---$/ {exit} on')
-check "the CRD Helm renders is crds/kubeload.dev_loadtests.yaml" \
-  test "$crd" = "$(cat "$root/crds/kubeload.dev_loadtests.yaml")"
+# The chart without a cluster (lint, schema, every render) is
+# tests/chart/check_chart.sh, a tier of its own.
 
 # 2. The cluster, the image, nginx.
 cluster_up "$cluster"
@@ -154,9 +92,13 @@ trap finish INT TERM
 remove_releases
 kubectl delete namespace "$NS" "$TARGET_NS" "$WIDE_NS" --wait=true --timeout=120s >/dev/null 2>&1
 
-check "image $IMAGE built from the root Dockerfile and imported into the nodes" \
-  bash -c "'$cluster' build-image '$IMAGE' '$root/Dockerfile' '$root' \
-    --build-arg BASE=localhost/kubeload/debian:bookworm >/tmp/chart-e2e-image.log 2>&1"
+if [ -n "${KUBELOAD_E2E_CHART_IMAGE:-}" ]; then
+  say "image $IMAGE: given (KUBELOAD_E2E_CHART_IMAGE), not built"
+else
+  check "image $IMAGE built from the root Dockerfile and imported into the nodes" \
+    bash -c "'$cluster' build-image '$IMAGE' '$root/Dockerfile' '$root' \
+      --build-arg BASE=localhost/kubeload/debian:bookworm >/tmp/chart-e2e-image.log 2>&1"
+fi
 kubectl create namespace "$TARGET_NS" >/dev/null 2>&1
 kubectl -n "$TARGET_NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
 check "nginx rolled out behind its Service" quiet kubectl -n "$TARGET_NS" rollout status deploy/nginx --timeout=120s
@@ -166,7 +108,7 @@ nginx_requests() { kubectl -n "$TARGET_NS" logs deploy/nginx 2>/dev/null | grep 
 crd_before=0
 kubectl get crd loadtests.kubeload.dev >/dev/null 2>&1 && crd_before=1
 if helm install "$RELEASE" "$chart" -n "$NS" --create-namespace \
-  --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never --set watchNamespace="$TARGET_NS" --set leaderElection.enabled=true \
+  --set image.repository="$IMAGE_REPOSITORY" --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never --set watchNamespace="$TARGET_NS" --set leaderElection.enabled=true \
   >/tmp/chart-e2e-install.log 2>&1; then
   ok "helm install $RELEASE -n $NS (watchNamespace $TARGET_NS, leader election)"
 else
@@ -200,6 +142,19 @@ holder_is_pod() {
   return 1
 }
 check "the operator pod holds the Lease $NS/kubeload-operator" holder_is_pod
+# The worker token key: made by the operator (the chart renders none), and
+# the same after a restart, so runs going on keep their tokens.
+key_secret=$RELEASE-worker-token-key
+token_key() { kubectl -n "$NS" get secret "$key_secret" -o jsonpath='{.data.key}' 2>/dev/null; }
+key=$(token_key)
+check "the operator created the Secret $NS/$key_secret with a key of at least 16 bytes" \
+  test "$(base64 -d <<<"$key" 2>/dev/null | wc -c)" -ge 16
+check "the chart did not make it (no Helm ownership on it)" \
+  bash -c "! kubectl -n '$NS' get secret '$key_secret' -o jsonpath='{.metadata.annotations}' | grep -q meta.helm.sh/release-name"
+kubectl -n "$NS" rollout restart "deploy/$RELEASE" >/dev/null 2>&1
+check "after a restart the operator is Available again" \
+  quiet kubectl -n "$NS" rollout status "deploy/$RELEASE" --timeout=180s
+check "after a restart the key is the same" test "$(token_key)" = "$key"
 
 # 4. A LoadTest through the in-cluster operator: exact counts against nginx.
 before=$(nginx_requests)
@@ -258,6 +213,25 @@ refused_by_default "default install: a worker image not allowed is refused at ku
   '{"target":{"service":{"name":"nginx","port":80}},"load":{"connections":1,"requests":10},"workerTemplate":{"image":"docker.io/library/busybox"}}'
 refused_by_default "default install: the cloud metadata address is refused at kubectl apply" "is a denied target" \
   '{"target":{"url":"http://169.254.169.254/"},"load":{"connections":1,"requests":10}}'
+# The API server, read live by the policy (its param, the kubernetes Service).
+api_ip=$(kubectl -n default get service kubernetes -o jsonpath='{.spec.clusterIP}')
+refused_by_default "default install: the API server's ClusterIP $api_ip is refused at kubectl apply" "is a denied target" \
+  "{\"target\":{\"url\":\"https://$api_ip/\"},\"load\":{\"connections\":1,\"requests\":10}}"
+refused_by_default "default install: the API server by name (kubernetes.default.svc) is refused at kubectl apply" "is the API server" \
+  '{"target":{"url":"https://Kubernetes.Default.svc./"},"load":{"connections":1,"requests":10}}'
+
+# helm test: one LoadTest through the operator, passing only on Succeeded/Pass.
+if helm test "$RELEASE" -n "$NS" --logs --timeout 5m >/tmp/chart-e2e-helm-test.log 2>&1; then
+  ok "helm test $RELEASE passes"
+else
+  bad "helm test $RELEASE: $(tail -15 /tmp/chart-e2e-helm-test.log)"
+fi
+helm_test_runs() { kubectl -n "$TARGET_NS" get lt -l kubeload.dev/test=$RELEASE-helm-test \
+  --sort-by=.metadata.creationTimestamp -o jsonpath='{range .items[*]}{.status.phase}/{.status.verdict} {end}' 2>/dev/null; }
+check "helm test: its LoadTest in $TARGET_NS ended Succeeded/Pass ($(helm_test_runs))" \
+  test "$(helm_test_runs)" = "Succeeded/Pass "
+check "helm test: its pod stays for the logs, Succeeded" \
+  test "$(kubectl -n "$NS" get pod "$RELEASE-helm-test" -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded
 
 # 5. Least privilege: what the operator does, and nothing else.
 sa="system:serviceaccount:$NS:$RELEASE"
@@ -277,7 +251,12 @@ expect no list secrets -n "$TARGET_NS"
 expect yes create networkpolicies.networking.k8s.io -n "$TARGET_NS"
 expect no delete networkpolicies.networking.k8s.io -n "$TARGET_NS"
 expect no get secrets -n "$TARGET_NS"
-expect no get secrets -n "$NS"
+# The worker token key: that one Secret in the release namespace.
+expect yes get "secrets/$RELEASE-worker-token-key" -n "$NS"
+expect no update "secrets/$RELEASE-worker-token-key" -n "$NS"
+expect no get secrets/other -n "$NS"
+expect no list secrets -n "$NS"
+expect no delete "secrets/$RELEASE-worker-token-key" -n "$NS"
 expect no create pods -n "$TARGET_NS"
 expect no update loadtests.kubeload.dev -n "$TARGET_NS"
 # Retention (spec.ttlSecondsAfterFinished) deletes finished LoadTests; each
@@ -323,11 +302,20 @@ done
 check "metrics: the LoadTest's 1000 requests" \
   bash -c "grep '^kubeload_loadtest_result_requests{' <<<\"\$1\" | grep 'loadtest=\"smoke\"' | grep -q ' 1000$'" _ "$metrics"
 
+# helm test fails when its LoadTest cannot pass: here the admin's ceiling
+# refuses its 2 connections at admission.
+helm upgrade "$RELEASE" "$chart" -n "$NS" --reuse-values --set policy.ceilings.maxConnections=1 \
+  --wait --timeout 3m >/tmp/chart-e2e-upgrade.log 2>&1
+rc=0
+helm test "$RELEASE" -n "$NS" --logs --timeout 3m >/tmp/chart-e2e-helm-test-refused.log 2>&1 || rc=$?
+check "helm test fails when its LoadTest is refused (ceilings.maxConnections=1): exit $rc" \
+  bash -c "[ $rc -ne 0 ] && grep -qiE 'maxConnections|max-connections' /tmp/chart-e2e-helm-test-refused.log"
+
 # 7. helm uninstall: the operator and its RBAC go; the CRD and LoadTests stay.
 check "helm uninstall $RELEASE" bash -c "'$helm_bin' uninstall '$RELEASE' -n '$NS' --wait --timeout 90s >/tmp/chart-e2e-uninstall.log 2>&1"
 check "the Deployment is gone" bash -c "! kubectl -n '$NS' get deploy '$RELEASE' >/dev/null 2>&1"
-check "the Role, RoleBinding and ServiceAccount are gone" \
-  bash -c "! kubectl -n '$TARGET_NS' get role '$RELEASE' >/dev/null 2>&1 && ! kubectl -n '$TARGET_NS' get rolebinding '$RELEASE' >/dev/null 2>&1 && ! kubectl -n '$NS' get serviceaccount '$RELEASE' >/dev/null 2>&1"
+check "the Role, RoleBinding and ServiceAccount are gone (the operator's and helm test's)" \
+  bash -c "! kubectl -n '$TARGET_NS' get role '$RELEASE' >/dev/null 2>&1 && ! kubectl -n '$TARGET_NS' get rolebinding '$RELEASE' >/dev/null 2>&1 && ! kubectl -n '$NS' get serviceaccount '$RELEASE' >/dev/null 2>&1 && ! kubectl -n '$TARGET_NS' get role '$RELEASE-helm-test' >/dev/null 2>&1 && ! kubectl -n '$NS' get serviceaccount '$RELEASE-helm-test' >/dev/null 2>&1"
 check "the CRD and the LoadTest stay" quiet kubectl -n "$TARGET_NS" get lt smoke
 
 finish

@@ -102,3 +102,58 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
   verbs: [create]
 {{- end }}
 {{- end }}
+
+{{/*
+The Secret holding the worker token key (--worker-token-key-secret): the
+user's workerTokenKey.existingSecret, else the one the operator creates.
+*/}}
+{{- define "kubeload.workerTokenKeySecret" -}}
+{{- if .Values.workerTokenKey.existingSecret }}
+{{- .Values.workerTokenKey.existingSecret }}
+{{- else }}
+{{- printf "%s-worker-token-key" (include "kubeload.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels of a Prometheus Operator object (ServiceMonitor, PodMonitor,
+PrometheusRule): the chart's, monitoring.labels, then the object's own
+(list ROOT OWN-LABELS); a later one wins a key.
+*/}}
+{{- define "kubeload.monitoringLabels" -}}
+{{- $root := index . 0 }}
+{{- $labels := include "kubeload.labels" $root | fromYaml }}
+{{- $labels = merge (deepCopy (index . 1)) (deepCopy $root.Values.monitoring.labels) $labels }}
+{{- toYaml $labels }}
+{{- end }}
+
+{{/*
+Who may reach the worker pods' port, as NetworkPolicy `from` peers (JSON):
+the operator's own pods, networkPolicy.metricsScrapers, and every pod of
+monitoring.prometheusNamespace. One list for the standing policies
+(worker-networkpolicy.yaml) and the operator's per-run ones
+(--worker-network-policy-from).
+*/}}
+{{- define "kubeload.workerIngressPeers" -}}
+{{- $operator := dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" .Release.Namespace)) "podSelector" (dict "matchLabels" (include "kubeload.selectorLabels" . | fromYaml)) }}
+{{- $peers := prepend .Values.networkPolicy.metricsScrapers $operator }}
+{{- with .Values.monitoring.prometheusNamespace }}
+{{- $peers = append $peers (dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" .))) }}
+{{- end }}
+{{- toJson $peers }}
+{{- end }}
+
+{{/* `helm test`'s objects (helm-test.yaml, tests/loadtest.yaml): their name. */}}
+{{- define "kubeload.testName" -}}
+{{- printf "%s-helm-test" (include "kubeload.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Their labels: not the operator's selector labels, which the Services select. */}}
+{{- define "kubeload.testLabels" -}}
+{{- include "kubeload.labels" . | fromYaml | merge (dict "app.kubernetes.io/component" "helm-test") | toYaml }}
+{{- end }}
+
+{{/* Where LoadTests run: the watched namespace, else the release's. */}}
+{{- define "kubeload.loadtestNamespace" -}}
+{{- default .Release.Namespace .Values.watchNamespace }}
+{{- end }}
