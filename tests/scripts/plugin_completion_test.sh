@@ -39,7 +39,7 @@ same() { # description expected actual
 
 same "commands" "run report compare history completion help" "$(offered "")"
 same "a command by its prefix" "report" "$(offered re)"
-same "history's flags (--a)" "--all-namespaces" "$(offered history web --a)"
+same "history's flags (--al)" "--all-namespaces" "$(offered history web --al)"
 same "run's flags (--w)" "--wait" "$(offered run --w)"
 same "report -o: kubectl's formats, then the reports" \
   "json yaml name jsonpath= text ab jmeter junit markdown html" "$(offered report x -o "")"
@@ -58,10 +58,30 @@ same "kubectl_complete-kubeload: the same candidates" \
 same "kubectl_complete-kubeload report x -o jsonp: no space after jsonpath=" ":6" \
   "$(kubectl_complete-kubeload report x -o jsonp | tail -1)"
 
+# zsh: the script loaded after compinit registers itself for kubectl-kubeload,
+# and its function, called as zsh calls it on <TAB> (words, CURRENT), hands
+# compadd the candidates (compadd and _files stand in for zsh's own, which
+# need a live line editor).
+zsh_offered() { # words...
+  zsh -f -c '
+    autoload -U compinit && compinit -u -D || exit 3
+    source <("$1" completion zsh) || exit 3
+    [[ $_comps[kubectl-kubeload] == _kubectl_kubeload ]] || { print "not registered"; exit 0; }
+    compadd() { local name=${@[-1]}; print -r -- ${(P)name}; }
+    _files() { print -r -- FILES; }
+    shift
+    words=(kubectl-kubeload "$@")
+    CURRENT=${#words}
+    _kubectl_kubeload' _ "$binary" "$@"
+}
 if command -v zsh >/dev/null; then
   check "zsh: the script of completion zsh parses (zsh -n)" \
     zsh -n <("$binary" completion zsh)
+  same "zsh: commands" "run report compare history completion help" "$(zsh_offered "")"
+  same "zsh: history's flags (--al)" "--all-namespaces" "$(zsh_offered history --al)"
+  same "zsh: -o formats of report" "json yaml name jsonpath= text ab jmeter junit markdown html" \
+    "$(zsh_offered report x -o "")"
 else
-  say "SKIP zsh is not installed: its script is not parsed here"
+  bad "zsh is not installed (scripts/setup installs it): its script is not checked"
 fi
 report
