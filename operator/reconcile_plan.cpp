@@ -475,7 +475,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     std::vector<std::string> refusing;  // of those, the ones that refused the run's token
     for (const auto& [index, answer] : o.answers.by_worker) {
       if (index >= workers || kept.reports().contains(index)) continue;
-      const auto pod = std::find_if(pods.begin(), pods.end(), [&](const PodView& p) {
+      const auto pod = std::find_if(pods.begin(), pods.end(), [index = index](const PodView& p) {
         return p.index == index && !p.ip.empty();
       });
       const std::string who = "worker " + std::to_string(index);

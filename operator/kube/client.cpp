@@ -8,12 +8,14 @@
 #include <ctime>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 #include <openssl/ssl.h>
 
+#include "kubeload/base64.hpp"
 #include "kubeload/text.hpp"
 #include "operator/kube/proxy.hpp"
 #include "operator/kube/tls.hpp"
@@ -84,6 +86,26 @@ struct Client::Impl {
     if (cfg->exec && cfg->token.empty() && cfg->token_file.empty()) {
       exec.emplace(*cfg, opts.exec);
     }
+    if (!proxy.empty() && !tunnelled()) {
+      if (const auto [user, password] = proxy_login(); !user.empty() || !password.empty()) {
+        const std::string login = user + ":" + password;
+        proxy_authorization =
+            "Basic " + kubeload::base64_encode(std::span<const uint8_t>(
+                           reinterpret_cast<const uint8_t*>(login.data()), login.size()));
+      }
+    }
+  }
+
+  // https servers are reached through a CONNECT tunnel, http ones by absolute
+  // URIs sent to the proxy.
+  bool tunnelled() const { return cfg->server.rfind("https://", 0) == 0; }
+  // The user and password in the proxy URL, decoded.
+  std::pair<std::string, std::string> proxy_login() const {
+    const std::string user_info = web::uri(utility::conversions::to_string_t(proxy)).user_info();
+    if (user_info.empty()) return {};
+    const auto colon = user_info.find(':');
+    return {web::uri::decode(user_info.substr(0, colon)),
+            colon == std::string::npos ? "" : web::uri::decode(user_info.substr(colon + 1))};
   }
 
   // A TLS client for `tls` (the cluster's config, with the exec plugin's
@@ -103,14 +125,16 @@ struct Client::Impl {
       try {
         // cpprestsdk (2.10, asio) sends CONNECT host:port through this proxy
         // for https servers (its ssl_proxy_tunnel) and absolute URIs for http
-        // ones; it takes Basic credentials only from set_credentials.
-        const web::uri uri(utility::conversions::to_string_t(proxy));
-        web::web_proxy web_proxy(uri);
-        if (const std::string user_info = uri.user_info(); !user_info.empty()) {
-          const auto colon = user_info.find(':');
-          web_proxy.set_credentials(web::credentials(
-              web::uri::decode(user_info.substr(0, colon)),
-              colon == std::string::npos ? "" : web::uri::decode(user_info.substr(colon + 1))));
+        // ones. Its CONNECT takes Basic credentials only from
+        // set_credentials, and every use of those leaks the password's
+        // std::string (its zero_memory_deleter is a no-op outside Windows):
+        // so they go to cpprestsdk only for a tunnel, where that is once per
+        // new connection, and an http request carries our own
+        // Proxy-Authorization header instead (make_request).
+        web::web_proxy web_proxy(web::uri(utility::conversions::to_string_t(proxy)));
+        if (const auto [user, password] = proxy_login();
+            tunnelled() && (!user.empty() || !password.empty())) {
+          web_proxy.set_credentials(web::credentials(user, password));
         }
         c.set_proxy(web_proxy);
       } catch (const std::exception& e) {
@@ -187,6 +211,7 @@ struct Client::Impl {
     req.headers().add("Accept", "application/json");
     req.headers().add("User-Agent", opts.user_agent);
     if (!bearer.empty()) req.headers().add("Authorization", "Bearer " + bearer);
+    if (!proxy_authorization.empty()) req.headers().add("Proxy-Authorization", proxy_authorization);
     if (!opts.impersonate_user.empty())
       req.headers().add("Impersonate-User", opts.impersonate_user);
     if (!opts.impersonate_groups.empty()) {
@@ -259,7 +284,8 @@ struct Client::Impl {
   BearerToken token;
   http_client http;
   std::optional<ExecAuthenticator> exec;
-  std::mutex cert_mu;  // guards the client made for the plugin's certificate
+  std::string proxy_authorization;  // "Basic ..." for a plain-http server's proxy with a login
+  std::mutex cert_mu;               // guards the client made for the plugin's certificate
   std::shared_ptr<const ClusterConfig> cert_tls;
   std::optional<http_client> cert_http;
   std::string cert_pem, cert_key;

@@ -91,10 +91,12 @@ std::vector<std::string> plugin_environment(const ExecConfig& exec, const std::s
     for (const auto& [n, v] : extra) replaced = replaced || n == name;
     if (!replaced) env.emplace_back(entry);
   }
-  for (const auto& [n, v] : extra) {
-    // A later entry of the same name wins, as with Go's exec.Cmd.Env.
-    std::erase_if(env, [&n](const std::string& e) { return e.starts_with(n + "="); });
-    env.push_back(n + "=" + v);
+  for (const auto& variable : extra) {
+    // A later entry of the same name wins, as with Go's exec.Cmd.Env. (Not
+    // a structured binding: clang 14, the fuzz build's, cannot capture one.)
+    const std::string prefix = variable.first + "=";
+    std::erase_if(env, [&prefix](const std::string& e) { return e.starts_with(prefix); });
+    env.push_back(prefix + variable.second);
   }
   return env;
 }
