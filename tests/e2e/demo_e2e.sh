@@ -77,9 +77,13 @@ check "every cluster run has a start and a completion time" \
   contains "$windows" "runs-with-windows ${#CLUSTER_RUNS[@]}"
 check "no two cluster runs overlap in time (each run's numbers are its own)" \
   contains "$windows" "overlaps none"
+# Each run's target: its CPU, or the reason there is none, printed (the
+# cluster's Prometheus can miss a scrape in a 12 s quick run: NoSamples).
 for name in "${CLUSTER_RUNS[@]}"; do
-  check "$name: status.target has nginx's CPU" bash -c "grep -E '^$name .* cpu$' <<<'$windows' >/dev/null"
+  check "$name: status.target has nginx's CPU, or the demo says why not" \
+    bash -c "grep -E '^$name .* cpu$' <<<'$windows' >/dev/null || sed -n '/^== $name: /,/^==/p' '$log' | grep -qE '^  target: [A-Za-z]+: '"
 done
+check "at least one cluster run has nginx's CPU" bash -c "grep -qE ' cpu$' <<<'$windows'"
 
 check "the local part printed a verdict per example" \
   bash -c "sed -n '/== verdicts/,\$p' '$log' | grep -cE ' (Pass|Fail)$' | grep -qx 4"
