@@ -5,13 +5,20 @@
 namespace kubeload::controller {
 namespace {
 
+using api::ConditionStatus;
+using api::ConditionType;
+using api::name;
 using json_access::find_condition;
 using json_access::member;
 using json_access::text;
 using nlohmann::json;
 
+const std::string kTrue = name(ConditionStatus::True);
+const std::string kFalse = name(ConditionStatus::False);
+const std::string kUnknown = name(ConditionStatus::Unknown);
+
 std::string true_or_false(bool value) {
-  return value ? "True" : "False";
+  return value ? kTrue : kFalse;
 }
 
 }  // namespace
@@ -21,40 +28,46 @@ std::vector<ConditionValue> decide_conditions(const ConditionFacts& facts) {
   const bool succeeded = decision.phase == Phase::Succeeded;
   const bool failed = decision.phase == Phase::Failed;
   const bool finished = succeeded || failed;
-  const bool gate_failed = succeeded && facts.gate == Gate::Failed;
+  const bool gate_failed = succeeded && facts.gate == Verdict::Fail;
   const bool passed = succeeded && !gate_failed;
   // A run without a gate passes (nothing failed); the reason tells it apart.
-  const std::string pass_reason = facts.gate == Gate::None ? "NoGate" : decision.reason;
+  const std::string pass_reason =
+      facts.gate == Verdict::None ? name(Reason::NoGate) : decision.reason;
   const std::string pass_message =
-      facts.gate == Gate::None ? "no thresholds or baseline to check" : decision.message;
+      facts.gate == Verdict::None ? "no thresholds or baseline to check" : decision.message;
 
   std::vector<ConditionValue> conditions;
   if (facts.workers_ready) {
-    conditions.push_back({"WorkersReady", "True", "AllWorkersReady", facts.workers_ready_message});
+    conditions.push_back({name(ConditionType::WorkersReady), kTrue, name(Reason::AllWorkersReady),
+                          facts.workers_ready_message});
   } else {
-    conditions.push_back({"WorkersReady", "False", failed ? decision.reason : "WaitingForWorkers",
+    conditions.push_back({name(ConditionType::WorkersReady), kFalse,
+                          failed ? decision.reason : name(Reason::WaitingForWorkers),
                           failed ? decision.message : facts.workers_ready_message});
   }
   if (succeeded) {
-    conditions.push_back({"Completed", "True", facts.completed_reason, facts.completed_message});
-  } else {
-    conditions.push_back({"Completed", "False", decision.reason, decision.message});
-  }
-  if (passed) {
-    conditions.push_back({"Passed", "True", pass_reason, pass_message});
+    conditions.push_back(
+        {name(ConditionType::Completed), kTrue, facts.completed_reason, facts.completed_message});
   } else {
     conditions.push_back(
-        {"Passed", finished ? "False" : "Unknown", decision.reason, decision.message});
+        {name(ConditionType::Completed), kFalse, decision.reason, decision.message});
   }
-  conditions.push_back({"Finished", true_or_false(finished), decision.reason, decision.message});
-  conditions.push_back(
-      {"Reconciling", true_or_false(!finished), decision.reason, decision.message});
-  conditions.push_back(
-      {"Stalled", true_or_false(failed || gate_failed), decision.reason, decision.message});
   if (passed) {
-    conditions.push_back({"Ready", "True", pass_reason, pass_message});
+    conditions.push_back({name(ConditionType::Passed), kTrue, pass_reason, pass_message});
   } else {
-    conditions.push_back({"Ready", "False", decision.reason, decision.message});
+    conditions.push_back({name(ConditionType::Passed), finished ? kFalse : kUnknown,
+                          decision.reason, decision.message});
+  }
+  conditions.push_back(
+      {name(ConditionType::Finished), true_or_false(finished), decision.reason, decision.message});
+  conditions.push_back({name(ConditionType::Reconciling), true_or_false(!finished), decision.reason,
+                        decision.message});
+  conditions.push_back({name(ConditionType::Stalled), true_or_false(failed || gate_failed),
+                        decision.reason, decision.message});
+  if (passed) {
+    conditions.push_back({name(ConditionType::Ready), kTrue, pass_reason, pass_message});
+  } else {
+    conditions.push_back({name(ConditionType::Ready), kFalse, decision.reason, decision.message});
   }
   return conditions;
 }
@@ -78,19 +91,20 @@ GateReading read_gate(const json& loadtest) {
                                        generation.dump()};
   }
   const json& conditions = member(status, "conditions");
-  const auto is_true = [&](std::string_view type) {
-    const json* condition = find_condition(conditions, type);
+  const auto is_true = [&](ConditionType type) {
+    const json* condition = find_condition(conditions, to_string(type));
     return condition != nullptr && !stale(member(*condition, "observedGeneration")) &&
-           text(member(*condition, "status")) == "True";
+           text(member(*condition, "status")) == kTrue;
   };
-  if (!is_true("Finished")) {
+  if (!is_true(ConditionType::Finished)) {
     return {GateState::InProgress, message.empty() ? "the run is not finished" : message};
   }
-  if (is_true("Stalled")) {
-    return {text(member(status, "phase")) == "Succeeded" ? GateState::Failed : GateState::Error,
+  if (is_true(ConditionType::Stalled)) {
+    return {api::parse_phase(text(member(status, "phase"))) == Phase::Succeeded ? GateState::Failed
+                                                                                : GateState::Error,
             message};
   }
-  if (is_true("Ready")) return {GateState::Passed, message};
+  if (is_true(ConditionType::Ready)) return {GateState::Passed, message};
   return {GateState::Error,
           "finished, but neither Ready nor Stalled" + (message.empty() ? "" : ": " + message)};
 }

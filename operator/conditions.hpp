@@ -45,7 +45,7 @@ namespace kubeload::controller {
 
 struct ConditionFacts {
   PhaseDecision decision;
-  Gate gate = Gate::None;
+  Verdict gate = Verdict::None;
   bool workers_ready = false;         // all workers ready, or the run already started
   std::string workers_ready_message;  // "all 3 workers ready", "1/3 workers ready"
   // For a Succeeded run: how it ended, e.g. DurationReached, and

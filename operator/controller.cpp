@@ -10,6 +10,7 @@
 #include "kubeload/json_access.hpp"
 #include "operator/bounded_parallel.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/test_runs.hpp"
 #include "operator/worker_token.hpp"
 
 namespace kubeload::controller {
@@ -53,14 +54,6 @@ json status_patch(const json& current, const json& next, const std::string& reso
   return patch;
 }
 
-// A refusal that a retry would not fix: the object as built is not allowed
-// (invalid, forbidden by quota or an admission webhook). 409 is the
-// caller's; 429 and 5xx are transient.
-bool is_rejection(const kube::Response& response) {
-  const int code = response.http_status;
-  return code >= 400 && code < 500 && code != 409 && code != 429 && code != 401;
-}
-
 constexpr int kMaxPlans = 4;  // observe once, plan again after at most three learned facts
 
 }  // namespace
@@ -83,7 +76,7 @@ Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
 
 std::optional<std::string> owning_loadtest(const json& object, const kube::ListWatch* jobs) {
   const std::string namespace_ = string_at(object, {"metadata", "namespace"});
-  auto owner_of_kind = [&](const json& o, const char* kind) -> std::optional<std::string> {
+  auto owner_of_kind = [&](const json& o, std::string_view kind) -> std::optional<std::string> {
     const json& owners = field(o, {"metadata", "ownerReferences"});
     if (!owners.is_array()) return std::nullopt;
     for (const json& owner : owners) {
@@ -92,12 +85,12 @@ std::optional<std::string> owning_loadtest(const json& object, const kube::ListW
     return std::nullopt;
   };
   // List items carry no kind, so the owner references tell a Job from a Pod.
-  if (auto name = owner_of_kind(object, "LoadTest")) return namespace_ + "/" + *name;
+  if (auto name = owner_of_kind(object, api::kKind)) return namespace_ + "/" + *name;
   auto job_name = owner_of_kind(object, "Job");
   if (!job_name || jobs == nullptr) return std::nullopt;
   const auto job = jobs->get(namespace_ + "/" + *job_name);
   if (!job) return std::nullopt;
-  if (auto name = owner_of_kind(*job, "LoadTest")) return namespace_ + "/" + *name;
+  if (auto name = owner_of_kind(*job, api::kKind)) return namespace_ + "/" + *name;
   return std::nullopt;
 }
 
@@ -202,17 +195,10 @@ void Reconciler::look_up_baseline(Observation& observed) {
   if (!listed.ok()) {
     throw std::runtime_error("listing the runs of test " + test->second + ": " + listed.describe());
   }
-  if (!listed.body.contains("items")) return;
-  std::string newest;
-  for (const json& item : listed.body["items"]) {
-    const std::string name = string_at(item, {"metadata", "name"});
-    const std::string completed = string_at(item, {"status", "completionTime"});
-    if (name == self || string_at(item, {"status", "verdict"}) != "Pass") continue;
-    if (completed > newest) {  // RFC 3339 in UTC sorts as text
-      newest = completed;
-      observed.baseline_status = item["status"];
-      observed.baseline_name = name;
-    }
+  const std::vector<TestRun> runs = test_runs(listed.body);
+  if (const auto newest = newest_passed(runs, self)) {
+    observed.baseline_status = *runs[*newest].status;
+    observed.baseline_name = runs[*newest].name;
   }
 }
 
@@ -227,16 +213,17 @@ void Reconciler::measure_target(const TargetRequest& request, Observation& obser
     measured.transient = transient;
   };
   const auto forbidden = [&](const std::string& what, const kube::Response& response) {
-    not_measured("Forbidden", "kubeload-operator may not " + what + " in namespace " + namespace_ +
-                                  " (" + response.describe() +
-                                  "); the chart's ClusterRole grants it");
+    not_measured(api::name(api::Reason::Forbidden),
+                 "kubeload-operator may not " + what + " in namespace " + namespace_ + " (" +
+                     response.describe() + "); the chart's ClusterRole grants it");
   };
   std::string selector = request.selector;
   if (selector.empty()) {
     const std::string service = namespace_ + "/" + request.service;
     kube::Response found = client_.get(kube::resources::services(namespace_), request.service);
     if (found.is_not_found()) {
-      return not_measured("TargetNotFound", "the target Service " + service + " does not exist");
+      return not_measured(api::name(api::Reason::TargetNotFound),
+                          "the target Service " + service + " does not exist");
     }
     if (found.http_status == 403) return forbidden("read Services", found);
     if (!found.ok()) {
@@ -250,9 +237,10 @@ void Reconciler::measure_target(const TargetRequest& request, Observation& obser
       }
     }
     if (labels.empty()) {
-      return not_measured("NoPodSelector", "the target Service " + service +
-                                               " selects no pods by label; name them with "
-                                               "spec.target.podSelector");
+      return not_measured(api::name(api::Reason::NoPodSelector),
+                          "the target Service " + service +
+                              " selects no pods by label; name them with "
+                              "spec.target.podSelector");
     }
     selector = to_string(labels);
   }
@@ -270,7 +258,7 @@ void Reconciler::measure_target(const TargetRequest& request, Observation& obser
   }
   std::sort(measured.pods.begin(), measured.pods.end());
   if (measured.pods.empty()) {
-    return not_measured("NoTargetPods",
+    return not_measured(api::name(api::Reason::NoTargetPods),
                         "no pods in namespace " + namespace_ + " match " + selector);
   }
   const std::string matcher = container_matcher(namespace_, measured.pods);
@@ -290,7 +278,7 @@ void Reconciler::measure_target(const TargetRequest& request, Observation& obser
   try {
     measured.run = usage_over(request.windows.run);
     if (!measured.run.cpu_mean) {
-      return not_measured("NoSamples",
+      return not_measured(api::name(api::Reason::NoSamples),
                           "Prometheus (" + config_.prometheus_url +
                               ") has no container_cpu_usage_seconds_total " + "samples of " +
                               std::to_string(measured.pods.size()) + " pod(s) in " + namespace_ +
@@ -303,8 +291,9 @@ void Reconciler::measure_target(const TargetRequest& request, Observation& obser
     }
   } catch (const PrometheusError& e) {
     measured.stages.clear();
-    not_measured(e.transient() ? "PrometheusUnavailable" : "PrometheusQueryFailed", e.what(),
-                 e.transient());
+    not_measured(api::name(e.transient() ? api::Reason::PrometheusUnavailable
+                                         : api::Reason::PrometheusQueryFailed),
+                 e.what(), e.transient());
   }
 }
 
@@ -319,15 +308,8 @@ void Reconciler::look_up_newest_pass(Observation& observed) {
   if (!listed.ok()) {
     throw std::runtime_error("listing the runs of test " + test->second + ": " + listed.describe());
   }
-  const json& items = field(listed.body, {"items"});
-  if (!items.is_array()) return;
-  std::string newest;
-  for (const json& item : items) {
-    const std::string completed = string_at(item, {"status", "completionTime"});
-    if (string_at(item, {"status", "verdict"}) != "Pass" || completed < newest) continue;
-    newest = completed;  // RFC 3339 in UTC sorts as text
-    observed.newest_pass_name = string_at(item, {"metadata", "name"});
-  }
+  const std::vector<TestRun> runs = test_runs(listed.body);
+  if (const auto newest = newest_passed(runs)) observed.newest_pass_name = runs[*newest].name;
 }
 
 void Reconciler::call_workers(std::span<const Action> calls, const std::string& uid,
@@ -399,7 +381,7 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
             if (created.ok()) {
               log_.info("created worker job",
                         {{"loadtest", where}, {"job", string_at(a.job, {"metadata", "name"})}});
-            } else if (is_rejection(created)) {
+            } else if (is_rejection(created.http_status)) {
               observed.job_rejected = created.error ? created.error->message : created.describe();
               again = true;
             } else if (!created.is_already_exists()) {

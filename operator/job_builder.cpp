@@ -21,7 +21,7 @@ constexpr std::string_view kJobSuffix = "-workers";
 constexpr size_t kMaxJobName = 59;     // see worker_job_name
 constexpr size_t kMaxLabelValue = 63;  // Kubernetes label value limit
 constexpr size_t kHashLength = 8;
-constexpr std::string_view kDefaultApiVersion = "kubeload.dev/v1alpha1";
+constexpr std::string_view kDefaultApiVersion = api::kApiVersion;
 constexpr int kWorkerUser = 65532;  // the kubeload image's user (Dockerfile)
 
 // FNV-1a: a hash that is the same on every platform and in every release,

@@ -16,7 +16,7 @@
 
 namespace kubeload::controller {
 
-inline constexpr std::string_view kLoadTestLabel = "kubeload.dev/loadtest";
+using api::kLoadTestLabel;
 inline constexpr std::string_view kNameLabel = "app.kubernetes.io/name";
 inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr std::string_view kWorkerName = "kubeload-worker";

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <variant>
 
+#include "kubeload/api/status.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/threshold.hpp"
@@ -18,8 +19,6 @@
 namespace kubeload::controller {
 namespace {
 
-constexpr const char* kPhases[] = {"Pending", "Starting", "Running", "Succeeded", "Failed"};
-constexpr const char* kVerdicts[] = {"Pass", "Fail", "None"};
 // The latency percentiles, labelled percentile="p99" as status.result.latencyMs
 // and the thresholds name them. Not quantile="0.99": Prometheus gives that
 // label to a summary's quantiles, and these are gauges.
@@ -31,8 +30,10 @@ using nlohmann::json;
 using Labels = std::map<std::string, std::string>;
 
 bool finished(const std::string& phase) {
-  return phase == "Succeeded" || phase == "Failed";
+  return api::is_final_phase(phase);
 }
+
+const std::string kNoVerdict = api::name(api::Verdict::None);
 
 std::optional<double> unix_seconds(const json& text) {
   if (!text.is_string()) return std::nullopt;
@@ -195,8 +196,8 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlo
   // its old labels: they would stay, unchanging, until the operator restarts.
   if (!exported.empty() && exported != labels) remove_run_series(exported);
   exported = labels;
-  const std::string phase = status.value("phase", "Pending");
-  if (phase == "Failed") {
+  const std::string phase = status.value("phase", api::name(api::Phase::Pending));
+  if (phase == to_string(api::Phase::Failed)) {
     if (const auto ended = unix_seconds(member(status, "completionTime"))) {
       record_failure({{"namespace", namespace_}, {"test", test}}, *ended);
     }
@@ -206,7 +207,9 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlo
     l[key] = value;
     return l;
   };
-  for (const char* p : kPhases) families_->phase.Add(with("phase", p)).Set(phase == p ? 1 : 0);
+  for (const auto& [value, p] : api::kPhases) {
+    families_->phase.Add(with("phase", std::string(p))).Set(phase == p ? 1 : 0);
+  }
   if (run_deadline && !finished(phase)) {
     families_->run_deadline.Add(labels).Set(*run_deadline);
   } else {
@@ -217,9 +220,9 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlo
                     FinishedRun{text(member(metadata, "uid")),
                                 member(status, "completionTime").get<std::string>(), name, status});
   }
-  const std::string verdict = status.value("verdict", "None");
-  for (const char* v : kVerdicts) {
-    families_->verdict.Add(with("verdict", v)).Set(verdict == v ? 1 : 0);
+  const std::string verdict = status.value("verdict", kNoVerdict);
+  for (const auto& [value, v] : api::kVerdicts) {
+    families_->verdict.Add(with("verdict", std::string(v))).Set(verdict == v ? 1 : 0);
   }
   if (!status.contains("result") || !status["result"].is_object()) return;
   const auto& result = status["result"];
@@ -244,13 +247,15 @@ void OperatorMetrics::forget_loadtest(const std::string& namespace_, const std::
 }
 
 void OperatorMetrics::remove_run_series(const Labels& labels) {
-  auto with = [&](const char* key, const char* value) {
+  auto with = [&](const char* key, std::string_view value) {
     auto l = labels;
-    l[key] = value;
+    l[key] = std::string(value);
     return l;
   };
-  for (const char* p : kPhases) remove_series(families_->phase, with("phase", p));
-  for (const char* v : kVerdicts) remove_series(families_->verdict, with("verdict", v));
+  for (const auto& [value, p] : api::kPhases) remove_series(families_->phase, with("phase", p));
+  for (const auto& [value, v] : api::kVerdicts) {
+    remove_series(families_->verdict, with("verdict", v));
+  }
   for (const char* p : kPercentiles) remove_series(families_->latency, with("percentile", p));
   for (auto* family : {&families_->requests_per_second, &families_->error_ratio,
                        &families_->requests, &families_->run_deadline}) {
@@ -290,16 +295,18 @@ void OperatorMetrics::publish_history(TestHistory& history) {
   };
   auto verdict_of = [](const FinishedRun& run) {
     const std::string verdict = text(member(run.status, "verdict"));
-    return verdict.empty() ? std::string("None") : verdict;
+    return verdict.empty() ? kNoVerdict : verdict;
   };
   const FinishedRun& last = history.newest.front();
-  for (const char* v : kVerdicts) {
-    families_->test_last_verdict.Add(with("verdict", v)).Set(verdict_of(last) == v ? 1 : 0);
+  for (const auto& [value, v] : api::kVerdicts) {
+    families_->test_last_verdict.Add(with("verdict", std::string(v)))
+        .Set(verdict_of(last) == v ? 1 : 0);
   }
   if (history.newest.size() > 1) {
     const std::string before = verdict_of(history.newest[1]);
-    for (const char* v : kVerdicts) {
-      families_->test_previous_verdict.Add(with("verdict", v)).Set(before == v ? 1 : 0);
+    for (const auto& [value, v] : api::kVerdicts) {
+      families_->test_previous_verdict.Add(with("verdict", std::string(v)))
+          .Set(before == v ? 1 : 0);
     }
   }
   if (const auto start = unix_seconds(member(last.status, "startTime"))) {

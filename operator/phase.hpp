@@ -19,15 +19,19 @@
 #include <string>
 #include <string_view>
 
+#include "kubeload/api/status.hpp"
+
 namespace kubeload::controller {
 
-enum class Phase { Pending, Starting, Running, Succeeded, Failed };
-std::string_view to_string(Phase phase) noexcept;
-bool is_final(Phase phase) noexcept;
-
+// The phase, its spelling and what "final" means are the API's
+// (kubeload/api/status.hpp).
+using api::is_final;
+using api::Phase;
+using api::Reason;
+using api::to_string;
 // The gate's outcome (thresholds and baseline), known once all final results
-// are in. None: the LoadTest has no gate.
-enum class Gate { None, Passed, Failed };
+// are in: the status's verdict. None: the LoadTest has no gate.
+using api::Verdict;
 
 // What the table looks at, reduced from the observations by compute_status.
 // The strings carry the details that end up in status.message.
@@ -53,13 +57,13 @@ struct PhaseFacts {
   bool start_deadline_passed = false;
   std::string start_timeout;     // "5m", for messages
   std::string not_ready_detail;  // "worker 1: ImagePullBackOff", may be empty
-  Gate gate = Gate::None;
+  Verdict gate = Verdict::None;
   std::string gate_message;  // "all 3 thresholds met"
 };
 
 struct PhaseDecision {
   Phase phase = Phase::Pending;
-  std::string reason;  // CamelCase
+  std::string reason;  // a Reason's spelling (api::name)
   std::string message;
 };
 

@@ -7,6 +7,7 @@
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/phase.hpp"
 #include "operator/run_policy.hpp"
 #include "operator/worker_token.hpp"
 
@@ -18,6 +19,7 @@ using json_access::text;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
+using api::name;
 
 constexpr auto kPollWhileRunning = 1s;
 // From a time-bounded run's planned end for kEndingWindow, while its workers
@@ -32,10 +34,6 @@ constexpr auto kPollWhilePaced = 250ms;
 constexpr auto kPollWhileStarting = 2s;
 constexpr auto kPollOtherwise = 5s;
 
-bool is_final_phase(const std::string& phase) {
-  return phase == "Succeeded" || phase == "Failed";
-}
-
 constexpr const char* kKeptUidKey = "loadTestUid";
 constexpr const char* kKeptWorkersKey = "workers";
 constexpr const char* kKeptMergeKey = "merged";
@@ -47,23 +45,24 @@ std::string loadtest_uid(const Observation& o) {
 json results_config_map(const json& loadtest, const std::string& name) {
   const json& metadata = member(loadtest, "metadata");
   const std::string uid = text(member(metadata, "uid"));
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", text(member(metadata, "namespace"))},
-            {"labels",
-             {{std::string(kLoadTestLabel), loadtest_label_value(text(member(metadata, "name")))},
-              {std::string(kLoadTestUidLabel), uid},
-              {std::string(kManagedByLabel), std::string(kManagedBy)}}},
-            {"ownerReferences",
-             json::array({{{"apiVersion", loadtest.value("apiVersion", "kubeload.dev/v1alpha1")},
-                           {"kind", "LoadTest"},
-                           {"name", text(member(metadata, "name"))},
-                           {"uid", uid},
-                           {"controller", true},
-                           {"blockOwnerDeletion", true}}})}}},
-          {"data", json::object()}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", text(member(metadata, "namespace"))},
+        {"labels",
+         {{std::string(kLoadTestLabel), loadtest_label_value(text(member(metadata, "name")))},
+          {std::string(kLoadTestUidLabel), uid},
+          {std::string(kManagedByLabel), std::string(kManagedBy)}}},
+        {"ownerReferences",
+         json::array({{{"apiVersion", loadtest.value("apiVersion", std::string(api::kApiVersion))},
+                       {"kind", api::kKind},
+                       {"name", text(member(metadata, "name"))},
+                       {"uid", uid},
+                       {"controller", true},
+                       {"blockOwnerDeletion", true}}})}}},
+      {"data", json::object()}};
 }
 
 struct RunFailure {
@@ -87,7 +86,7 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
   }
   const json& metadata = member(o.loadtest, "metadata");
   const std::string name = text(member(metadata, "name"));
-  const bool passed = text(member(out.status, "verdict")) == "Pass";
+  const bool passed = api::parse_verdict(text(member(out.status, "verdict"))) == Verdict::Pass;
   const bool labelled = spec.labels.count(std::string(kTestLabel)) != 0;
   if (passed && labelled) {
     if (!o.newest_pass_looked_up) {
@@ -178,6 +177,11 @@ std::chrono::nanoseconds run_time_bound(const LoadTestSpec& spec) {
 int64_t job_active_deadline_seconds(const LoadTestSpec& spec) {
   const auto total = spec.start_timeout + kStartLead + run_time_bound(spec) + kWorkerLinger;
   return static_cast<int64_t>(std::ceil(std::chrono::duration<double>(total).count()));
+}
+
+bool is_rejection(int http_status) {
+  return http_status >= 400 && http_status < 500 && http_status != 409 && http_status != 429 &&
+         http_status != 401;
 }
 
 std::string results_config_map_name(const std::string& loadtest_name, const std::string& uid) {
@@ -309,7 +313,8 @@ std::map<uint32_t, std::string> workers_to_ask(const Observation& o) {
   std::map<uint32_t, std::string> ask;
   const json& status = member(o.loadtest, "status");
   const std::optional<JobView> job = own_job(o);
-  if (!o.parsed.ok() || !job || !job->start_at || is_final_phase(text(member(status, "phase")))) {
+  if (!o.parsed.ok() || !job || !job->start_at ||
+      api::is_final_phase(text(member(status, "phase")))) {
     return ask;
   }
   std::vector<std::string> ignored;
@@ -383,8 +388,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
                                  ? member(metadata, "generation").get<int64_t>()
                                  : 0;
   const std::string current_phase = text(member(current, "phase"));
-  const bool already_final =
-      is_final_phase(current_phase) && member(current, "observedGeneration") == json(generation);
+  const bool already_final = api::is_final_phase(current_phase) &&
+                             member(current, "observedGeneration") == json(generation);
   const bool valid = o.parsed.ok();
   const LoadTestSpec& spec = o.parsed.spec;
   const uint32_t workers = valid ? spec.workers : 0;
@@ -419,17 +424,18 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         waiting_for_old_job = true;
         if (!o.job->deleting) out.actions.push_back(DeleteJob{o.job->name, o.job->uid});
       } else {
-        failure = RunFailure{"JobNameTaken", "a Job named \"" + o.job->name +
-                                                 "\" exists and does not belong to this LoadTest"};
+        failure = RunFailure{
+            api::name(Reason::JobNameTaken),
+            "a Job named \"" + o.job->name + "\" exists and does not belong to this LoadTest"};
       }
     } else if (!job && !started_before) {
       if (o.job_rejected) {
-        failure =
-            RunFailure{"JobRejected", "the API server refused the worker Job: " + *o.job_rejected};
+        failure = RunFailure{api::name(Reason::JobRejected),
+                             "the API server refused the worker Job: " + *o.job_rejected};
       } else if (auto refused = policy_refusal(o.loadtest, spec, config)) {
         // The admin's ceilings and scheduling rules, checked before anything
         // is created (a run already going is never stopped by a new rule).
-        failure = RunFailure{"PolicyViolation", *refused};
+        failure = RunFailure{api::name(Reason::PolicyViolation), *refused};
       } else {
         if (config.worker_ingress_from.is_array()) {
           out.actions.push_back(
@@ -466,7 +472,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     WorkerResults kept = kept_merge(o, kept_problems);
     if (!kept_problems.empty()) {
       // Writing over it would lose the workers it holds, who may have exited.
-      failure = RunFailure{"ResultsUnreadable",
+      failure = RunFailure{api::name(Reason::ResultsUnreadable),
                            "the kept results cannot be read: " + kept_problems.front()};
     }
     std::vector<uint32_t> newly_kept;
@@ -527,7 +533,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       }
       if (size > kConfigMapDataLimit) {
         failure = RunFailure{
-            "ResultsTooLarge",
+            api::name(Reason::ResultsTooLarge),
             "the merged result of " + std::to_string(kept.reports().size()) + " worker(s) is " +
                 std::to_string(size) + " bytes, over the " + std::to_string(kConfigMapDataLimit) +
                 " bytes a ConfigMap may hold; fewer stages or named requests keep it smaller"};
@@ -562,7 +568,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       // It answered, so no network is in the way: the key the token is
       // derived from is not the one the run was started with.
       failure = RunFailure{
-          "WorkerTokenRefused",
+          api::name(Reason::WorkerTokenRefused),
           std::to_string(refusing.size()) + " worker(s) refused the operator's token for " +
               format_duration(config.worker_unreachable_timeout) + ": " + refusing.front() +
               "; the run was started by an operator with another worker token key (every "
@@ -572,7 +578,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     }
     if (!failure && !unreachable.empty()) {
       failure = RunFailure{
-          "WorkersUnreachable",
+          api::name(Reason::WorkersUnreachable),
           "no answer from " + std::to_string(unreachable.size()) + " worker(s) for " +
               format_duration(config.worker_unreachable_timeout) + ": " + unreachable.front() +
               "; the operator must reach every worker pod on TCP port " +
@@ -581,7 +587,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     }
     if (!failure && start_at && final_ok < workers &&
         o.now > *start_at + std::chrono::duration_cast<Timestamp::duration>(run_time_bound(spec))) {
-      failure = RunFailure{"RunDeadlineExceeded",
+      failure = RunFailure{api::name(Reason::RunDeadlineExceeded),
                            "the run did not end within " + format_duration(run_time_bound(spec)) +
                                " of its start (spec.timeouts.run); " + std::to_string(final_ok) +
                                " of " + std::to_string(workers) + " workers finished"};
@@ -612,7 +618,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   }
   if (phase != current_phase) {
     const std::string reason = text(member(out.status, "reason"));
-    out.actions.push_back(RecordEvent{phase == "Failed" ? "Warning" : "Normal",
+    out.actions.push_back(RecordEvent{phase == to_string(Phase::Failed) ? "Warning" : "Normal",
                                       reason.empty() ? phase : reason,
                                       text(member(out.status, "message"))});
   }
@@ -626,7 +632,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   }
 
   out.actions.insert(out.actions.end(), finish_kept.begin(), finish_kept.end());
-  if (is_final_phase(phase)) {
+  if (api::is_final_phase(phase)) {
     // After the final status is stored (the executor stops at a failed
     // write): the workers may exit, and the Job goes per the cleanup policy.
     for (const PodView& pod : pods) {
@@ -635,12 +641,15 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       out.actions.push_back(FinishWorker{*pod.index, pod.ip});
     }
     if (job && valid) {
-      const bool succeeded = phase == "Succeeded" && text(member(out.status, "verdict")) != "Fail";
+      const bool succeeded =
+          phase == to_string(Phase::Succeeded) &&
+          api::parse_verdict(text(member(out.status, "verdict"))) != Verdict::Fail;
       const bool remove = spec.cleanup == CleanupPolicy::Always ||
                           (spec.cleanup == CleanupPolicy::OnSuccess && succeeded);
       if (remove && !job->deleting) {
         out.actions.push_back(DeleteJob{job->name, job->uid});
-      } else if (!remove && phase == "Failed" && !job->failed && !job->complete && !job->deleting) {
+      } else if (!remove && phase == to_string(Phase::Failed) && !job->failed && !job->complete &&
+                 !job->deleting) {
         out.actions.push_back(EndJob{job->name});
       }
     }

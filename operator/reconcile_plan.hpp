@@ -197,6 +197,12 @@ std::optional<std::chrono::nanoseconds> planned_length(const LoadSpec& load);
 // The Job's activeDeadlineSeconds: start timeout + run bound + the workers'
 // linger, so the backstop never cuts a run the operator still waits for.
 int64_t job_active_deadline_seconds(const LoadTestSpec& spec);
+// Whether the API server's answer to a create is a refusal a retry would not
+// fix: the object as built is not allowed (invalid, forbidden by a quota or an
+// admission webhook), so the run fails with its message. 409 is the caller's
+// (it exists); 401 (credentials expired: fetched again), 429 and 5xx are
+// transient.
+bool is_rejection(int http_status);
 // The results ConfigMap of a LoadTest incarnation (name and uid).
 std::string results_config_map_name(const std::string& loadtest_name, const std::string& uid);
 

@@ -19,6 +19,9 @@
 namespace kubeload::controller {
 namespace {
 
+using api::ConditionStatus;
+using api::ConditionType;
+using api::name;
 using json_access::find_condition;
 using json_access::member;
 using json_access::text;
@@ -152,7 +155,7 @@ std::optional<Timestamp> creation_time(const json& object) {
 // ---- the gate ----------------------------------------------------------------------
 
 struct GateOutcome {
-  Gate gate = Gate::None;
+  Verdict gate = Verdict::None;
   std::string message;
   json thresholds = json::array();
   std::optional<json> baseline;
@@ -246,7 +249,7 @@ GateOutcome evaluate_gate(const LoadTestSpec& spec, const RunResult& merged,
   }
   if (spec.thresholds.empty() && !spec.baseline) return outcome;
 
-  outcome.gate = misses.empty() ? Gate::Passed : Gate::Failed;
+  outcome.gate = misses.empty() ? Verdict::Pass : Verdict::Fail;
   const size_t thresholds = spec.thresholds.size();
   if (misses.empty()) {
     outcome.message = thresholds == 0 ? "within the baseline"
@@ -292,11 +295,11 @@ std::string running_progress(const LoadSpec& load, std::optional<Timestamp> star
 }
 
 std::string completion_reason(const LoadSpec& load, const Result& merged) {
-  if (!load.stages.empty()) return "StagesCompleted";
+  if (!load.stages.empty()) return name(Reason::StagesCompleted);
   if (load.requests && (!load.duration || merged.requests >= *load.requests)) {
-    return "RequestsReached";
+    return name(Reason::RequestsReached);
   }
-  return "DurationReached";
+  return name(Reason::DurationReached);
 }
 
 // ---- conditions -------------------------------------------------------------------------
@@ -310,18 +313,19 @@ json kept_final_status(const json& current, int64_t generation, Timestamp now) {
   kept["observedGeneration"] = generation;
   const json& stored = member(current, "conditions");
   ConditionFacts facts;
-  facts.decision = {
-      text(member(current, "phase")) == "Succeeded" ? Phase::Succeeded : Phase::Failed,
-      text(member(current, "reason")), text(member(current, "message"))};
-  const std::string verdict = text(member(current, "verdict"));
-  facts.gate = verdict == "Pass" ? Gate::Passed : verdict == "Fail" ? Gate::Failed : Gate::None;
-  if (const json* ready = find_condition(stored, "WorkersReady"); ready != nullptr) {
-    facts.workers_ready = text(member(*ready, "status")) == "True";
+  facts.decision = {api::parse_phase(text(member(current, "phase"))) == Phase::Succeeded
+                        ? Phase::Succeeded
+                        : Phase::Failed,
+                    text(member(current, "reason")), text(member(current, "message"))};
+  facts.gate = api::parse_verdict(text(member(current, "verdict"))).value_or(Verdict::None);
+  if (const json* ready = find_condition(stored, to_string(ConditionType::WorkersReady));
+      ready != nullptr) {
+    facts.workers_ready = text(member(*ready, "status")) == to_string(ConditionStatus::True);
     facts.workers_ready_message = text(member(*ready, "message"));
   }
   facts.completed_reason = facts.decision.reason;
   facts.completed_message = facts.decision.message;
-  if (const json* completed = find_condition(stored, "Completed");
+  if (const json* completed = find_condition(stored, to_string(ConditionType::Completed));
       completed != nullptr && !text(member(*completed, "reason")).empty()) {
     facts.completed_reason = text(member(*completed, "reason"));
     facts.completed_message = text(member(*completed, "message"));
@@ -431,9 +435,10 @@ json compute_status(const Observed& observed, Timestamp now) {
                                  ? member(metadata, "generation").get<int64_t>()
                                  : 0;
   const std::string current_phase = text(member(current, "phase"));
-  if (current_phase == "Succeeded" || current_phase == "Failed") {
-    const bool edited_after_invalid = text(member(current, "reason")) == "InvalidSpec" &&
-                                      member(current, "observedGeneration") != json(generation);
+  if (api::is_final_phase(current_phase)) {
+    const bool edited_after_invalid =
+        text(member(current, "reason")) == to_string(Reason::InvalidSpec) &&
+        member(current, "observedGeneration") != json(generation);
     if (!edited_after_invalid) {
       // A LoadTest runs once: an edit after the end changes nothing but
       // records that the operator saw it (so the controller stops waiting
@@ -572,9 +577,7 @@ json compute_status(const Observed& observed, Timestamp now) {
   status["phase"] = std::string(to_string(decision.phase));
   status["reason"] = decision.reason;
   status["message"] = decision.message;
-  status["verdict"] = !succeeded || facts.gate == Gate::None ? "None"
-                      : facts.gate == Gate::Passed           ? "Pass"
-                                                             : "Fail";
+  status["verdict"] = name(succeeded ? facts.gate : Verdict::None);
   if (succeeded && gate) {
     if (!gate->thresholds.empty()) status["thresholds"] = std::move(gate->thresholds);
     if (gate->baseline) status["baseline"] = std::move(*gate->baseline);

@@ -12,12 +12,19 @@
 namespace kubeload::controller {
 
 using json = nlohmann::json;
+using api::ConditionStatus;
+using api::name;
+using api::Reason;
 using json_access::find_condition;
 using json_access::member;
 using json_access::text;
 using std::chrono::milliseconds;
 
 namespace {
+
+const std::string kTrue = name(ConditionStatus::True);
+const std::string kFalse = name(ConditionStatus::False);
+const std::string kUnknown = name(ConditionStatus::Unknown);
 
 Timestamp::duration seconds_as_duration(double seconds) {
   return std::chrono::duration_cast<Timestamp::duration>(std::chrono::duration<double>(seconds));
@@ -194,12 +201,12 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
                                   const std::optional<TargetMeasurement>& measured, Timestamp now) {
   TargetUsageStep step;
   const std::string phase = text(member(status, "phase"));
-  if (phase != "Succeeded" && phase != "Failed") return step;
+  if (!api::is_final_phase(phase)) return step;
 
   // Measured (or known not to be) once: kept, like the rest of a final status.
   if (const json* kept = find_condition(member(current, "conditions"), kTargetMetricsCondition)) {
     const std::string value = text(member(*kept, "status"));
-    if (value == "True" || value == "False") {
+    if (value == kTrue || value == kFalse) {
       if (current.contains("target")) status["target"] = current["target"];
       set_condition(status, current, value, text(member(*kept, "reason")),
                     text(member(*kept, "message")), now);
@@ -207,17 +214,17 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
     }
   }
   const auto not_measured = [&](const std::string& reason, const std::string& message) {
-    set_condition(status, current, "False", reason, message, now);
+    set_condition(status, current, kFalse, reason, message, now);
     return step;
   };
   if (config.prometheus_url.empty()) {
-    return not_measured("PrometheusNotConfigured",
+    return not_measured(name(Reason::PrometheusNotConfigured),
                         "kubeload-operator runs without --prometheus-url: the target's CPU and "
                         "memory are not read");
   }
   const std::optional<RunWindows> windows = run_windows(status, parsed.spec);
   if (!parsed.ok() || !windows) {
-    return not_measured("NothingMeasured",
+    return not_measured(name(Reason::NothingMeasured),
                         "the run measured nothing: there is no window to read "
                         "the target's resource use over");
   }
@@ -229,7 +236,7 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
     request.selector = to_string(*spec.pod_selector);
   } else if (spec.service) {
     if (!spec.service->namespace_.empty() && spec.service->namespace_ != spec.namespace_) {
-      return not_measured("TargetInOtherNamespace",
+      return not_measured(name(Reason::TargetInOtherNamespace),
                           "the target Service is in namespace " + spec.service->namespace_ +
                               "; the resource use of pods is read only in the LoadTest's own "
                               "namespace (" +
@@ -237,14 +244,14 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
     }
     request.service = spec.service->name;
   } else {
-    return not_measured("NoPodSelector",
+    return not_measured(name(Reason::NoPodSelector),
                         "a url target names its pods with spec.target.podSelector (in the "
                         "LoadTest's namespace) to have their resource use read");
   }
 
   const Timestamp::duration length = windows->run.end - windows->run.start;
   if (length < 2 * config.prometheus_scrape_interval) {
-    return not_measured("WindowTooShort",
+    return not_measured(name(Reason::WindowTooShort),
                         "the run's window (" +
                             fixed(std::chrono::duration<double>(length).count(), 1) +
                             "s) is shorter than two scrape intervals (" +
@@ -255,14 +262,14 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
   if (measured) {
     if (measured->reason.empty()) {
       status["target"] = target_status(*measured, *windows);
-      set_condition(status, current, "True", "Measured", measured_message(*measured, *windows),
-                    now);
+      set_condition(status, current, kTrue, name(Reason::Measured),
+                    measured_message(*measured, *windows), now);
     } else if (measured->transient && now < give_up) {
-      set_condition(status, current, "Unknown", measured->reason,
+      set_condition(status, current, kUnknown, measured->reason,
                     measured->message + "; asking again", now);
       step.requeue_after = std::chrono::duration_cast<milliseconds>(kTargetMetricsRetry);
     } else {
-      set_condition(status, current, "False", measured->reason, measured->message, now);
+      set_condition(status, current, kFalse, measured->reason, measured->message, now);
     }
     return step;
   }
@@ -270,7 +277,7 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
       windows->run.end + std::max<Timestamp::duration>(3 * config.prometheus_scrape_interval,
                                                        std::chrono::seconds(15));
   if (now < ready_at) {
-    set_condition(status, current, "Unknown", "WaitingForScrapes",
+    set_condition(status, current, kUnknown, name(Reason::WaitingForScrapes),
                   "reading the target's resource use from Prometheus at " + format_time(ready_at) +
                       ", three scrape intervals after the run",
                   now);

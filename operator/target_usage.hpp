@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/status.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/views.hpp"
@@ -30,7 +31,8 @@
 namespace kubeload::controller {
 
 // The condition that says whether status.target is there, and why not.
-inline constexpr const char* kTargetMetricsCondition = "TargetMetrics";
+inline constexpr std::string_view kTargetMetricsCondition =
+    api::to_string(api::ConditionType::TargetMetrics);
 
 struct UsageWindow {
   Timestamp start;

@@ -12,16 +12,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/meta.hpp"
+
 namespace kubeload::controller {
 
 using Timestamp = std::chrono::system_clock::time_point;
 
 // The label carrying the owning LoadTest's metadata.uid on the Job, its pods
 // and the results ConfigMap: names are reused, UIDs never are.
-inline constexpr std::string_view kLoadTestUidLabel = "kubeload.dev/loadtest-uid";
+using api::kLoadTestUidLabel;
 // The Job annotation holding the barrier's wall time (unix ms): the one fact
 // about the start that is not visible otherwise.
-inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
+using api::kStartAtAnnotation;
 inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
 
 struct PodView {

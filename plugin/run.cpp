@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "kubeload/api/status.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
@@ -87,8 +88,7 @@ bool gated(const json& spec) {
 
 bool is_finished(const json& loadtest) {
   const json& status = member(loadtest, "status");
-  const std::string phase = text(member(status, "phase"));
-  if (phase != "Succeeded" && phase != "Failed") return false;
+  if (!api::is_final_phase(text(member(status, "phase")))) return false;
   const json& generation = member(member(loadtest, "metadata"), "generation");
   const json& observed = member(status, "observedGeneration");
   // A final phase written for an older generation describes another spec.
@@ -109,7 +109,7 @@ Outcome outcome_of(const json& loadtest) {
     return {kExitError,
             "the run has not finished (phase " + (phase.empty() ? "none" : phase) + ")"};
   }
-  if (phase == "Failed") return {kExitError, "the run failed: " + why};
+  if (api::parse_phase(phase) == api::Phase::Failed) return {kExitError, "the run failed: " + why};
   const json& thresholds = member(status, "thresholds");
   bool threshold_missed = false;
   if (thresholds.is_array()) {
@@ -119,15 +119,16 @@ Outcome outcome_of(const json& loadtest) {
   }
   const bool baseline_missed = member(status, "baseline").is_object() &&
                                member(member(status, "baseline"), "passed") != json(true);
-  if (verdict == "Fail") return {kExitGateFailed, "verdict Fail: " + message};
-  if (verdict == "Pass") {
+  const std::optional<api::Verdict> read_verdict = api::parse_verdict(verdict);
+  if (read_verdict == api::Verdict::Fail) return {kExitGateFailed, "verdict Fail: " + message};
+  if (read_verdict == api::Verdict::Pass) {
     if (threshold_missed || baseline_missed) {
       return {kExitError,
               "the status says Pass but lists a missed threshold or baseline: not trusted"};
     }
     return {kExitPass, "verdict Pass: " + message};
   }
-  if (verdict == "None") {
+  if (read_verdict == api::Verdict::None) {
     if (gated(member(loadtest, "spec"))) {
       return {kExitError, "the spec has a gate but the status has no verdict: not trusted"};
     }

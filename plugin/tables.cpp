@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kubeload/api/status.hpp"
 #include "kubeload/json_access.hpp"
 #include "loadgen/report_writers.hpp"
 #include "plugin/cli.hpp"
@@ -50,9 +51,9 @@ Run run_of(const json& loadtest) {
   run.created = text(member(metadata, "creationTimestamp"));
   const json& status = member(loadtest, "status");
   run.phase = text(member(status, "phase"));
-  if (run.phase.empty()) run.phase = "Pending";
+  if (run.phase.empty()) run.phase = api::name(api::Phase::Pending);
   run.verdict = text(member(status, "verdict"));
-  if (run.verdict.empty()) run.verdict = "None";
+  if (run.verdict.empty()) run.verdict = api::name(api::Verdict::None);
   const json& result = member(status, "result");
   if (!result.is_object()) return run;
   run.requests = count(member(result, "requests"));

@@ -21,7 +21,7 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
+using api::kApiVersion;
 constexpr std::string_view kKind = "LoadTest";
 constexpr const char* kNamespaceRule =
     ": must be a lowercase RFC 1123 label (a-z, 0-9 and '-', at most 63 characters)";

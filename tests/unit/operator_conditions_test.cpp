@@ -28,7 +28,7 @@ std::map<std::string, ConditionValue> by_type(const std::vector<ConditionValue>&
 struct ConditionRow {
   const char* name;
   PhaseDecision decision;
-  Gate gate;
+  Verdict gate;
   bool workers_ready;
   // Expected statuses.
   const char* ready;
@@ -45,7 +45,7 @@ std::vector<ConditionRow> condition_rows() {
   return {
       {"pending",
        {Phase::Pending, "WaitingForWorkers", "creating the worker Job (3 workers)"},
-       Gate::None,
+       Verdict::None,
        false,
        "False",
        "True",
@@ -57,7 +57,7 @@ std::vector<ConditionRow> condition_rows() {
        "WaitingForWorkers"},
       {"starting",
        {Phase::Starting, "WaitingForWorkers", "1/3 workers ready"},
-       Gate::None,
+       Verdict::None,
        false,
        "False",
        "True",
@@ -69,7 +69,7 @@ std::vector<ConditionRow> condition_rows() {
        "WaitingForWorkers"},
       {"all ready",
        {Phase::Starting, "WorkersReady", "all 3 workers ready"},
-       Gate::None,
+       Verdict::None,
        true,
        "False",
        "True",
@@ -81,7 +81,7 @@ std::vector<ConditionRow> condition_rows() {
        "WorkersReady"},
       {"running",
        {Phase::Running, "Running", "3 workers running; 0 finished"},
-       Gate::None,
+       Verdict::None,
        true,
        "False",
        "True",
@@ -93,7 +93,7 @@ std::vector<ConditionRow> condition_rows() {
        "Running"},
       {"passed",
        {Phase::Succeeded, "ThresholdsPassed", "all 2 thresholds met"},
-       Gate::Passed,
+       Verdict::Pass,
        true,
        "True",
        "False",
@@ -105,7 +105,7 @@ std::vector<ConditionRow> condition_rows() {
        "ThresholdsPassed"},
       {"no gate",
        {Phase::Succeeded, "Completed", "completed; no thresholds to check"},
-       Gate::None,
+       Verdict::None,
        true,
        "True",
        "False",
@@ -117,7 +117,7 @@ std::vector<ConditionRow> condition_rows() {
        "NoGate"},
       {"failed gate",
        {Phase::Succeeded, "ThresholdsFailed", "1 of 2 thresholds missed"},
-       Gate::Failed,
+       Verdict::Fail,
        true,
        "False",
        "False",
@@ -129,7 +129,7 @@ std::vector<ConditionRow> condition_rows() {
        "ThresholdsFailed"},
       {"worker failed",
        {Phase::Failed, "WorkerFailed", "worker 1 failed (OOMKilled)"},
-       Gate::None,
+       Verdict::None,
        true,
        "False",
        "False",
@@ -141,7 +141,7 @@ std::vector<ConditionRow> condition_rows() {
        "WorkerFailed"},
       {"results lost",
        {Phase::Failed, "ResultsLost", "worker 0 exited"},
-       Gate::None,
+       Verdict::None,
        true,
        "False",
        "False",
@@ -153,7 +153,7 @@ std::vector<ConditionRow> condition_rows() {
        "ResultsLost"},
       {"never ready",
        {Phase::Failed, "WorkersNotReady", "1/3 workers ready after 5m"},
-       Gate::None,
+       Verdict::None,
        false,
        "False",
        "False",
@@ -165,7 +165,7 @@ std::vector<ConditionRow> condition_rows() {
        "WorkersNotReady"},
       {"invalid spec",
        {Phase::Failed, "InvalidSpec", "invalid spec: spec.load.rate"},
-       Gate::None,
+       Verdict::None,
        false,
        "False",
        "False",
@@ -223,7 +223,7 @@ TEST(OperatorConditions, FinishedAndStalledCarryThePhasesWords) {
 TEST(OperatorConditions, CompletedSaysHowTheRunEnded) {
   ConditionFacts facts;
   facts.decision = {Phase::Succeeded, "ThresholdsFailed", "1 of 2 thresholds missed"};
-  facts.gate = Gate::Failed;
+  facts.gate = Verdict::Fail;
   facts.completed_reason = "RequestsReached";
   facts.completed_message = "1000 requests in 2.1s";
   auto c = by_type(decide_conditions(facts));
@@ -236,7 +236,7 @@ TEST(OperatorConditions, CompletedSaysHowTheRunEnded) {
 
 // A LoadTest as the API returns it, with the conditions decide_conditions
 // gives for `decision`, computed for `observed_generation`.
-json loadtest_with(const PhaseDecision& decision, Gate gate, int64_t generation,
+json loadtest_with(const PhaseDecision& decision, Verdict gate, int64_t generation,
                    int64_t observed_generation) {
   ConditionFacts facts;
   facts.decision = decision;
@@ -262,9 +262,9 @@ json loadtest_with(const PhaseDecision& decision, Gate gate, int64_t generation,
             {"phase", std::string(to_string(decision.phase))},
             {"reason", decision.reason},
             {"message", decision.message},
-            {"verdict", !succeeded || gate == Gate::None ? "None"
-                        : gate == Gate::Passed           ? "Pass"
-                                                         : "Fail"},
+            {"verdict", !succeeded || gate == Verdict::None ? "None"
+                        : gate == Verdict::Pass             ? "Pass"
+                                                            : "Fail"},
             {"conditions", conditions}}}};
 }
 
@@ -279,19 +279,19 @@ TEST(OperatorGateReading, TableEveryStateNeverGreenUnlessPassed) {
     json loadtest;
     GateState expected;
   };
-  json no_status = loadtest_with(kPassed, Gate::Passed, 1, 1);
+  json no_status = loadtest_with(kPassed, Verdict::Pass, 1, 1);
   no_status.erase("status");
   json defaulted = no_status;
   defaulted["status"] = {{"observedGeneration", 0}};  // the CRD's default, before the operator
-  json stale_condition = loadtest_with(kPassed, Gate::Passed, 2, 2);
+  json stale_condition = loadtest_with(kPassed, Verdict::Pass, 2, 2);
   for (json& c : stale_condition["status"]["conditions"]) {
     if (c["type"] == "Ready" || c["type"] == "Finished") c["observedGeneration"] = 1;
   }
-  json finished_without_verdict = loadtest_with(kPassed, Gate::Passed, 1, 1);
+  json finished_without_verdict = loadtest_with(kPassed, Verdict::Pass, 1, 1);
   for (json& c : finished_without_verdict["status"]["conditions"]) {
     if (c["type"] == "Ready") c["status"] = "False";
   }
-  json old_operator = loadtest_with(kPassed, Gate::Passed, 1, 1);
+  json old_operator = loadtest_with(kPassed, Verdict::Pass, 1, 1);
   json only_old = json::array();
   for (const json& c : old_operator["status"]["conditions"]) {
     if (c["type"] == "Completed" || c["type"] == "Passed") only_old.push_back(c);
@@ -302,17 +302,17 @@ TEST(OperatorGateReading, TableEveryStateNeverGreenUnlessPassed) {
       {"no status", no_status, GateState::InProgress},
       {"status defaulted by the CRD", defaulted, GateState::InProgress},
       {"pending",
-       loadtest_with({Phase::Pending, "WaitingForWorkers", "creating"}, Gate::None, 1, 1),
+       loadtest_with({Phase::Pending, "WaitingForWorkers", "creating"}, Verdict::None, 1, 1),
        GateState::InProgress},
-      {"running", loadtest_with(kRunning, Gate::None, 1, 1), GateState::InProgress},
-      {"passed", loadtest_with(kPassed, Gate::Passed, 1, 1), GateState::Passed},
-      {"no gate", loadtest_with({Phase::Succeeded, "Completed", "completed"}, Gate::None, 1, 1),
+      {"running", loadtest_with(kRunning, Verdict::None, 1, 1), GateState::InProgress},
+      {"passed", loadtest_with(kPassed, Verdict::Pass, 1, 1), GateState::Passed},
+      {"no gate", loadtest_with({Phase::Succeeded, "Completed", "completed"}, Verdict::None, 1, 1),
        GateState::Passed},
-      {"failed gate", loadtest_with(kFailedGate, Gate::Failed, 1, 1), GateState::Failed},
-      {"failed run", loadtest_with(kWorkerFailed, Gate::None, 1, 1), GateState::Error},
-      {"stale generation, passed", loadtest_with(kPassed, Gate::Passed, 2, 1),
+      {"failed gate", loadtest_with(kFailedGate, Verdict::Fail, 1, 1), GateState::Failed},
+      {"failed run", loadtest_with(kWorkerFailed, Verdict::None, 1, 1), GateState::Error},
+      {"stale generation, passed", loadtest_with(kPassed, Verdict::Pass, 2, 1),
        GateState::InProgress},
-      {"stale generation, failed", loadtest_with(kWorkerFailed, Gate::None, 3, 2),
+      {"stale generation, failed", loadtest_with(kWorkerFailed, Verdict::None, 3, 2),
        GateState::InProgress},
       {"stale Ready and Finished conditions", stale_condition, GateState::InProgress},
       {"finished, Ready False, not Stalled", finished_without_verdict, GateState::Error},
@@ -326,13 +326,13 @@ TEST(OperatorGateReading, TableEveryStateNeverGreenUnlessPassed) {
 }
 
 TEST(OperatorGateReading, MessagesSayWhy) {
-  EXPECT_EQ(read_gate(loadtest_with(kFailedGate, Gate::Failed, 1, 1)).message,
+  EXPECT_EQ(read_gate(loadtest_with(kFailedGate, Verdict::Fail, 1, 1)).message,
             "1 of 2 thresholds missed");
-  EXPECT_EQ(read_gate(loadtest_with(kRunning, Gate::None, 1, 1)).message,
+  EXPECT_EQ(read_gate(loadtest_with(kRunning, Verdict::None, 1, 1)).message,
             "2 workers running; 0 finished");
-  EXPECT_EQ(read_gate(loadtest_with(kPassed, Gate::Passed, 2, 1)).message,
+  EXPECT_EQ(read_gate(loadtest_with(kPassed, Verdict::Pass, 2, 1)).message,
             "status is of generation 1; waiting for the operator to observe generation 2");
-  json defaulted = loadtest_with(kPassed, Gate::Passed, 1, 1);
+  json defaulted = loadtest_with(kPassed, Verdict::Pass, 1, 1);
   defaulted["status"] = {{"observedGeneration", 0}};
   EXPECT_EQ(read_gate(defaulted).message, "waiting for the operator's first status");
 }

@@ -5,11 +5,11 @@
 
 #include <string_view>
 
+#include "kubeload/api/meta.hpp"
+
 namespace kubeload {
 
-// The label that groups the runs of one test: baselines (lastPassed),
-// retention, the plugin's history and the per-test metrics read it.
-inline constexpr std::string_view kTestLabel = "kubeload.dev/test";
+using api::kTestLabel;
 
 // RFC 9110 token: header names and methods.
 bool is_http_token(std::string_view s);

@@ -1,0 +1,34 @@
+#pragma once
+// The LoadTest API's names: its group, version and kind, and every label and
+// annotation kubeload reads or writes. One definition, used by the spec
+// parser, the operator's builders, the plugin and the reports.
+
+#include <string_view>
+
+namespace kubeload::api {
+
+inline constexpr std::string_view kGroup = "kubeload.dev";
+inline constexpr std::string_view kVersion = "v1alpha1";
+inline constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
+inline constexpr std::string_view kKind = "LoadTest";
+
+// ---- labels
+
+// The label that groups the runs of one test: baselines (lastPassed),
+// retention, the plugin's history, the per-test metrics and the JUnit test
+// names read it.
+inline constexpr std::string_view kTestLabel = "kubeload.dev/test";
+// On the worker Job and its pods: the LoadTest's name (loadtest_label_value).
+inline constexpr std::string_view kLoadTestLabel = "kubeload.dev/loadtest";
+// On the worker pods: the LoadTest's uid, so a pod of an earlier incarnation
+// of the same name is never taken for this run's.
+inline constexpr std::string_view kLoadTestUidLabel = "kubeload.dev/loadtest-uid";
+
+// ---- annotations
+
+// On the worker Job: the start barrier (RFC 3339 with milliseconds), written
+// before any worker hears of it, so a restarted operator starts the
+// stragglers at the same barrier.
+inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
+
+}  // namespace kubeload::api
