@@ -54,8 +54,6 @@ json status_patch(const json& current, const json& next, const std::string& reso
   return patch;
 }
 
-constexpr int kMaxPlans = 4;  // observe once, plan again after at most three learned facts
-
 }  // namespace
 
 Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
@@ -128,6 +126,16 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
     }
   }
   ask_workers(uid, observed);
+  {
+    std::lock_guard lock(memory_mutex_);
+    if (const auto rejected = job_rejected_.find(uid); rejected != job_rejected_.end()) {
+      observed.job_rejected = rejected->second;
+    }
+  }
+  const Lookups need = lookups_for(observed, config_);
+  if (need.baseline) look_up_baseline(observed);
+  if (need.newest_pass) look_up_newest_pass(observed);
+  if (need.target) measure_target(*need.target, observed);
   return observed;
 }
 
@@ -149,7 +157,7 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
     std::lock_guard lock(taking);
     take_answer(observed.answers, asked[i].first, std::move(digested));
   });
-  std::lock_guard lock(unreachable_mutex_);
+  std::lock_guard lock(memory_mutex_);
   if (ask.empty()) {
     unreachable_since_.erase(uid);
     return;
@@ -357,7 +365,7 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
       continue;
     }
     const Action& action = plan.actions[next];
-    bool again = false;
+    bool rejected = false;
     std::visit(
         [&](const auto& a) {
           using A = std::decay_t<decltype(a)>;
@@ -382,8 +390,11 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
               log_.info("created worker job",
                         {{"loadtest", where}, {"job", string_at(a.job, {"metadata", "name"})}});
             } else if (is_rejection(created.http_status)) {
-              observed.job_rejected = created.error ? created.error->message : created.describe();
-              again = true;
+              // The next pass's observation carries it, and its plan fails
+              // the run with the API server's message.
+              std::lock_guard lock(memory_mutex_);
+              job_rejected_[uid] = created.error ? created.error->message : created.describe();
+              rejected = true;
             } else if (!created.is_already_exists()) {
               throw std::runtime_error("creating the worker job of " + where + ": " +
                                        created.describe());
@@ -449,15 +460,6 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
             if (!patched.ok() && !patched.is_not_found()) {
               throw std::runtime_error("ending job " + a.name + ": " + patched.describe());
             }
-          } else if constexpr (std::is_same_v<A, LookUpBaseline>) {
-            look_up_baseline(observed);
-            again = true;
-          } else if constexpr (std::is_same_v<A, MeasureTarget>) {
-            measure_target(a.request, observed);
-            again = true;
-          } else if constexpr (std::is_same_v<A, LookUpNewestPass>) {
-            look_up_newest_pass(observed);
-            again = true;
           } else if constexpr (std::is_same_v<A, DeleteLoadTest>) {
             kube::DeleteOptions options;
             options.precondition_uid = a.uid;
@@ -472,7 +474,7 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
           }
         },
         action);
-    if (again) return false;
+    if (rejected) return false;
   }
   return true;
 }
@@ -483,10 +485,12 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     metrics_.forget_loadtest(namespace_, name);
     return {};  // deleted: its Job, pods and kept results go with it (owner references)
   }
-  ReconcilePlan planned;
-  for (int round = 0; round < kMaxPlans; ++round) {
-    planned = plan(*observed, config_);
-    if (act(planned, *observed)) break;
+  const ReconcilePlan planned = plan(*observed, config_);
+  const bool acted = act(planned, *observed);
+  const std::string uid = string_at(observed->loadtest, {"metadata", "uid"});
+  if (api::is_final_phase(string_at(planned.status, {"phase"}))) {
+    std::lock_guard lock(memory_mutex_);
+    job_rejected_.erase(uid);
   }
   std::optional<double> run_deadline;
   if (observed->parsed.ok()) {
@@ -498,6 +502,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     }
   }
   metrics_.observe_loadtest(observed->loadtest, planned.status, run_deadline);
+  if (!acted) return {std::chrono::milliseconds(0)};  // the Job was refused: say so now
   if (!planned.requeue_after) return {};
   return {requeue_delay(*planned.requeue_after, observed->now, clock_())};
 }

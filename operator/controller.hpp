@@ -59,12 +59,13 @@ class Reconciler {
  private:
   std::optional<Observation> observe(const std::string& namespace_, const std::string& name);
   void ask_workers(const std::string& key, Observation& observed);
-  // Runs the actions in order; returns false when the plan must be made
-  // again with what an action learned (a refused Job, the baseline).
+  // Runs the actions in order. Returns false when it stopped at a refused
+  // Job (remembered for the next pass, which fails the run with it).
   bool act(const ReconcilePlan& plan, Observation& observed);
   // StartWorker or FinishWorker calls, up to --worker-calls in flight.
   void call_workers(std::span<const Action> calls, const std::string& uid,
                     const std::string& where);
+  // The lookups lookups_for() asks observe() for.
   void look_up_baseline(Observation& observed);
   void look_up_newest_pass(Observation& observed);
   // The target pods (by the Service's selector or spec.target.podSelector)
@@ -83,10 +84,12 @@ class Reconciler {
   ClockFn clock_;
   MayActFn may_act_;
   std::optional<PrometheusClient> prometheus_;  // set with --prometheus-url
-  // Since when each worker of each LoadTest has not answered ("ns/name" ->
-  // index -> time): memory across passes, not a decision.
-  std::mutex unreachable_mutex_;
+  // Memory across passes, not decisions (an operator restarted without it
+  // only decides later): since when each worker of each run (by uid) has not
+  // answered, and the API server's refusal of a run's Job.
+  std::mutex memory_mutex_;
   std::map<std::string, std::map<uint32_t, Timestamp>> unreachable_since_;
+  std::map<std::string, std::string> job_rejected_;
 };
 
 }  // namespace kubeload::controller

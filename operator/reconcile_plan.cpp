@@ -90,7 +90,7 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
   const bool labelled = spec.labels.count(std::string(kTestLabel)) != 0;
   if (passed && labelled) {
     if (!o.newest_pass_looked_up) {
-      out.actions = {LookUpNewestPass{}};
+      out.requeue_after = kPollForLookup;
       return;
     }
     if (o.newest_pass_name == name) {
@@ -377,6 +377,33 @@ void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested) 
   answers.by_worker[index] = std::move(answer);
 }
 
+Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
+  Lookups need;
+  if (!o.parsed.ok()) return need;
+  const LoadTestSpec& spec = o.parsed.spec;
+  const json& current = member(o.loadtest, "status");
+  if (!api::is_final_phase(text(member(current, "phase")))) {
+    if (!spec.baseline || spec.workers == 0) return need;
+    // Every worker's final result in: kept by an earlier pass (not taken
+    // again) or folded in this one.
+    need.baseline = true;
+    for (uint32_t index = 0; index < spec.workers && need.baseline; ++index) {
+      const auto answer = o.answers.by_worker.find(index);
+      need.baseline = o.answers.not_taken.contains(index) ||
+                      (answer != o.answers.by_worker.end() && answer->second.folded);
+    }
+    return need;
+  }
+  const std::optional<Timestamp> completed = parse_time(text(member(current, "completionTime")));
+  need.newest_pass = spec.ttl_after_finished && completed &&
+                     o.now >= *completed + *spec.ttl_after_finished &&
+                     api::parse_verdict(text(member(current, "verdict"))) == Verdict::Pass &&
+                     spec.labels.contains(std::string(kTestLabel));
+  json status = current;
+  need.target = plan_target_usage(current, status, o.parsed, config, std::nullopt, o.now).measure;
+  return need;
+}
+
 ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   ReconcilePlan out;
   const json& metadata = member(o.loadtest, "metadata");
@@ -596,7 +623,11 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
 
     // ---- the baseline, looked up once, when the result is final
     if (!failure && spec.baseline && final_ok >= workers && workers > 0 && !o.baseline_looked_up) {
-      out.actions = {LookUpBaseline{}};
+      // Never without the comparison: nothing is kept or written until the
+      // baseline was read (lookups_for asks for it in this very case).
+      out.status = current;
+      out.actions.clear();
+      out.requeue_after = kPollForLookup;
       return out;
     }
   }
@@ -608,10 +639,10 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   out.status = compute_status(observed, o.now);
   const TargetUsageStep target =
       plan_target_usage(current, out.status, o.parsed, config, o.target_measurement, o.now);
-  if (target.measure) {
-    out.actions = {MeasureTarget{*target.measure}};
-    return out;
-  }
+  // A measurement due but not read in this pass (the status turned final in
+  // it) is read on the next.
+  const std::optional<milliseconds> target_again =
+      target.measure ? std::optional(kPollForLookup) : target.requeue_after;
   const std::string phase = text(member(out.status, "phase"));
   if (status_changed(current, out.status)) {
     out.actions.push_back(WriteStatus{out.status, resource_version});
@@ -654,9 +685,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       }
     }
     if (valid) plan_retention(o, out);
-    if (target.requeue_after) {
-      out.requeue_after =
-          std::min(out.requeue_after.value_or(*target.requeue_after), *target.requeue_after);
+    if (target_again) {
+      out.requeue_after = std::min(out.requeue_after.value_or(*target_again), *target_again);
     }
     return out;
   }

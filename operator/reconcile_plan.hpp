@@ -65,18 +65,20 @@ struct Observation {
   // Since when each worker has not answered (kept by the executor across
   // passes; a restart starts the clock over, which only delays the verdict).
   std::map<uint32_t, Timestamp> unreachable_since;
-  // Set by the executor when the API server refused to create the Job (4xx):
-  // its message. A refusal is a status, not a retry.
+  // The API server's message when it refused to create this run's Job (4xx),
+  // remembered by the executor from the pass that tried. A refusal is a
+  // status, not a retry.
   std::optional<std::string> job_rejected;
-  // The baseline lookup, when plan() asked for it (LookUpBaseline).
+  // What observe() read because lookups_for() said this pass needs it:
+  // the baseline (spec.baseline) ...
   bool baseline_looked_up = false;
   std::optional<nlohmann::json> baseline_status;
   std::string baseline_name;
-  // The retention lookup, when plan() asked for it (LookUpNewestPass): the
-  // newest passing run of the LoadTest's kubeload.dev/test label.
+  // ... the newest passed run of the LoadTest's kubeload.dev/test label
+  // (retention must not delete what a baseline may need) ...
   bool newest_pass_looked_up = false;
   std::string newest_pass_name;
-  // The target's resource use, when plan() asked for it (MeasureTarget).
+  // ... and the target's resource use.
   std::optional<TargetMeasurement> target_measurement;
   Timestamp now;
 };
@@ -147,26 +149,15 @@ struct DeleteJob {
 struct EndJob {
   std::string name;
 };
-// Asks the executor to look the baseline up and plan again.
-struct LookUpBaseline {};
-// Asks the executor to find the newest passing run of the test label and
-// plan again (retention must not delete what a baseline may need).
-struct LookUpNewestPass {};
-// Asks the executor to read the target pods' resource use from Prometheus
-// (after the run; the status already holds the result) and plan again.
-struct MeasureTarget {
-  TargetRequest request;
-};
 // spec.ttlSecondsAfterFinished ran out: the LoadTest goes (only this uid).
 struct DeleteLoadTest {
   std::string name;
   std::string uid;
 };
 
-using Action =
-    std::variant<CreateNetworkPolicy, CreateTokenSecret, CreateJob, RecordStartAt, StartWorker,
-                 KeepResults, FinishWorker, WriteStatus, RecordEvent, DeleteJob, EndJob,
-                 LookUpBaseline, LookUpNewestPass, MeasureTarget, DeleteLoadTest>;
+using Action = std::variant<CreateNetworkPolicy, CreateTokenSecret, CreateJob, RecordStartAt,
+                            StartWorker, KeepResults, FinishWorker, WriteStatus, RecordEvent,
+                            DeleteJob, EndJob, DeleteLoadTest>;
 
 struct ReconcilePlan {
   nlohmann::json status;  // what the status is now (written by a WriteStatus when it changed)
@@ -251,6 +242,23 @@ DigestedAnswer digest_answer(const std::string& uid, const std::optional<nlohman
 // ... and takes it into the pass (one at a time): a final result is folded
 // into `finals` at once. An answer of a worker in `not_taken` is dropped.
 void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested);
+
+// What observe() must read, beyond the LoadTest, its Job and pods, the kept
+// results and the workers' answers, for plan() to decide this pass, so that
+// the plan is made once: the baseline once every worker's final result is in
+// (kept, or folded in this pass), the test's newest passed run once a passed
+// run's TTL is up, the target's resource use once a final run's window is
+// three scrapes behind (plan_target_usage). Read from the status as stored;
+// when plan() finds a lookup it needs missing (the status turned final in
+// this very pass), it acts on nothing that depends on it and looks again
+// within kPollForLookup.
+struct Lookups {
+  bool baseline = false;
+  bool newest_pass = false;
+  std::optional<TargetRequest> target;
+};
+Lookups lookups_for(const Observation& observed, const OperatorConfig& config);
+inline constexpr std::chrono::milliseconds kPollForLookup{1000};
 
 ReconcilePlan plan(const Observation& observed, const OperatorConfig& config);
 

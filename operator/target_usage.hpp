@@ -108,7 +108,7 @@ struct TargetRequest {
 // ---- the decision -------------------------------------------------------------------
 
 struct TargetUsageStep {
-  std::optional<TargetRequest> measure;  // ask the controller, then plan again
+  std::optional<TargetRequest> measure;  // due now: observe() reads it (lookups_for)
   std::optional<std::chrono::milliseconds> requeue_after;
 };
 

@@ -196,8 +196,6 @@ std::vector<std::string> names(const ReconcilePlan& p) {
           if constexpr (std::is_same_v<A, RecordEvent>) out.push_back("Event " + a.reason);
           if constexpr (std::is_same_v<A, DeleteJob>) out.push_back("DeleteJob " + a.uid);
           if constexpr (std::is_same_v<A, EndJob>) out.push_back("EndJob");
-          if constexpr (std::is_same_v<A, LookUpBaseline>) out.push_back("LookUpBaseline");
-          if constexpr (std::is_same_v<A, LookUpNewestPass>) out.push_back("LookUpNewestPass");
           if constexpr (std::is_same_v<A, DeleteLoadTest>) out.push_back("DeleteLoadTest " + a.uid);
         },
         action);
@@ -500,7 +498,7 @@ std::vector<Row> rows() {
        {"WriteStatus", "Event WorkerFailed", "FinishWorker 0", "EndJob"},
        std::nullopt,
        "Evicted"},
-      {"the baseline is looked up once, when the result is final, and nothing else is done first",
+      {"without the baseline it needs, nothing is kept or written, and it looks again soon",
        [=] {
          Observation o =
              running(mid + seconds(40),
@@ -509,10 +507,10 @@ std::vector<Row> rows() {
          answer(o, 1, answer_document(1, 400, true));
          return o;
        },
+       "Running",
        "",
-       "",
-       {"LookUpBaseline"},
-       std::nullopt},
+       {},
+       kPollForLookup},
       {"after the baseline lookup the run ends",
        [=] {
          Observation o =
@@ -558,12 +556,13 @@ std::vector<Row> rows() {
        "WorkerFailed",
        {std::string("DeleteLoadTest ") + kUid},
        std::nullopt},
-      {"retention: a passing run asks whether it is its test's newest pass first",
+      {"retention: a passing run is not deleted before it is known not to be its test's newest "
+       "pass",
        [=] { return finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"); },
        "Succeeded",
        "ThresholdsPassed",
-       {"LookUpNewestPass"},
-       std::nullopt},
+       {},
+       kPollForLookup},
       {"retention: the newest passing run of its test stays (a baseline may need it)",
        [=] {
          Observation o = finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass");
@@ -1252,4 +1251,112 @@ TEST(ReconcilePlan, AnOldResultsConfigMapOfAnotherRunIsUnreadableNotMerged) {
   EXPECT_EQ(p.status.value("reason", ""), "ResultsUnreadable");
   EXPECT_NE(p.status.value("message", "").find("worker-0: not this run's"), std::string::npos)
       << p.status.value("message", "");
+}
+
+// What observe() reads before the one plan of a pass: each lookup exactly
+// when the plan will need it, from the status as stored.
+TEST(Lookups, Table) {
+  const Timestamp mid = kStartAt + seconds(10);
+  const std::string baseline =
+      R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})";
+  OperatorConfig with_prometheus = test_config();
+  with_prometheus.prometheus_url = "http://prometheus.monitoring:9090";
+  with_prometheus.prometheus_scrape_interval = std::chrono::seconds(5);
+  struct LookupRow {
+    std::string name;
+    std::function<Observation()> observed;
+    const OperatorConfig* config;
+    bool baseline;
+    bool newest_pass;
+    bool target;
+  };
+  const OperatorConfig config = test_config();
+  const std::vector<LookupRow> rows = {
+      {"a run without a baseline reads none",
+       [=] {
+         Observation o = running(mid + seconds(40));
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1, answer_document(1, 400, true));
+         return o;
+       },
+       &config, false, false, false},
+      {"the baseline, once every final result is in this pass",
+       [=] {
+         Observation o = running(mid + seconds(40), baseline);
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1, answer_document(1, 400, true));
+         return o;
+       },
+       &config, true, false, false},
+      {"not while a worker is still running",
+       [=] {
+         Observation o = running(mid, baseline);
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1, answer_document(1, 200, false));
+         return o;
+       },
+       &config, false, false, false},
+      {"a final result kept by an earlier pass counts",
+       [=] {
+         Observation o = running(mid + seconds(40), baseline);
+         o.kept_results = kept_config_map({{0, answer_document(0, 500, true)}});
+         answer(o, 1, answer_document(1, 400, true));
+         return o;
+       },
+       &config, true, false, false},
+      {"a final status reads no baseline (it was compared when it ended)",
+       [=] { return finished(kStartAt + seconds(40 + 10), "Succeeded", "Pass", baseline); },
+       &config, false, false, false},
+      {"the newest pass, once a passed run's TTL is up",
+       [=] { return finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"); }, &config, false,
+       true, false},
+      {"not before", [=] { return finished(kStartAt + seconds(40 + 590), "Succeeded", "Pass"); },
+       &config, false, false, false},
+      {"not for a failed gate (it goes without asking)",
+       [=] { return finished(kStartAt + seconds(40 + 600), "Succeeded", "Fail"); }, &config, false,
+       false, false},
+      {"the target, once a final run's window is three scrapes behind",
+       [=] {
+         // As a pass that had no Prometheus to ask left it: no TargetMetrics yet.
+         Observation o =
+             observe(loadtest_json(R"({"target": {"url": "http://checkout.shop.svc:8080/",
+                                          "podSelector": {"matchLabels": {"app": "checkout"}}}})"),
+                     kStartAt + seconds(40 + 600));
+         o.loadtest["status"] = {{"phase", "Succeeded"},
+                                 {"verdict", "Fail"},
+                                 {"observedGeneration", 1},
+                                 {"startTime", format_time(kStartAt)},
+                                 {"completionTime", format_time(kStartAt + seconds(31))},
+                                 {"result", {{"durationSeconds", 30.0}}}};
+         return o;
+       },
+       &with_prometheus, false, false, true},
+      {"no target without a Prometheus",
+       [=] {
+         return finished(kStartAt + seconds(40 + 600), "Succeeded", "Fail",
+                         R"({"target": {"url": "http://checkout.shop.svc:8080/",
+                                        "podSelector": {"matchLabels": {"app": "checkout"}}}})");
+       },
+       &config, false, false, false},
+  };
+  for (const LookupRow& row : rows) {
+    SCOPED_TRACE(row.name);
+    const Lookups need = lookups_for(row.observed(), *row.config);
+    EXPECT_EQ(need.baseline, row.baseline);
+    EXPECT_EQ(need.newest_pass, row.newest_pass);
+    EXPECT_EQ(need.target.has_value(), row.target);
+  }
+}
+
+// With what lookups_for asked for read, the plan never finds one missing.
+TEST(Lookups, ThePlanFindsWhatItNeeds) {
+  Observation o = running(kStartAt + seconds(50),
+                          R"({"baseline": {"lastPassed": true, "maxRegression": {"p99": "10%"}}})");
+  answer(o, 0, answer_document(0, 500, true));
+  answer(o, 1, answer_document(1, 400, true));
+  ASSERT_TRUE(lookups_for(o, test_config()).baseline);
+  o.baseline_looked_up = true;  // what the executor does; none was found
+  const ReconcilePlan planned = plan(o, test_config());
+  EXPECT_EQ(planned.status.value("phase", ""), "Succeeded");
+  EXPECT_NE(planned.requeue_after, std::optional(kPollForLookup));
 }
