@@ -493,13 +493,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     job_rejected_.erase(uid);
   }
   std::optional<double> run_deadline;
-  if (observed->parsed.ok()) {
-    const std::string start = string_at(planned.status, {"startTime"});
-    if (const auto started = start.empty() ? std::nullopt : parse_time(start)) {
-      const auto due = *started + std::chrono::duration_cast<Timestamp::duration>(
-                                      run_time_bound(observed->parsed.spec));
-      run_deadline = std::chrono::duration<double>(due.time_since_epoch()).count();
-    }
+  if (planned.run_deadline) {
+    run_deadline = std::chrono::duration<double>(planned.run_deadline->time_since_epoch()).count();
   }
   metrics_.observe_loadtest(observed->loadtest, planned.status, run_deadline);
   if (!acted) return {std::chrono::milliseconds(0)};  // the Job was refused: say so now

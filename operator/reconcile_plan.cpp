@@ -612,8 +612,11 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
               std::to_string(config.worker_port) +
               " (check NetworkPolicy, service mesh, firewall)"};
     }
-    if (!failure && start_at && final_ok < workers &&
-        o.now > *start_at + std::chrono::duration_cast<Timestamp::duration>(run_time_bound(spec))) {
+    if (start_at) {
+      out.run_deadline =
+          *start_at + std::chrono::duration_cast<Timestamp::duration>(run_time_bound(spec));
+    }
+    if (!failure && out.run_deadline && final_ok < workers && o.now > *out.run_deadline) {
       failure = RunFailure{api::name(Reason::RunDeadlineExceeded),
                            "the run did not end within " + format_duration(run_time_bound(spec)) +
                                " of its start (spec.timeouts.run); " + std::to_string(final_ok) +

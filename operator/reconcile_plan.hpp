@@ -165,6 +165,9 @@ struct ReconcilePlan {
   // Counted from the observation's `now`: see requeue_delay.
   std::optional<std::chrono::milliseconds> requeue_after;
   std::vector<std::string> warnings;  // for the log: unreadable kept or served results
+  // A started run's deadline (its barrier + run_time_bound): past it, the run
+  // fails RunDeadlineExceeded. Unset once final. The metrics export it.
+  std::optional<Timestamp> run_deadline;
 };
 
 // ---- facts derived from the spec ------------------------------------------------

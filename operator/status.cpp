@@ -22,6 +22,7 @@ namespace {
 using api::ConditionStatus;
 using api::ConditionType;
 using api::name;
+using json_access::count_or_zero;
 using json_access::find_condition;
 using json_access::member;
 using json_access::text;
@@ -33,12 +34,6 @@ constexpr size_t kMaxListed = 5;    // details named in one message before "and 
 constexpr size_t kMaxDetail = 200;  // characters of a crashed container's message
 
 // ---- small JSON readers ------------------------------------------------------
-
-uint64_t count(const json& value) {
-  return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)
-             ? value.get<uint64_t>()
-             : 0;
-}
 
 bool condition_true(const json& conditions, std::string_view type) {
   const json* condition = find_condition(conditions, type);
@@ -603,10 +598,11 @@ json compute_status(const Observed& observed, Timestamp now) {
       {"ready", facts.ready},
       // A worker has succeeded once its final result is in hand: its pod
       // only exits after the operator acknowledged that result.
-      {"succeeded", std::max<uint64_t>({pods_succeeded, facts.final_results,
-                                        count(member(member(job, "status"), "succeeded"))})},
+      {"succeeded",
+       std::max<uint64_t>({pods_succeeded, facts.final_results,
+                           count_or_zero(member(member(job, "status"), "succeeded"))})},
       {"failed",
-       std::max<uint64_t>(workers_failed, count(member(member(job, "status"), "failed")))}};
+       std::max<uint64_t>(workers_failed, count_or_zero(member(member(job, "status"), "failed")))}};
   if (observed.start_skew_ms) {
     workers_json["startSkewMs"] = *observed.start_skew_ms;
   } else if (const json& skew = member(member(current, "workers"), "startSkewMs");

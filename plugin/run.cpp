@@ -16,6 +16,7 @@
 namespace kubeload::plugin {
 namespace {
 
+using json_access::count;
 using json_access::member;
 using json_access::text;
 using nlohmann::json;
@@ -23,14 +24,6 @@ using nlohmann::json;
 // The API server appends 5 random characters to generateName and cuts the
 // base so the name fits 63 characters.
 constexpr size_t kMaxGenerateNameBase = 58;
-
-// A count as JSON holds it: parsed from the API server it is unsigned, built
-// in code it may be a signed integer.
-std::optional<uint64_t> count(const json& value) {
-  if (value.is_number_unsigned()) return value.get<uint64_t>();
-  if (value.is_number_integer() && value.get<int64_t>() >= 0) return value.get<uint64_t>();
-  return std::nullopt;
-}
 
 // YAML as Kubernetes reads it (sigs.k8s.io/yaml): plain scalars that look
 // like null, booleans or numbers become those; quoted scalars stay strings.

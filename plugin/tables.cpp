@@ -13,24 +13,14 @@
 namespace kubeload::plugin {
 namespace {
 
+using json_access::count;
 using json_access::member;
+using json_access::number;
 using json_access::text;
 using loadgen::report::fixed;
 using loadgen::report::grouped;
 using loadgen::report::grouped_fixed;
 using nlohmann::json;
-
-// Parsed from the API server a count is unsigned; built in code, maybe signed.
-std::optional<uint64_t> count(const json& value) {
-  if (value.is_number_unsigned()) return value.get<uint64_t>();
-  if (value.is_number_integer() && value.get<int64_t>() >= 0) return value.get<uint64_t>();
-  return std::nullopt;
-}
-
-std::optional<double> number(const json& value) {
-  if (!value.is_number()) return std::nullopt;
-  return value.get<double>();
-}
 
 // What compare and history show of one LoadTest.
 struct Run {

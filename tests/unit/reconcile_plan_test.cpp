@@ -1360,3 +1360,23 @@ TEST(Lookups, ThePlanFindsWhatItNeeds) {
   EXPECT_EQ(planned.status.value("phase", ""), "Succeeded");
   EXPECT_NE(planned.requeue_after, std::optional(kPollForLookup));
 }
+
+// The deadline the metrics export is the one the plan fails a run by.
+TEST(ReconcilePlan, TheRunDeadlineIsTheBarrierPlusTheRunBound) {
+  Observation o = running(kStartAt + seconds(10));
+  answer(o, 0, answer_document(0, 200, false));
+  answer(o, 1, answer_document(1, 200, false));
+  const ReconcilePlan going = plan(o, test_config());
+  const Timestamp deadline =
+      kStartAt + std::chrono::duration_cast<Timestamp::duration>(run_time_bound(o.parsed.spec));
+  EXPECT_EQ(going.run_deadline, std::optional(deadline));
+
+  Observation late = running(deadline + seconds(1));
+  answer(late, 0, answer_document(0, 200, false));
+  answer(late, 1, answer_document(1, 200, false));
+  const ReconcilePlan failed = plan(late, test_config());
+  EXPECT_EQ(failed.status.value("reason", ""), "RunDeadlineExceeded");
+
+  EXPECT_EQ(plan(finished(kStartAt + seconds(50), "Succeeded", "Pass"), test_config()).run_deadline,
+            std::nullopt);
+}

@@ -2,6 +2,8 @@
 // Reading Kubernetes objects and our own documents as JSON without throwing:
 // a missing member, or one of another type, reads as null or "".
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,22 @@ inline const nlohmann::json& member(const nlohmann::json& object, std::string_vi
 
 inline std::string text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : "";
+}
+
+// A count (a non-negative integer): parsed from the API server it is
+// unsigned, built in code it may be signed. nullopt for anything else.
+inline std::optional<uint64_t> count(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) return value.get<uint64_t>();
+  return std::nullopt;
+}
+inline uint64_t count_or_zero(const nlohmann::json& value) {
+  return count(value).value_or(0);
+}
+
+inline std::optional<double> number(const nlohmann::json& value) {
+  if (!value.is_number()) return std::nullopt;
+  return value.get<double>();
 }
 
 // The first condition of `type` in a Kubernetes conditions list, or nullptr.
