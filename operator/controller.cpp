@@ -211,97 +211,77 @@ void Reconciler::look_up_baseline(Observation& observed) {
 }
 
 void Reconciler::measure_target(const TargetRequest& request, Observation& observed) {
-  TargetMeasurement& measured = observed.target_measurement.emplace();
   const std::string& namespace_ = request.namespace_;
-  measured.namespace_ = namespace_;
-  const auto not_measured = [&](const std::string& reason, const std::string& message,
-                                bool transient = false) {
-    measured.reason = reason;
-    measured.message = message;
-    measured.transient = transient;
-  };
-  const auto forbidden = [&](const std::string& what, const kube::Response& response) {
-    not_measured(api::name(api::Reason::Forbidden),
-                 "kubeload-operator may not " + what + " in namespace " + namespace_ + " (" +
-                     response.describe() + "); the chart's ClusterRole grants it");
-  };
-  std::string selector = request.selector;
-  if (selector.empty()) {
-    const std::string service = namespace_ + "/" + request.service;
-    kube::Response found = client_.get(kube::resources::services(namespace_), request.service);
-    if (found.is_not_found()) {
-      return not_measured(api::name(api::Reason::TargetNotFound),
-                          "the target Service " + service + " does not exist");
+  TargetFindings found;
+  for (;;) {
+    TargetStep step = judge_target(request, found, config_.prometheus_url);
+    if (!step.read) {
+      observed.target_measurement = std::move(step.measurement);
+      return;
     }
-    if (found.http_status == 403) return forbidden("read Services", found);
-    if (!found.ok()) {
-      throw std::runtime_error("reading the target Service " + service + ": " + found.describe());
-    }
-    LabelSelector labels;
-    const json& wanted = member(member(found.body, "spec"), "selector");
-    if (wanted.is_object()) {
-      for (const auto& [key, value] : wanted.items()) {
-        if (value.is_string()) labels.match_labels[key] = value.get<std::string>();
+    switch (*step.read) {
+      case TargetRead::Service: {
+        kube::Response read = client_.get(kube::resources::services(namespace_), request.service);
+        if (!read.ok() && !read.is_not_found() && read.http_status != 403) {
+          throw std::runtime_error("reading the target Service " + namespace_ + "/" +
+                                   request.service + ": " + read.describe());
+        }
+        found.service_status = read.http_status;
+        found.service_error = read.describe();
+        found.service_selector = member(member(read.body, "spec"), "selector");
+        break;
+      }
+      case TargetRead::Pods: {
+        kube::ListOptions options;
+        options.label_selector = step.measurement.selector;
+        kube::Response listed = client_.list(kube::resources::pods(namespace_), options);
+        if (!listed.ok() && listed.http_status != 403) {
+          throw std::runtime_error("listing the target pods (" + options.label_selector + ") in " +
+                                   namespace_ + ": " + listed.describe());
+        }
+        found.pods_status = listed.http_status;
+        found.pods_error = listed.describe();
+        const json& items = member(listed.body, "items");
+        if (items.is_array()) {
+          for (const json& pod : items) {
+            found.pods.push_back(string_at(pod, {"metadata", "name"}));
+          }
+        }
+        break;
+      }
+      case TargetRead::Usage: {
+        found.usage_read = true;
+        const std::string matcher = container_matcher(namespace_, step.measurement.pods);
+        const auto usage_over = [&](const UsageWindow& window) {
+          const UsageQueries queries =
+              usage_queries(matcher, window, config_.prometheus_scrape_interval);
+          Usage usage;
+          usage.cpu_mean = prometheus_->scalar(queries.cpu_mean, queries.at);
+          if (!queries.cpu_max.empty()) {
+            usage.cpu_max = prometheus_->scalar(queries.cpu_max, queries.at);
+          }
+          usage.memory_max_bytes = prometheus_->scalar(queries.memory_max, queries.at);
+          if (usage.cpu_mean) {
+            // count() of nothing is no sample: no container started in the window.
+            const std::optional<double> started = prometheus_->scalar(queries.restarts, queries.at);
+            usage.restarts = started ? static_cast<uint64_t>(std::llround(*started)) : 0;
+          }
+          return usage;
+        };
+        try {
+          found.run = usage_over(request.windows.run);
+          if (found.run.cpu_mean) {
+            for (const UsageWindow& stage : request.windows.stages) {
+              found.stages.push_back(usage_over(stage));
+            }
+          }
+        } catch (const PrometheusError& e) {
+          found.prometheus_error = e.what();
+          found.prometheus_transient = e.transient();
+        }
+        break;
       }
     }
-    if (labels.empty()) {
-      return not_measured(api::name(api::Reason::NoPodSelector),
-                          "the target Service " + service +
-                              " selects no pods by label; name them with "
-                              "spec.target.podSelector");
-    }
-    selector = to_string(labels);
-  }
-  measured.selector = selector;
-  kube::ListOptions options;
-  options.label_selector = selector;
-  kube::Response listed = client_.list(kube::resources::pods(namespace_), options);
-  if (listed.http_status == 403) return forbidden("list pods", listed);
-  if (!listed.ok()) {
-    throw std::runtime_error("listing the target pods (" + selector + ") in " + namespace_ + ": " +
-                             listed.describe());
-  }
-  for (const json& pod : member(listed.body, "items")) {
-    measured.pods.push_back(string_at(pod, {"metadata", "name"}));
-  }
-  std::sort(measured.pods.begin(), measured.pods.end());
-  if (measured.pods.empty()) {
-    return not_measured(api::name(api::Reason::NoTargetPods),
-                        "no pods in namespace " + namespace_ + " match " + selector);
-  }
-  const std::string matcher = container_matcher(namespace_, measured.pods);
-  const auto usage_over = [&](const UsageWindow& window) {
-    const UsageQueries queries = usage_queries(matcher, window, config_.prometheus_scrape_interval);
-    Usage usage;
-    usage.cpu_mean = prometheus_->scalar(queries.cpu_mean, queries.at);
-    if (!queries.cpu_max.empty()) usage.cpu_max = prometheus_->scalar(queries.cpu_max, queries.at);
-    usage.memory_max_bytes = prometheus_->scalar(queries.memory_max, queries.at);
-    if (usage.cpu_mean) {
-      // count() of nothing is no sample: no container started in the window.
-      const std::optional<double> started = prometheus_->scalar(queries.restarts, queries.at);
-      usage.restarts = started ? static_cast<uint64_t>(std::llround(*started)) : 0;
-    }
-    return usage;
-  };
-  try {
-    measured.run = usage_over(request.windows.run);
-    if (!measured.run.cpu_mean) {
-      return not_measured(api::name(api::Reason::NoSamples),
-                          "Prometheus (" + config_.prometheus_url +
-                              ") has no container_cpu_usage_seconds_total " + "samples of " +
-                              std::to_string(measured.pods.size()) + " pod(s) in " + namespace_ +
-                              " (" + selector + ") from " + format_time(request.windows.run.start) +
-                              " to " + format_time(request.windows.run.end) +
-                              ": does it scrape the kubelets' cAdvisor (/metrics/cadvisor)?");
-    }
-    for (const UsageWindow& stage : request.windows.stages) {
-      measured.stages.push_back(usage_over(stage));
-    }
-  } catch (const PrometheusError& e) {
-    measured.stages.clear();
-    not_measured(api::name(e.transient() ? api::Reason::PrometheusUnavailable
-                                         : api::Reason::PrometheusQueryFailed),
-                 e.what(), e.transient());
   }
 }
 

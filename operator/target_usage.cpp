@@ -294,4 +294,84 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
   return step;
 }
 
+std::string target_selector(const TargetRequest& request, const TargetFindings& found) {
+  if (!request.selector.empty()) return request.selector;
+  LabelSelector labels;
+  if (found.service_selector.is_object()) {
+    for (const auto& [key, value] : found.service_selector.items()) {
+      if (value.is_string()) labels.match_labels[key] = value.get<std::string>();
+    }
+  }
+  return labels.empty() ? std::string() : to_string(labels);
+}
+
+TargetStep judge_target(const TargetRequest& request, const TargetFindings& found,
+                        const std::string& prometheus_url) {
+  TargetStep step;
+  TargetMeasurement& measured = step.measurement;
+  const std::string& namespace_ = request.namespace_;
+  measured.namespace_ = namespace_;
+  const auto not_measured = [&](Reason reason, const std::string& message, bool transient = false) {
+    measured.reason = name(reason);
+    measured.message = message;
+    measured.transient = transient;
+    return step;
+  };
+  const auto forbidden = [&](const std::string& what, const std::string& error) {
+    return not_measured(Reason::Forbidden, "kubeload-operator may not " + what + " in namespace " +
+                                               namespace_ + " (" + error +
+                                               "); the chart's ClusterRole grants it");
+  };
+  if (request.selector.empty()) {
+    const std::string service = namespace_ + "/" + request.service;
+    if (found.service_status == 0) {
+      step.read = TargetRead::Service;
+      return step;
+    }
+    if (found.service_status == 404) {
+      return not_measured(Reason::TargetNotFound,
+                          "the target Service " + service + " does not exist");
+    }
+    if (found.service_status == 403) return forbidden("read Services", found.service_error);
+  }
+  measured.selector = target_selector(request, found);
+  if (measured.selector.empty()) {
+    return not_measured(Reason::NoPodSelector,
+                        "the target Service " + namespace_ + "/" + request.service +
+                            " selects no pods by label; name them with spec.target.podSelector");
+  }
+  if (found.pods_status == 0) {
+    step.read = TargetRead::Pods;
+    return step;
+  }
+  if (found.pods_status == 403) return forbidden("list pods", found.pods_error);
+  measured.pods = found.pods;
+  std::sort(measured.pods.begin(), measured.pods.end());
+  if (measured.pods.empty()) {
+    return not_measured(Reason::NoTargetPods,
+                        "no pods in namespace " + namespace_ + " match " + measured.selector);
+  }
+  if (!found.usage_read) {
+    step.read = TargetRead::Usage;
+    return step;
+  }
+  if (!found.prometheus_error.empty()) {
+    return not_measured(
+        found.prometheus_transient ? Reason::PrometheusUnavailable : Reason::PrometheusQueryFailed,
+        found.prometheus_error, found.prometheus_transient);
+  }
+  measured.run = found.run;
+  if (!found.run.cpu_mean) {
+    return not_measured(
+        Reason::NoSamples,
+        "Prometheus (" + prometheus_url + ") has no container_cpu_usage_seconds_total samples of " +
+            std::to_string(measured.pods.size()) + " pod(s) in " + namespace_ + " (" +
+            measured.selector + ") from " + format_time(request.windows.run.start) + " to " +
+            format_time(request.windows.run.end) +
+            ": does it scrape the kubelets' cAdvisor (/metrics/cadvisor)?");
+  }
+  measured.stages = found.stages;
+  return step;
+}
+
 }  // namespace kubeload::controller

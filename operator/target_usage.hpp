@@ -105,6 +105,43 @@ struct TargetRequest {
   RunWindows windows;
 };
 
+// ---- the measurement, step by step --------------------------------------------------
+
+// What the controller has read for a TargetRequest so far, each read in the
+// order judge_target asks for it. HTTP statuses are 0 until read; a read that
+// failed otherwise (not 200, 403 or 404) is the controller's to retry.
+struct TargetFindings {
+  int service_status = 0;  // GET the target Service (a request without a selector)
+  std::string service_error;
+  nlohmann::json service_selector;  // its spec.selector
+  int pods_status = 0;              // LIST the pods by the selector
+  std::string pods_error;
+  std::vector<std::string> pods;
+  bool usage_read = false;  // Prometheus, over the run's window (and the stages')
+  Usage run;
+  std::vector<Usage> stages;
+  std::string prometheus_error;  // non-empty: the query failed
+  bool prometheus_transient = false;
+};
+
+enum class TargetRead { Service, Pods, Usage };
+
+// Either the next read, or the measurement (measured, or the reason it is not).
+struct TargetStep {
+  std::optional<TargetRead> read;
+  TargetMeasurement measurement;
+};
+
+// Every reason a measurement can end with (Forbidden, TargetNotFound,
+// NoPodSelector, NoTargetPods, NoSamples, PrometheusUnavailable,
+// PrometheusQueryFailed), decided from the findings alone.
+TargetStep judge_target(const TargetRequest& request, const TargetFindings& found,
+                        const std::string& prometheus_url);
+
+// The pods' label selector: the request's, else the Service's (empty until
+// the Service was read, or when it selects by no label).
+std::string target_selector(const TargetRequest& request, const TargetFindings& found);
+
 // ---- the decision -------------------------------------------------------------------
 
 struct TargetUsageStep {

@@ -322,3 +322,117 @@ TEST(TargetUsagePlan, AsksAgainWhilePrometheusIsDownThenGivesUp) {
 
 }  // namespace
 }  // namespace kubeload::controller
+
+namespace kubeload::controller {
+namespace {
+
+// The measurement's steps and reasons, from what the controller read.
+TEST(JudgeTarget, Table) {
+  TargetRequest by_service;
+  by_service.namespace_ = "shop";
+  by_service.service = "checkout";
+  by_service.windows.run = {Timestamp(std::chrono::seconds(1796032800)),
+                            Timestamp(std::chrono::seconds(1796032830))};
+  TargetRequest by_selector = by_service;
+  by_selector.service.clear();
+  by_selector.selector = "app=checkout";
+
+  Usage sampled;
+  sampled.cpu_mean = 0.5;
+  struct Row {
+    std::string what;
+    const TargetRequest* request;
+    std::function<TargetFindings()> found;
+    std::optional<TargetRead> read;
+    std::string reason;
+    std::string message_contains;
+  };
+  const auto service = [](int status, nlohmann::json selector) {
+    TargetFindings f;
+    f.service_status = status;
+    f.service_error = "HTTP " + std::to_string(status);
+    f.service_selector = std::move(selector);
+    return f;
+  };
+  const nlohmann::json app = {{"app", "checkout"}};
+  const auto pods = [=](int status, std::vector<std::string> names) {
+    TargetFindings f = service(200, app);
+    f.pods_status = status;
+    f.pods_error = "HTTP " + std::to_string(status);
+    f.pods = std::move(names);
+    return f;
+  };
+  const std::vector<Row> rows = {
+      {"a Service target reads the Service first", &by_service, [] { return TargetFindings{}; },
+       TargetRead::Service, "", ""},
+      {"a podSelector target lists the pods first", &by_selector, [] { return TargetFindings{}; },
+       TargetRead::Pods, "", ""},
+      {"the Service is gone", &by_service, [=] { return service(404, nullptr); }, std::nullopt,
+       "TargetNotFound", "shop/checkout does not exist"},
+      {"the Service may not be read", &by_service, [=] { return service(403, nullptr); },
+       std::nullopt, "Forbidden", "may not read Services in namespace shop"},
+      {"the Service selects by no label", &by_service,
+       [=] { return service(200, nlohmann::json::object()); }, std::nullopt, "NoPodSelector",
+       "selects no pods by label"},
+      {"then the pods of its selector", &by_service, [=] { return service(200, app); },
+       TargetRead::Pods, "", ""},
+      {"the pods may not be listed", &by_service, [=] { return pods(403, {}); }, std::nullopt,
+       "Forbidden", "may not list pods"},
+      {"no pod matches", &by_service, [=] { return pods(200, {}); }, std::nullopt, "NoTargetPods",
+       "no pods in namespace shop match app=checkout"},
+      {"then Prometheus", &by_service, [=] { return pods(200, {"checkout-1"}); }, TargetRead::Usage,
+       "", ""},
+      {"Prometheus does not answer", &by_service,
+       [=] {
+         TargetFindings f = pods(200, {"checkout-1"});
+         f.usage_read = true;
+         f.prometheus_error = "connection refused";
+         f.prometheus_transient = true;
+         return f;
+       },
+       std::nullopt, "PrometheusUnavailable", "connection refused"},
+      {"Prometheus refuses the query", &by_service,
+       [=] {
+         TargetFindings f = pods(200, {"checkout-1"});
+         f.usage_read = true;
+         f.prometheus_error = "bad_data";
+         return f;
+       },
+       std::nullopt, "PrometheusQueryFailed", "bad_data"},
+      {"no samples in the window", &by_service,
+       [=] {
+         TargetFindings f = pods(200, {"checkout-1"});
+         f.usage_read = true;
+         return f;
+       },
+       std::nullopt, "NoSamples", "1 pod(s) in shop (app=checkout)"},
+      {"measured", &by_service,
+       [=] {
+         TargetFindings f = pods(200, {"checkout-2", "checkout-1"});
+         f.usage_read = true;
+         f.run = sampled;
+         return f;
+       },
+       std::nullopt, "", ""},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    const TargetStep step = judge_target(*row.request, row.found(), "http://prometheus:9090");
+    EXPECT_EQ(step.read, row.read);
+    if (row.read) continue;
+    EXPECT_EQ(step.measurement.reason, row.reason);
+    EXPECT_NE(step.measurement.message.find(row.message_contains), std::string::npos)
+        << step.measurement.message;
+    EXPECT_EQ(step.measurement.transient, row.reason == "PrometheusUnavailable");
+  }
+  TargetFindings measured = pods(200, {"checkout-2", "checkout-1"});
+  measured.usage_read = true;
+  measured.run = sampled;
+  const TargetMeasurement m = judge_target(by_service, measured, "").measurement;
+  EXPECT_EQ(m.pods, (std::vector<std::string>{"checkout-1", "checkout-2"}));
+  EXPECT_EQ(m.selector, "app=checkout");
+  EXPECT_EQ(m.run, sampled);
+}
+
+}  // namespace
+}  // namespace kubeload::controller
