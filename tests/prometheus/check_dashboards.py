@@ -113,7 +113,7 @@ DASHBOARDS = ("kubeload-run.json", "kubeload-results.json")
 METRIC_SOURCES = ("loadgen/metrics.cpp", "operator/operator_metrics.cpp")
 PANEL_TYPES = {"row", "timeseries", "stat", "table"}
 # Series that exist only while a run is under way: the LoadTests here end
-# before Prometheus starts scraping (tests/unit/operator_metrics_test.cpp
+# before Prometheus starts scraping (tests/unit/operator/metrics_test.cpp
 # checks their values).
 ONLY_WHILE_RUNNING = {"kubeload_loadtest_run_deadline_timestamp_seconds"}
 RULES_FILE = os.path.join(ROOT, "charts", "kubeload", "files", "prometheus-rules.yaml")

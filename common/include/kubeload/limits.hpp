@@ -27,7 +27,7 @@ inline constexpr std::chrono::nanoseconds kMaxRunLength = std::chrono::hours(24 
 inline constexpr double kMaxRate = 1e9;  // requests per second
 
 // Size limits of a spec: the CRD's maxItems / maxLength / maxProperties carry the
-// same numbers (tests/unit/crd_test.cpp checks that they agree), so what the API
+// same numbers (tests/unit/common/crd_test.cpp checks that they agree), so what the API
 // server admits, the parser admits, and a worker or the operator never holds more.
 inline constexpr size_t kMaxRequests = 100;          // spec.requests
 inline constexpr size_t kMaxStages = 100;            // spec.load.stages

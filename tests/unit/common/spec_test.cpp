@@ -164,7 +164,7 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
   EXPECT_EQ(spec.worker_template.image, "registry.local/loadgen:1.2");
   // resources, nodeSelector, tolerations and affinity are accepted (parsed.ok()
   // above); the Job builder passes them to the pods as written
-  // (operator_job_builder_test, case "resources, nodeSelector, tolerations and affinity").
+  // (operator/job_builder_test, case "resources, nodeSelector, tolerations and affinity").
 
   ASSERT_EQ(spec.thresholds.size(), 4u);
   EXPECT_EQ(spec.thresholds[0].expression, "p99 < 200ms");
@@ -377,7 +377,7 @@ thresholds: ~
 std::filesystem::path source_dir() {
   const std::string configured = KUBELOAD_SOURCE_DIR;
   if (!configured.empty()) return configured;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
 }
 
 TEST(SpecParse, EveryExampleManifestIsValid) {
