@@ -17,10 +17,10 @@
 namespace kubeload::controller {
 
 using api::kLoadTestLabel;
-inline constexpr std::string_view kNameLabel = "app.kubernetes.io/name";
-inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
-inline constexpr std::string_view kWorkerName = "kubeload-worker";
-inline constexpr std::string_view kManagedBy = "kubeload-operator";
+using api::kManagedBy;
+using api::kManagedByLabel;
+using api::kNameLabel;
+using api::kWorkerName;
 // The env var holding the LoadTest manifest (JSON) that each worker parses.
 inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
 inline constexpr std::string_view kContainerName = "loadgen";

@@ -29,6 +29,7 @@
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
+#include "kubeload/api/meta.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/target_policy.hpp"
@@ -526,7 +527,8 @@ int main(int argc, char** argv) {
   exposer->RegisterCollectable(collectable);
 
   kc::WorkQueue queue;
-  const std::string selector = "app.kubernetes.io/managed-by=kubeload-operator";
+  const std::string selector =
+      std::string(kubeload::api::kManagedByLabel) + "=" + std::string(kubeload::api::kManagedBy);
   kube::ListWatchOptions loadtest_options;
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
   // Keys and the event filter's metadata are all this cache serves: each

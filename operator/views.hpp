@@ -23,8 +23,8 @@ using Timestamp = std::chrono::system_clock::time_point;
 using api::kLoadTestUidLabel;
 // The Job annotation holding the barrier's wall time (unix ms): the one fact
 // about the start that is not visible otherwise.
+using api::kCompletionIndexKey;
 using api::kStartAtAnnotation;
-inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
 
 struct PodView {
   // As the pod cache holds it (metadata and status; status.cpp reads container

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "kubeload/api/meta.hpp"
+
 namespace kubeload::kube {
 
 ResourceRef ResourceRef::in(std::string ns) const {
@@ -52,7 +54,8 @@ ResourceRef leases(std::string ns) {
   return make("coordination.k8s.io", "v1", "leases", "Lease", std::move(ns));
 }
 ResourceRef loadtests(std::string ns) {
-  return make("kubeload.dev", "v1alpha1", "loadtests", "LoadTest", std::move(ns));
+  return make(std::string(api::kGroup), std::string(api::kVersion), std::string(api::kPlural),
+              std::string(api::kKind), std::move(ns));
 }
 }  // namespace resources
 

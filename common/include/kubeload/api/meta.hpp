@@ -11,6 +11,7 @@ inline constexpr std::string_view kGroup = "kubeload.dev";
 inline constexpr std::string_view kVersion = "v1alpha1";
 inline constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
 inline constexpr std::string_view kKind = "LoadTest";
+inline constexpr std::string_view kPlural = "loadtests";
 
 // ---- labels
 
@@ -23,6 +24,15 @@ inline constexpr std::string_view kLoadTestLabel = "kubeload.dev/loadtest";
 // On the worker pods: the LoadTest's uid, so a pod of an earlier incarnation
 // of the same name is never taken for this run's.
 inline constexpr std::string_view kLoadTestUidLabel = "kubeload.dev/loadtest-uid";
+// Kubernetes' recommended labels on everything the operator creates: the
+// operator finds its own objects (a Job of an earlier incarnation, the worker
+// token key's Secret) by kManagedByLabel=kManagedBy.
+inline constexpr std::string_view kNameLabel = "app.kubernetes.io/name";
+inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view kWorkerName = "kubeload-worker";
+inline constexpr std::string_view kManagedBy = "kubeload-operator";
+// Set by the Job controller on an Indexed Job's pods: the worker's index.
+inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
 
 // ---- annotations
 
