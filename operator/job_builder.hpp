@@ -13,17 +13,12 @@
 #include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
+#include "operator/labels.hpp"
 
 namespace kubeload::controller {
 
-inline constexpr std::string_view kLoadTestLabel = "kubeload.dev/loadtest";
-inline constexpr std::string_view kNameLabel = "app.kubernetes.io/name";
-inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
-inline constexpr std::string_view kWorkerName = "kubeload-worker";
-inline constexpr std::string_view kManagedBy = "kubeload-operator";
 // The env var holding the LoadTest manifest (JSON) that each worker parses.
 inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
-inline constexpr std::string_view kContainerName = "loadgen";
 // The worker container's command, whatever its image: where the kubeload
 // image (Dockerfile) installs loadgen. An image's own entrypoint never runs.
 inline constexpr std::string_view kWorkerCommand = "/usr/local/bin/loadgen";

@@ -12,17 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "operator/labels.hpp"
+#include "operator/timestamp.hpp"
+
 namespace kubeload::controller {
-
-using Timestamp = std::chrono::system_clock::time_point;
-
-// The label carrying the owning LoadTest's metadata.uid on the Job, its pods
-// and the results ConfigMap: names are reused, UIDs never are.
-inline constexpr std::string_view kLoadTestUidLabel = "kubeload.dev/loadtest-uid";
-// The Job annotation holding the barrier's wall time (unix ms): the one fact
-// about the start that is not visible otherwise.
-inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
-inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
 
 struct PodView {
   // As the pod cache holds it (metadata and status; status.cpp reads container
