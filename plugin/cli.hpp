@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/spec.hpp"
-#include "loadgen/report.hpp"
 #include "plugin/printers.hpp"
+#include "reports/report.hpp"
 
 namespace kubeload::plugin {
 

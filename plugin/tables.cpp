@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "kubeload/json_access.hpp"
-#include "loadgen/report_writers.hpp"
 #include "plugin/cli.hpp"
+#include "reports/report_writers.hpp"
 
 namespace kubeload::plugin {
 namespace {

@@ -9,7 +9,7 @@
 - every phase reason (`{Phase::X, "Reason", ...}`) and condition type
   (`condition("Type", ...)`) in operator/ is documented, and every reason and
   condition the page names occurs in operator/;
-- every flag of loadgen (loadgen/cli.cpp) and kubeload-operator
+- every flag of loadgen (loadgen/cli/cli.cpp) and kubeload-operator
   (operator/main.cpp) is documented, and every documented flag exists.
 
 Prints what is missing where, so the page can be updated in one pass, and
@@ -177,9 +177,9 @@ def main():
         problems.append(f"condition types in operator/ but not in {DOC}'s \"Conditions\":\n  " +
                         "\n  ".join(missing))
 
-    cli_code = sources("loadgen/cli.cpp", "operator/main.cpp")
+    cli_code = sources("loadgen/cli/cli.cpp", "operator/main.cpp")
     n_flags = compare("command-line flags", code_flags(cli_code), documented_flags(doc),
-                      "loadgen/cli.cpp and operator/main.cpp")
+                      "loadgen/cli/cli.cpp and operator/main.cpp")
 
     for problem in problems:
         print(f"check_reference: {problem}")
