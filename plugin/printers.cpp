@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "kubeload/json_access.hpp"
+#include "kubeload/text.hpp"
 #include "plugin/jsonpath.hpp"
 #include "plugin/usage_error.hpp"
 
@@ -112,9 +113,7 @@ std::optional<ObjectOutput> parse_object_output(const std::string& flag, const s
 
 std::string object_name(const json& object) {
   const std::string api_version = text(member(object, "apiVersion"));
-  std::string kind = text(member(object, "kind"));
-  std::transform(kind.begin(), kind.end(), kind.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string kind = lowercase(text(member(object, "kind")));
   const size_t slash = api_version.find('/');
   const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
   return kind + (group.empty() ? "" : "." + group) + "/" +

@@ -9,38 +9,12 @@
 #include <string>
 #include <variant>
 
+#include "reports/escape.hpp"
 #include "reports/gate_report.hpp"
 #include "reports/report_writers.hpp"
 
 namespace kubeload::loadgen {
 namespace {
-
-std::string html_escape(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  for (const char c : in) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string num(double value) {
   return report::fixed(value, 1);

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "kubeload/names.hpp"
+#include "reports/escape.hpp"
 #include "reports/gate_report.hpp"
 #include "reports/report_writers.hpp"
 
@@ -27,40 +28,6 @@ namespace {
 // The property naming the run a report is of (`kubectl kubeload report NAME`
 // shows it again), beside kubeload.dev/test, the identity the names follow.
 constexpr std::string_view kRunProperty = "kubeload.dev/run";
-
-// XML 1.0 forbids most control characters even as references; they become
-// U+FFFD so text from a status (names, messages) cannot break the document.
-std::string xml_escape(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  for (const char c : in) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (byte < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += "\xEF\xBF\xBD";
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 struct Case {
   std::string classname;

@@ -3,47 +3,12 @@
 
 #include <string>
 
+#include "reports/escape.hpp"
 #include "reports/gate_report.hpp"
 #include "reports/report_writers.hpp"
 
 namespace kubeload::loadgen {
 namespace {
-
-// Text from the cluster goes into table cells and inline code: pipes,
-// backticks and newlines would break the layout.
-std::string cell(const std::string& in) {
-  std::string out;
-  for (const char c : in) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else if (c == '`') {
-      out += '\'';
-    } else if (c == '<') {
-      out += "&lt;";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-// Inside a code span nothing is decoded, so only what ends the span or the
-// table cell is replaced.
-std::string code(const std::string& in) {
-  std::string out = "`";
-  for (const char c : in) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '`') {
-      out += '\'';
-    } else if (c != '\n' && c != '\r') {
-      out += c;
-    }
-  }
-  return out + "`";
-}
 
 std::string ms(const SummaryRow& row, double value) {
   return row.latency_measured ? report::fixed(value, 3) : "-";
@@ -69,7 +34,7 @@ void write_rows_table(std::ostream& out, const char* label, const std::vector<Su
   out << "| " << label << " | requests | rps | errors | p50 ms | p90 ms | p99 ms | max ms |\n";
   out << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const SummaryRow& row : rows) {
-    out << "| " << cell(row.label.empty() ? "total" : row.label) << " | "
+    out << "| " << markdown_cell(row.label.empty() ? "total" : row.label) << " | "
         << report::grouped(row.requests) << " | " << report::grouped_fixed(row.rps, 1) << " | "
         << errors_cell(row) << " | " << ms(row, row.latency_ms.p50) << " | "
         << ms(row, row.latency_ms.p90) << " | " << ms(row, row.latency_ms.p99) << " | "
@@ -80,11 +45,12 @@ void write_rows_table(std::ostream& out, const char* label, const std::vector<Su
 }  // namespace
 
 void write_markdown_report(std::ostream& out, const GateReport& report) {
-  out << "### kubeload " << code(report.title) << ": " << headline(report) << "\n\n";
-  if (!report.message.empty()) out << "> " << cell(report.message) << "\n\n";
-  out << "- **Target:** " << code(report.target) << "\n";
+  out << "### kubeload " << markdown_code(report.title) << ": " << headline(report) << "\n\n";
+  if (!report.message.empty()) out << "> " << markdown_cell(report.message) << "\n\n";
+  out << "- **Target:** " << markdown_code(report.target) << "\n";
   // The test's identity, as the JUnit report names it; a bare URL run has none of its own.
-  if (report.identity != report.target) out << "- **Test:** " << code(report.identity) << "\n";
+  if (report.identity != report.target)
+    out << "- **Test:** " << markdown_code(report.identity) << "\n";
   out << "- **Phase:** " << report.phase << ", **verdict:** " << report.verdict << "\n";
   if (report.has_result) {
     out << "- **Duration:** " << report::fixed(report.run.duration_seconds, 1) << " s\n";
@@ -102,21 +68,22 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
     out << "#### Thresholds\n\n";
     out << "| | threshold | observed | limit |\n|---|---|---:|---|\n";
     for (const ThresholdRow& t : report.thresholds) {
-      out << "| " << mark(t.passed) << " | " << code(t.expression) << " | " << cell(t.observed)
-          << " | " << cell(t.limit) << " |\n";
+      out << "| " << mark(t.passed) << " | " << markdown_code(t.expression) << " | "
+          << markdown_cell(t.observed) << " | " << markdown_cell(t.limit) << " |\n";
     }
     out << '\n';
   }
   if (report.baseline) {
     const BaselineReport& b = *report.baseline;
     out << "#### Baseline";
-    if (!b.load_test_name.empty()) out << " " << code(b.load_test_name);
+    if (!b.load_test_name.empty()) out << " " << markdown_code(b.load_test_name);
     out << ": " << mark(b.passed) << "\n\n";
-    if (!b.message.empty()) out << cell(b.message) << "\n\n";
+    if (!b.message.empty()) out << markdown_cell(b.message) << "\n\n";
     if (!b.checks.empty()) {
       out << "| | metric | change | max regression |\n|---|---|---:|---:|\n";
       for (const BaselineCheck& c : b.checks) {
-        out << "| " << mark(c.passed) << " | " << cell(c.metric) << " | " << cell(c.delta) << " | "
+        out << "| " << mark(c.passed) << " | " << markdown_cell(c.metric) << " | "
+            << markdown_cell(c.delta) << " | "
             << (c.max_regression_percent ? report::compact_number(*c.max_regression_percent) + "%"
                                          : std::string("-"))
             << " |\n";
@@ -135,8 +102,8 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
     out << "\n</details>\n\n";
   }
   out << "<sub>kubeload";
-  if (!report.started.empty()) out << " · started " << cell(report.started);
-  if (!report.completed.empty()) out << " · completed " << cell(report.completed);
+  if (!report.started.empty()) out << " · started " << markdown_cell(report.started);
+  if (!report.completed.empty()) out << " · completed " << markdown_cell(report.completed);
   out << "</sub>\n";
 }
 

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdio>
 
+#include "kubeload/text.hpp"
+
 namespace kubeload::rfc3339 {
 
 using std::chrono::system_clock;
@@ -11,8 +13,7 @@ std::optional<system_clock::time_point> parse(std::string_view text) {
   constexpr std::string_view kMask = "dddd-dd-ddTdd:dd:dd";
   if (text.size() < kMask.size() + 1) return std::nullopt;
   for (std::size_t i = 0; i < kMask.size(); ++i) {
-    const bool digit = text[i] >= '0' && text[i] <= '9';
-    if (kMask[i] == 'd' ? !digit : text[i] != kMask[i]) return std::nullopt;
+    if (kMask[i] == 'd' ? !is_digit(text[i]) : text[i] != kMask[i]) return std::nullopt;
   }
   const auto number = [&](std::size_t at, std::size_t n) {
     int value = 0;
@@ -42,7 +43,6 @@ std::optional<system_clock::time_point> parse(std::string_view text) {
     fraction = std::chrono::duration_cast<system_clock::duration>(std::chrono::nanoseconds(nanos));
     rest.remove_prefix(digits);
   }
-  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
   std::chrono::minutes offset{0};
   if (rest == "Z" || rest == "z") {
   } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' &&

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kubeload/duration.hpp"
+#include "kubeload/text.hpp"
 #include "loadgen/engine/plan.hpp"
 
 namespace kubeload::loadgen {
@@ -438,7 +439,7 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     } else if (name == "-m" || name == "--method") {
       request.method = value();
       for (char c : request.method) {
-        if (!std::isalpha(static_cast<unsigned char>(c))) {
+        if (!is_alpha(c)) {
           throw UsageError(name + ": invalid method \"" + request.method + "\"");
         }
       }

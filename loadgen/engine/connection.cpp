@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <utility>
 
+#include "kubeload/text.hpp"
+
 namespace kubeload::loadgen {
 namespace {
 
@@ -29,7 +31,7 @@ std::string server_header(std::string_view head) {
   for (size_t i = 0; i + kName.size() <= head.size(); ++i) {
     bool match = true;
     for (size_t j = 0; j < kName.size() && match; ++j) {
-      match = std::tolower(static_cast<unsigned char>(head[i + j])) == kName[j];
+      match = ascii_lower(head[i + j]) == kName[j];
     }
     if (!match) continue;
     size_t start = i + kName.size();

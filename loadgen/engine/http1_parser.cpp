@@ -8,6 +8,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "kubeload/text.hpp"
+
 namespace kubeload::loadgen {
 namespace {
 
@@ -24,15 +26,6 @@ constexpr std::array<bool, 256> token_table = make_token_table();
 
 bool is_token(char c) noexcept {
   return token_table[static_cast<unsigned char>(c)];
-}
-bool is_ows(char c) noexcept {
-  return c == ' ' || c == '\t';
-}
-bool is_digit(char c) noexcept {
-  return c >= '0' && c <= '9';
-}
-char ascii_lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
 }
 
 int hex_value(char c) noexcept {
@@ -358,7 +351,7 @@ const char* Http1ResponseParser::parse_head(const char* p, const char* end) noex
         break;
 
       case HeadState::value_leading_ows:
-        if (is_ows(c)) {
+        if (is_blank(c)) {
           ++p;
           break;
         }
@@ -396,7 +389,7 @@ const char* Http1ResponseParser::parse_head(const char* p, const char* end) noex
           }
           number_ = number_ * 10 + digit;
           number_has_digits_ = true;
-        } else if (is_ows(c)) {
+        } else if (is_blank(c)) {
           number_ended_ = number_has_digits_;
         } else if (c == ',') {
           finish_content_length_element();
@@ -412,7 +405,7 @@ const char* Http1ResponseParser::parse_head(const char* p, const char* end) noex
       case HeadState::value_list:
         if (c == ',') {
           finish_list_element();
-        } else if (is_ows(c)) {
+        } else if (is_blank(c)) {
           element_ended_ = element_size_ > 0 || element_mismatch_;
         } else if (c == '\r' || c == '\n') {
           finish_field_value();
@@ -630,7 +623,7 @@ const char* Http1ResponseParser::parse_chunk_size_line(const char* p, const char
         }
         if (p == limit) break;
         const char c = *p;
-        if (c == ';' || is_ows(c)) {
+        if (c == ';' || is_blank(c)) {
           chunk_line_state_ = ChunkLineState::extension;  // BWS before ';' included
         } else if (c == '\r') {
           chunk_line_state_ = ChunkLineState::lf;

@@ -5,20 +5,14 @@
 #include <charconv>
 #include <cmath>
 
+#include "kubeload/text.hpp"
 #include "kubeload/url.hpp"
 
 namespace kubeload::loadgen {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool header_is(const std::string& name, std::string_view wanted) {
-  return lower(name) == wanted;
+  return lowercase(name) == wanted;
 }
 
 }  // namespace
@@ -100,8 +94,7 @@ RequestTemplate make_request(const Target& target, std::string name, std::string
         header_is(header, "upgrade")) {
       continue;
     }
-    std::string name = header;
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string name = lowercase(header);
     h2.emplace_back(std::move(name), value);
   }
   if (!body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {

@@ -16,6 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kubeload/text.hpp"
 #include "loadgen/engine/asio.hpp"
 #include "loadgen/engine/metrics.hpp"
 #include "loadgen/engine/network.hpp"
@@ -443,7 +444,7 @@ ControlAuth check_control_token(std::string_view authorization, std::string_view
   constexpr std::string_view scheme = "bearer ";
   if (authorization.size() <= scheme.size()) return ControlAuth::missing;
   for (std::size_t i = 0; i < scheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) {
+    if (ascii_lower(authorization[i]) != scheme[i]) {
       return ControlAuth::missing;
     }
   }
