@@ -22,6 +22,7 @@ RUN apt-get update -qq \
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY common common
+COPY reports reports
 COPY loadgen loadgen
 COPY operator operator
 COPY plugin plugin

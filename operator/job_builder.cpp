@@ -9,8 +9,8 @@
 #include <system_error>
 
 #include "kubeload/names.hpp"
-#include "operator/reconcile_plan.hpp"
-#include "operator/views.hpp"
+#include "operator/labels.hpp"
+#include "operator/run_timing.hpp"
 
 namespace kubeload::controller {
 namespace {

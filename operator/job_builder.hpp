@@ -13,17 +13,12 @@
 #include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
+#include "operator/labels.hpp"
 
 namespace kubeload::controller {
 
-using api::kLoadTestLabel;
-using api::kManagedBy;
-using api::kManagedByLabel;
-using api::kNameLabel;
-using api::kWorkerName;
 // The env var holding the LoadTest manifest (JSON) that each worker parses.
 inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
-inline constexpr std::string_view kContainerName = "loadgen";
 // The worker container's command, whatever its image: where the kubeload
 // image (Dockerfile) installs loadgen. An image's own entrypoint never runs.
 inline constexpr std::string_view kWorkerCommand = "/usr/local/bin/loadgen";

@@ -1,6 +1,6 @@
 #include "operator/leader_election.hpp"
 
-#include "operator/status.hpp"
+#include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "operator/status.hpp"
+#include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
 

@@ -14,7 +14,7 @@
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/threshold.hpp"
-#include "operator/status.hpp"
+#include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
 namespace {

@@ -13,7 +13,7 @@
 #include "kubeload/text.hpp"
 #include "kubeload/url.hpp"
 #include "operator/bounded_body.hpp"
-#include "operator/status.hpp"
+#include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
 

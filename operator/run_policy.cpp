@@ -5,7 +5,7 @@
 
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
-#include "operator/reconcile_plan.hpp"
+#include "operator/run_timing.hpp"
 
 namespace kubeload::controller {
 namespace {

@@ -363,57 +363,6 @@ json condition(std::string_view type, std::string_view status, const std::string
           {"observedGeneration", generation}};
 }
 
-std::string format_time(Timestamp time) {
-  const auto seconds = std::chrono::floor<std::chrono::seconds>(time);
-  const auto day = std::chrono::floor<std::chrono::days>(seconds);
-  const std::chrono::year_month_day date(day);
-  const std::chrono::hh_mm_ss clock(seconds - day);
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02dZ",
-                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
-                static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
-                static_cast<int>(clock.minutes().count()),
-                static_cast<int>(clock.seconds().count()));
-  return buffer;
-}
-
-std::string unix_seconds(Timestamp time) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f",
-                std::chrono::duration<double>(time.time_since_epoch()).count());
-  return buffer;
-}
-
-std::optional<Timestamp> parse_time(const std::string& value) {
-  // YYYY-MM-DDTHH:MM:SS[.fraction]Z: what the API server writes. The mask
-  // keeps sscanf from accepting signs and spaces where digits belong.
-  constexpr std::string_view kMask = "dddd-dd-ddTdd:dd:dd";
-  if (value.size() < kMask.size()) return std::nullopt;
-  for (size_t i = 0; i < kMask.size(); ++i) {
-    const bool digit = value[i] >= '0' && value[i] <= '9';
-    if (kMask[i] == 'd' ? !digit : value[i] != kMask[i]) return std::nullopt;
-  }
-  int year = 0;
-  unsigned month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  int used = 0;
-  if (std::sscanf(value.c_str(), "%4d-%2u-%2uT%2u:%2u:%2u%n", &year, &month, &day, &hour, &minute,
-                  &second, &used) != 6 ||
-      used != 19) {
-    return std::nullopt;
-  }
-  std::string_view rest = std::string_view(value).substr(19);
-  if (rest.starts_with('.')) {
-    const size_t digits = rest.find_first_not_of("0123456789", 1);
-    if (digits == 1 || digits == std::string_view::npos) return std::nullopt;
-    rest.remove_prefix(digits);  // sub-second precision is not kept
-  }
-  const std::chrono::year_month_day date{std::chrono::year(year), std::chrono::month(month),
-                                         std::chrono::day(day)};
-  if (rest != "Z" || !date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
-  return Timestamp(std::chrono::sys_days(date)) + std::chrono::hours(hour) +
-         std::chrono::minutes(minute) + std::chrono::seconds(second);
-}
-
 std::optional<Timestamp> start_deadline(const Observed& observed) {
   if (!observed.parsed.ok()) return std::nullopt;
   std::optional<Timestamp> created = observed.job ? creation_time(*observed.job) : std::nullopt;

@@ -16,12 +16,11 @@
 
 #include "kubeload/result.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/timestamp.hpp"
 #include "operator/views.hpp"
 #include "operator/worker_results.hpp"
 
 namespace kubeload::controller {
-
-using Timestamp = std::chrono::system_clock::time_point;
 
 struct Observed {
   nlohmann::json loadtest;            // as the API returns it: metadata, spec, status
@@ -74,12 +73,5 @@ nlohmann::json condition(std::string_view type, std::string_view status, const s
 
 // Whether `next` differs from `current` at all (exact JSON equality).
 bool status_changed(const nlohmann::json& current, const nlohmann::json& next);
-
-// RFC 3339 in UTC with seconds, as metav1.Time serializes.
-std::string format_time(Timestamp time);
-std::optional<Timestamp> parse_time(const std::string& text);
-// Unix seconds with milliseconds ("1796032805.000"), as PromQL and
-// Prometheus's API take a time.
-std::string unix_seconds(Timestamp time);
 
 }  // namespace kubeload::controller

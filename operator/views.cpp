@@ -4,8 +4,8 @@
 #include <system_error>
 
 #include "kubeload/json_access.hpp"
-#include "operator/job_builder.hpp"
-#include "operator/status.hpp"
+#include "operator/labels.hpp"
+#include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
 namespace {

@@ -12,19 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kubeload/api/meta.hpp"
+#include "operator/labels.hpp"
+#include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
-
-using Timestamp = std::chrono::system_clock::time_point;
-
-// The label carrying the owning LoadTest's metadata.uid on the Job, its pods
-// and the results ConfigMap: names are reused, UIDs never are.
-using api::kLoadTestUidLabel;
-// The Job annotation holding the barrier's wall time (unix ms): the one fact
-// about the start that is not visible otherwise.
-using api::kCompletionIndexKey;
-using api::kStartAtAnnotation;
 
 struct PodView {
   // As the pod cache holds it (metadata and status; status.cpp reads container

@@ -1,5 +1,5 @@
 #pragma once
-// The operator's side of the worker protocol (loadgen/worker_server.hpp):
+// The operator's side of the worker protocol (loadgen/worker_server/worker_server.hpp):
 // start the barrier, pull results, acknowledge the final one. Plain HTTP to
 // the worker pods' IPs; every call is bounded by a timeout.
 

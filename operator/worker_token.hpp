@@ -1,6 +1,6 @@
 #pragma once
 // The per-run worker token: what a worker demands on /start, /result and
-// /finish (loadgen/worker_server.hpp), so that no other pod of the cluster can
+// /finish (loadgen/worker_server/worker_server.hpp), so that no other pod of the cluster can
 // drive a run or read its results.
 
 #include <string>

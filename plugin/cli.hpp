@@ -13,14 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/spec.hpp"
-#include "loadgen/report.hpp"
 #include "plugin/printers.hpp"
+#include "plugin/usage_error.hpp"
+#include "reports/report.hpp"
 
 namespace kubeload::plugin {
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // The exit statuses every command shares.
 inline constexpr int kExitPass = 0;        // run: verdict Pass (or no gate); others: done

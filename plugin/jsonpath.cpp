@@ -7,7 +7,7 @@
 #include <charconv>
 #include <regex>
 
-#include "plugin/printers.hpp"
+#include "plugin/go_json.hpp"
 
 namespace kubeload::plugin {
 namespace {

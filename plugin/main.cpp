@@ -14,12 +14,12 @@
 
 #include "kubeload/duration.hpp"
 #include "kubeload/names.hpp"
-#include "loadgen/gate_report.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/config.hpp"
 #include "plugin/cli.hpp"
 #include "plugin/completion.hpp"
 #include "plugin/printers.hpp"
+#include "reports/gate_report.hpp"
 
 namespace kp = kubeload::plugin;
 namespace kube = kubeload::kube;

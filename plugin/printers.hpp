@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/go_json.hpp"
+
 namespace kubeload::plugin {
 
 enum class ObjectFormat { json, yaml, name, jsonpath };
@@ -40,12 +42,5 @@ void write_object_list(std::ostream& out, const ObjectOutput& output,
 // "loadtest.kubeload.dev/NAME": kubectl's -o name of an object, from its
 // apiVersion, kind and metadata.name.
 std::string object_name(const nlohmann::json& object);
-
-// JSON as Go's encoding/json writes it: keys sorted, <, > and & escaped as
-// \u003c, \u003e, \u0026; compact, or indented by 4 spaces.
-std::string go_json(const nlohmann::json& value, bool indented);
-// A float as Go's fmt %v and strconv 'g' -1 write it: the shortest digits,
-// exponent form (1.2345678e+06) below 1e-4 and from 1e21.
-std::string go_float(double value);
 
 }  // namespace kubeload::plugin

@@ -10,8 +10,8 @@
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
-#include "loadgen/report_writers.hpp"
 #include "plugin/cli.hpp"
+#include "reports/report_writers.hpp"
 
 namespace kubeload::plugin {
 namespace {

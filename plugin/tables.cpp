@@ -7,8 +7,9 @@
 
 #include "kubeload/api/status.hpp"
 #include "kubeload/json_access.hpp"
-#include "loadgen/report_writers.hpp"
 #include "plugin/cli.hpp"
+#include "reports/escape.hpp"
+#include "reports/report_writers.hpp"
 
 namespace kubeload::plugin {
 namespace {
@@ -17,6 +18,7 @@ using json_access::count;
 using json_access::member;
 using json_access::number;
 using json_access::text;
+using loadgen::markdown_cell;
 using loadgen::report::fixed;
 using loadgen::report::grouped;
 using loadgen::report::grouped_fixed;
@@ -107,25 +109,13 @@ std::string with_change(const std::string& value, const std::string& change) {
   return change.empty() ? value : value + " " + change;
 }
 
-std::string md_cell(const std::string& in) {
-  std::string out;
-  for (const char c : in) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c != '\n' && c != '\r') {
-      out += c;
-    }
-  }
-  return out;
-}
-
 void write_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
                  TableFormat format, size_t left_columns) {
   if (rows.empty()) return;
   if (format == TableFormat::markdown) {
     for (size_t r = 0; r < rows.size(); ++r) {
       out << "|";
-      for (const std::string& cell : rows[r]) out << " " << md_cell(cell) << " |";
+      for (const std::string& cell : rows[r]) out << " " << markdown_cell(cell) << " |";
       out << "\n";
       if (r == 0) {
         out << "|";

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "kubeload/text.hpp"
+
 namespace kubeload {
 namespace {
 
@@ -32,10 +34,6 @@ constexpr uint64_t pow10(int exponent) {
   uint64_t result = 1;
   for (int i = 0; i < exponent; ++i) result *= 10;
   return result;
-}
-
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
 }
 
 // More fraction digits than this cannot change the result by a nanosecond

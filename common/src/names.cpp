@@ -4,21 +4,11 @@
 #include <cstddef>
 #include <string>
 
+#include "kubeload/text.hpp"
+
 namespace kubeload {
 namespace {
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool is_lower(char c) {
-  return c >= 'a' && c <= 'z';
-}
-bool is_upper(char c) {
-  return c >= 'A' && c <= 'Z';
-}
-bool is_alnum(char c) {
-  return is_digit(c) || is_lower(c) || is_upper(c);
-}
 bool is_tchar(char c) {
   return is_alnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kubeload/spec.hpp"
+#include "kubeload/limits.hpp"
 
 namespace kubeload {
 namespace {

@@ -26,18 +26,6 @@ constexpr std::string_view kKind = "LoadTest";
 constexpr const char* kNamespaceRule =
     ": must be a lowercase RFC 1123 label (a-z, 0-9 and '-', at most 63 characters)";
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  });
-  return out;
-}
-
 std::string node_kind(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map:

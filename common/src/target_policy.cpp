@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kubeload/text.hpp"
+
 namespace kubeload {
 namespace {
 
@@ -13,10 +15,7 @@ constexpr std::array<uint8_t, 12> kV4MappedPrefix = {0, 0, 0, 0, 0, 0, 0, 0, 0, 
 // "Metadata.Google.Internal." and "metadata.google.internal" name one host.
 std::string dns_name(std::string_view host) {
   if (!host.empty() && host.back() == '.') host.remove_suffix(1);
-  std::string name(host);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name;
+  return lowercase(host);
 }
 
 }  // namespace
@@ -106,10 +105,9 @@ TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& addres
 }
 
 bool is_host_name(std::string_view text) {
-  return !text.empty() && text.size() <= 253 &&
-         std::all_of(text.begin(), text.end(), [](unsigned char c) {
-           return std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.';
-         });
+  return !text.empty() && text.size() <= 253 && std::all_of(text.begin(), text.end(), [](char c) {
+    return is_alnum(c) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 TargetDecision decide_host(const TargetPolicy& policy, std::string_view host) {

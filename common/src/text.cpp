@@ -13,6 +13,12 @@ constexpr size_t kMaxQuotedBytes = 100;
 
 }  // namespace
 
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = ascii_lower(c);
+  return out;
+}
+
 std::string_view utf8_head(std::string_view s, size_t max_bytes) {
   if (s.size() <= max_bytes) return s;
   size_t cut = max_bytes;

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "kubeload/result.hpp"
+#include "kubeload/text.hpp"
 
 namespace kubeload {
 namespace {
@@ -34,20 +35,14 @@ constexpr std::array<MetricName, 14> kMetrics{{
     {"late", ThresholdMetric::late},
 }};
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t';
-}
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
 bool is_name_char(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
+  return is_alnum(c) || c == '-' || c == '_';
 }
 
 // Request names become metric labels: [a-z0-9]([-a-z0-9_]*[a-z0-9])?
 bool is_request_name(std::string_view name) {
   if (name.empty()) return false;
-  const auto lower_or_digit = [](char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); };
+  const auto lower_or_digit = [](char c) { return is_digit(c) || is_lower(c); };
   if (!lower_or_digit(name.front()) || !lower_or_digit(name.back())) return false;
   return std::all_of(name.begin(), name.end(),
                      [&](char c) { return lower_or_digit(c) || c == '-' || c == '_'; });
@@ -105,7 +100,7 @@ class ThresholdParser {
     }
 
     skip_spaces();
-    const std::string_view unit = take_while([](char c) { return !is_space(c); });
+    const std::string_view unit = take_while([](char c) { return !is_blank(c); });
     skip_spaces();
     if (pos_ != text_.size()) return fail("unexpected " + quote(text_.substr(pos_)));
 
@@ -119,7 +114,7 @@ class ThresholdParser {
   static std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
   void skip_spaces() {
-    while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
+    while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
   }
 
   template <typename Predicate>

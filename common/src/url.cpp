@@ -8,27 +8,7 @@
 #include "kubeload/text.hpp"
 
 namespace kubeload {
-namespace {
-
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool is_hex_digit(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-bool is_alnum(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::variant<HttpUrl, std::string> parse_http_url(std::string_view url) {
   const std::string generic = "must be an http:// or https:// URL with a host, got " + quote(url);

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/base64.hpp"
+#include "kubeload/rfc3339.hpp"
 #include "kubeload/text.hpp"
 
 extern char** environ;
@@ -119,52 +120,7 @@ bool same_credential(const ExecCredential& a, const ExecCredential& b) {
 }  // namespace
 
 std::optional<system_clock::time_point> parse_rfc3339(const std::string& text) {
-  constexpr std::string_view kMask = "dddd-dd-ddTdd:dd:dd";
-  if (text.size() < kMask.size() + 1) return std::nullopt;
-  for (std::size_t i = 0; i < kMask.size(); ++i) {
-    const bool digit = text[i] >= '0' && text[i] <= '9';
-    if (kMask[i] == 'd' ? !digit : text[i] != kMask[i]) return std::nullopt;
-  }
-  const auto number = [&](std::size_t at, std::size_t n) { return std::stoi(text.substr(at, n)); };
-  const std::chrono::year_month_day date{std::chrono::year(number(0, 4)),
-                                         std::chrono::month(static_cast<unsigned>(number(5, 2))),
-                                         std::chrono::day(static_cast<unsigned>(number(8, 2)))};
-  const int hour = number(11, 2), minute = number(14, 2), second = number(17, 2);
-  if (!date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
-  std::string_view rest = std::string_view(text).substr(kMask.size());
-  system_clock::duration fraction{};
-  if (rest.starts_with('.')) {
-    std::size_t digits = 1;
-    long long nanos = 0;
-    int scale = 0;
-    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
-      if (scale < 9) {
-        nanos = nanos * 10 + (rest[digits] - '0');
-        ++scale;
-      }
-      ++digits;
-    }
-    if (digits == 1) return std::nullopt;
-    for (; scale < 9; ++scale) nanos *= 10;
-    fraction = std::chrono::duration_cast<system_clock::duration>(std::chrono::nanoseconds(nanos));
-    rest.remove_prefix(digits);
-  }
-  std::chrono::minutes offset{0};
-  if (rest == "Z" || rest == "z") {
-  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' &&
-             std::isdigit(static_cast<unsigned char>(rest[1])) &&
-             std::isdigit(static_cast<unsigned char>(rest[2])) &&
-             std::isdigit(static_cast<unsigned char>(rest[4])) &&
-             std::isdigit(static_cast<unsigned char>(rest[5]))) {
-    const int h = (rest[1] - '0') * 10 + (rest[2] - '0');
-    const int m = (rest[4] - '0') * 10 + (rest[5] - '0');
-    if (h > 23 || m > 59) return std::nullopt;
-    offset = std::chrono::minutes(h * 60 + m) * (rest[0] == '-' ? -1 : 1);
-  } else {
-    return std::nullopt;
-  }
-  return system_clock::time_point(std::chrono::sys_days(date)) + std::chrono::hours(hour) +
-         std::chrono::minutes(minute) + std::chrono::seconds(second) + fraction - offset;
+  return rfc3339::parse(text);
 }
 
 ExecCredential parse_exec_credential(const std::string& text, const std::string& api_version) {

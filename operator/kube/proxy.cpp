@@ -9,17 +9,12 @@
 #include <cstring>
 #include <sstream>
 
+#include "kubeload/text.hpp"
 #include "operator/kube/config.hpp"
 
 namespace kubeload::kube {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
@@ -85,7 +80,7 @@ struct HostPort {
 HostPort split_server(const std::string& server) {
   HostPort hp;
   const auto colon_slashes = server.find("://");
-  hp.scheme = lower(server.substr(0, colon_slashes));
+  hp.scheme = lowercase(server.substr(0, colon_slashes));
   std::string rest = colon_slashes == std::string::npos ? server : server.substr(colon_slashes + 3);
   rest = rest.substr(0, rest.find_first_of("/?#"));
   if (const auto at = rest.rfind('@'); at != std::string::npos) rest = rest.substr(at + 1);
@@ -102,7 +97,7 @@ HostPort split_server(const std::string& server) {
   } else {
     hp.host = rest;
   }
-  hp.host = lower(hp.host);
+  hp.host = lowercase(hp.host);
   hp.port = hp.scheme == "https" ? 443 : 80;
   if (!port.empty()) {
     try {
@@ -116,12 +111,12 @@ HostPort split_server(const std::string& server) {
 }  // namespace
 
 bool no_proxy_matches(const std::string& no_proxy, const std::string& host_in, int port) {
-  const std::string host = lower(host_in);
+  const std::string host = lowercase(host_in);
   const auto host_ip = parse_ip(host);
   std::stringstream list(no_proxy);
   std::string item;
   while (std::getline(list, item, ',')) {
-    std::string entry = lower(trim(item));
+    std::string entry = lowercase(trim(item));
     if (entry.empty()) continue;
     if (entry == "*") return true;
     if (entry.find('/') != std::string::npos) {
@@ -175,7 +170,7 @@ std::string proxy_for(const std::string& server, const std::string& proxy_url,
   };
   const auto checked = [](std::string url, const std::string& from) {
     if (url.find("://") == std::string::npos) url = "http://" + url;
-    if (lower(url).rfind("http://", 0) != 0) {
+    if (lowercase(url).rfind("http://", 0) != 0) {
       throw ConfigError(from + ": the proxy must be an http:// proxy, got \"" + url +
                         "\" (https and socks5 proxies are not supported)");
     }

@@ -9,7 +9,7 @@
 - every reason and condition type of the status vocabulary
   (common/include/kubeload/api/status.hpp: kReasons, kConditionTypes) is
   documented, and every reason and condition the page names is one of them;
-- every flag of loadgen (loadgen/cli.cpp) and kubeload-operator
+- every flag of loadgen (loadgen/cli/cli.cpp) and kubeload-operator
   (operator/main.cpp) is documented, and every documented flag exists.
 
 Prints what is missing where, so the page can be updated in one pass, and
@@ -169,9 +169,9 @@ def main():
     compare("condition types", api_enum(api_code, "ConditionType"), conditions_doc,
             "kubeload/api/status.hpp's kConditionTypes")
 
-    cli_code = sources("loadgen/cli.cpp", "operator/main.cpp")
+    cli_code = sources("loadgen/cli/cli.cpp", "operator/main.cpp")
     n_flags = compare("command-line flags", code_flags(cli_code), documented_flags(doc),
-                      "loadgen/cli.cpp and operator/main.cpp")
+                      "loadgen/cli/cli.cpp and operator/main.cpp")
 
     for problem in problems:
         print(f"check_reference: {problem}")

@@ -37,7 +37,7 @@ Checks:
     gridPos inside the 24-column grid and not overlapping, the datasource
     template variable on every panel and target, namespace/loadtest query
     variables from label_values, every $variable defined), and every metric
-    name a query uses is one the C++ sources define (loadgen/metrics.cpp,
+    name a query uses is one the C++ sources define (loadgen/engine/metrics.cpp,
     operator/operator_metrics.cpp), and every defined metric is on a dashboard;
   - the alert rules: `promtool check rules`, `promtool test rules
     tests/prometheus/rules_test.yaml` (when KubeloadRunFailed fires), and
@@ -110,7 +110,7 @@ from servers import (LOOPBACK, FaultServer, Nginx, free_port, read_tail,  # noqa
                      stop_process, wait_for_listener)
 
 DASHBOARDS = ("kubeload-run.json", "kubeload-results.json")
-METRIC_SOURCES = ("loadgen/metrics.cpp", "operator/operator_metrics.cpp")
+METRIC_SOURCES = ("loadgen/engine/metrics.cpp", "operator/operator_metrics.cpp")
 PANEL_TYPES = {"row", "timeseries", "stat", "table"}
 # Series that exist only while a run is under way: the LoadTests here end
 # before Prometheus starts scraping (tests/unit/operator/metrics_test.cpp

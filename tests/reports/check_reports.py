@@ -41,7 +41,7 @@ import xml.etree.ElementTree as ET
 import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CURVE_RGB = (0x09, 0x69, 0xDA)  # .curve stroke in loadgen/report_html.cpp
+CURVE_RGB = (0x09, 0x69, 0xDA)  # .curve stroke in reports/report_html.cpp
 FAIL_BANNER_RGB = (0xFF, 0xEB, 0xE9)  # header.fail background
 PASS_BANNER_RGB = (0xDA, 0xFB, 0xE1)  # header.pass background
 

@@ -27,6 +27,36 @@ std::string printable(std::string_view s);
 // a path or a header value.
 bool has_space_or_control(std::string_view s);
 
+// ASCII character classes and case, the same in every locale (<cctype>'s
+// depend on it): the one set the parsers share.
+constexpr bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
+constexpr bool is_lower(char c) noexcept {
+  return c >= 'a' && c <= 'z';
+}
+constexpr bool is_upper(char c) noexcept {
+  return c >= 'A' && c <= 'Z';
+}
+constexpr bool is_alpha(char c) noexcept {
+  return is_lower(c) || is_upper(c);
+}
+constexpr bool is_alnum(char c) noexcept {
+  return is_digit(c) || is_alpha(c);
+}
+constexpr bool is_hex_digit(char c) noexcept {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+// A space or a tab (HTTP's optional whitespace).
+constexpr bool is_blank(char c) noexcept {
+  return c == ' ' || c == '\t';
+}
+constexpr char ascii_lower(char c) noexcept {
+  return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c;
+}
+// `s` with A-Z as a-z; every other byte as it is.
+std::string lowercase(std::string_view s);
+
 // value with `decimals` digits after the point, locale-independent
 // (std::to_chars); "-" for a non-finite value, so no report or status
 // message shows nan or inf, and never "-0.000".

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "loadgen/http1_parser.hpp"
+#include "loadgen/engine/http1_parser.hpp"
 
 namespace {
 

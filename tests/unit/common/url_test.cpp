@@ -7,7 +7,7 @@
 
 #include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
-#include "loadgen/plan.hpp"
+#include "loadgen/engine/plan.hpp"
 
 namespace kubeload {
 namespace {

@@ -1,6 +1,6 @@
 // Default threads follow the cgroup CPU quota (issue 8, defect 10).
 
-#include "loadgen/cpu_quota.hpp"
+#include "loadgen/engine/cpu_quota.hpp"
 
 #include <gtest/gtest.h>
 

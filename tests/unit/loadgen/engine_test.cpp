@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "allocation_counter.hpp"
-#include "loadgen/asio.hpp"
-#include "loadgen/handler_memory.hpp"
-#include "loadgen/network.hpp"
-#include "loadgen/runner.hpp"
-#include "loadgen/worker.hpp"
+#include "loadgen/engine/asio.hpp"
+#include "loadgen/engine/handler_memory.hpp"
+#include "loadgen/engine/network.hpp"
+#include "loadgen/engine/runner.hpp"
+#include "loadgen/engine/worker.hpp"
 #include "socket_call_counter.hpp"
 
 namespace kubeload::loadgen {

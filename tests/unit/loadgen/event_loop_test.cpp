@@ -1,7 +1,7 @@
 // The plain HTTP/1.1 workers' own loop: alarms, posted callbacks and socket
 // readiness (edge-triggered, with the owner's generation).
 
-#include "loadgen/event_loop.hpp"
+#include "loadgen/engine/event_loop.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "loadgen/http1_parser.hpp"
+#include "loadgen/engine/http1_parser.hpp"
 
 #include "allocation_counter.hpp"
 

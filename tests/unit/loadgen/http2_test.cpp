@@ -14,9 +14,9 @@
 #include "kubeload/result.hpp"
 #include "kubeload/spec.hpp"
 #include "kubeload/spec_yaml.hpp"
-#include "loadgen/cli.hpp"
-#include "loadgen/plan.hpp"
-#include "loadgen/report.hpp"
+#include "loadgen/cli/cli.hpp"
+#include "loadgen/engine/plan.hpp"
+#include "reports/report.hpp"
 
 namespace kubeload::loadgen {
 namespace {

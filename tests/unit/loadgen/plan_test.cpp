@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "loadgen/cli.hpp"
-#include "loadgen/plan.hpp"
+#include "loadgen/cli/cli.hpp"
+#include "loadgen/engine/plan.hpp"
 
 namespace kubeload::loadgen {
 namespace {

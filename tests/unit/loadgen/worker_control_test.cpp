@@ -1,4 +1,4 @@
-// The worker's control protocol guards (loadgen/worker_server.hpp): the run's
+// The worker's control protocol guards (loadgen/worker_server/worker_server.hpp): the run's
 // token on /start, /result and /finish, and start times far from now.
 
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "kubeload/spec.hpp"
-#include "loadgen/worker_server.hpp"
+#include "loadgen/worker_server/worker_server.hpp"
 
 namespace kubeload::loadgen {
 namespace {

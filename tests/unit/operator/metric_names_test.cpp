@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "loadgen/metrics.hpp"
+#include "loadgen/engine/metrics.hpp"
 #include "operator/operator_metrics.hpp"
 
 namespace kubeload {

@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "kubeload/spec.hpp"
-#include "loadgen/worker_server.hpp"
+#include "loadgen/worker_server/worker_server.hpp"
 
 namespace kubeload::controller {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "kubeload/result.hpp"
 #include "kubeload/threshold.hpp"
-#include "loadgen/gate_report.hpp"
+#include "reports/gate_report.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
 #error "gate_report_test needs KUBELOAD_SOURCE_DIR (the repository root) to find tests/golden"

@@ -24,8 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/result.hpp"
-#include "loadgen/report.hpp"
-#include "loadgen/report_writers.hpp"
+#include "reports/report.hpp"
+#include "reports/report_writers.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
 #error "report_test needs KUBELOAD_SOURCE_DIR (the repository root) to find tests/golden"

@@ -1,0 +1,139 @@
+#pragma once
+// One client connection: connects (TCP, optionally TLS), sends requests the
+// worker hands it, parses responses and reports each outcome back to the
+// worker. It never counts anything itself. Owned by its Worker, on the
+// worker's thread; handlers capture `this`.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loadgen/engine/asio.hpp"
+#include "loadgen/engine/connection_owner.hpp"
+#include "loadgen/engine/event_loop.hpp"
+#include "loadgen/engine/handler_memory.hpp"
+#include "loadgen/engine/http1_parser.hpp"
+#include "loadgen/engine/lane_session.hpp"
+#include "loadgen/engine/network.hpp"
+#include "loadgen/engine/request_slot.hpp"
+
+namespace kubeload::loadgen {
+
+class H2Session;
+
+class Connection {
+ public:
+  static constexpr std::size_t kReadBufferSize = 8192;
+
+  // `h2`: an HTTP/2 lane, whose requests travel as streams of that session
+  // (shared with other lanes); null: an HTTP/1.1 connection of its own.
+  Connection(ConnectionOwner& worker, asio::io_context& io, uint32_t index,
+             LaneSession* h2 = nullptr);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  uint32_t index() const noexcept { return index_; }
+  bool busy() const noexcept { return busy_; }
+  bool is_open() const noexcept;
+
+  // Sends the request of `slot`, connecting first when needed. `now`: the
+  // caller's clock, read as it chose this request (its deadline counts from
+  // there, and on an open connection it is when the request leaves).
+  void start(const RequestSlot& slot, Clock::time_point now);
+  // Called by the worker's tick: a request past its deadline is abandoned as a
+  // timeout (the socket is closed, which completes the pending operation).
+  // Returns the deadline still ahead (time_point::max() when none).
+  Clock::time_point enforce_deadline(Clock::time_point now) noexcept;
+  // Brings every deadline forward (used when the run is interrupted).
+  void clamp_deadline(Clock::time_point latest) noexcept;
+  void close() noexcept;
+  // Plain HTTP/1.1: a readiness event of this connection's socket, from the
+  // worker's EventLoop; `generation`: of the socket it was for.
+  void on_socket_event(uint32_t generation, uint32_t events);
+
+ private:
+  friend class H2Session;
+  // What an HTTP/2 stream has brought so far (the HTTP/1.1 parser's part).
+  struct H2Stream {
+    int32_t id = 0;  // 0: no stream (yet)
+    int status = 0;
+    uint64_t header_bytes = 0;
+    uint64_t body_bytes = 0;
+    uint64_t body_sent = 0;
+    bool complete = false;  // END_STREAM received
+    bool reset_by_peer = false;
+  };
+
+  bool socket_open() const noexcept;
+  Socket& socket() noexcept;
+  void connect();
+  // Plain HTTP/1.1: the worker's addresses in order from `first`; the first
+  // that accepts is used. `error`: what to report when none is left.
+  void connect_plain(std::size_t first, int error);
+  void on_connected(const boost::system::error_code& ec);
+  void write_request(Clock::time_point now);
+  void send_plain(std::size_t offset);
+  void read_response();
+  // Plain HTTP/1.1, on a readiness event: reads until the socket is drained
+  // (to the end of the stream when the peer had closed) or the response ends.
+  void receive(uint32_t events);
+  // Fails the request from the event loop, not from inside the caller (a
+  // start, the tick), as an Asio operation's completion would.
+  void fail_later(Outcome outcome, int error);
+  SocketOwner owner() const noexcept { return {index_, generation_}; }
+  void on_read(const boost::system::error_code& ec, std::size_t bytes);
+  void complete_response(bool must_close, Clock::time_point now);
+  // `now`: when the outcome was known (the last byte read, the error).
+  void finish(Outcome outcome, bool response_complete, Clock::time_point now);
+  // The status and length checks of a complete response.
+  Outcome judge(int status, uint64_t body_bytes) const noexcept;
+  // HTTP/2: the lane's stream ended (or never began).
+  void end_stream(Outcome outcome);
+  void fail(Outcome outcome, const boost::system::error_code& ec);
+  bool may_resend() const noexcept;
+
+  ConnectionOwner& worker_;
+  asio::io_context& io_;
+  uint32_t index_;
+  // HTTP/1.1 over TCP: a socket of our own, its events from the worker's
+  // EventLoop. Over TLS: Asio's stream. (HTTP/2: the session's.)
+  UniqueFd plain_;
+  uint32_t generation_ = 0;            // of plain_, bumped when it closes
+  bool connecting_ = false;            // plain_ waits for its connect to complete
+  std::size_t endpoint_ = 0;           // the address plain_ connects to
+  std::size_t unsent_ = 0;             // where a request's send stopped (the buffer was full)
+  bool sending_ = false;               // a request waits for room in the send buffer
+  uint32_t events_while_sending_ = 0;  // events that came while it did
+  bool want_read_ = false;             // the response needs more than has been read
+  std::unique_ptr<asio::ssl::stream<Socket>> tls_;
+  std::unique_ptr<char[]> read_buffer_;
+  // A request's write, then its reads: one operation at a time. Only for an
+  // HTTP/1.1 connection over TLS (an HTTP/2 lane's session does the I/O).
+  std::unique_ptr<HandlerMemory> operation_memory_;
+  Http1ResponseParser parser_;
+
+  bool busy_ = false;
+  bool timed_out_ = false;
+  RequestSlot slot_{};
+  Clock::time_point deadline_{};
+  Clock::time_point connect_started_{};
+  Clock::time_point written_at_{};
+  Clock::time_point first_byte_at_{};
+  RequestTimings timings_{};
+  uint64_t bytes_in_ = 0;
+  uint64_t bytes_out_ = 0;
+  bool new_connection_ = false;
+  bool retried_ = false;  // resent once after a stale keep-alive connection
+  bool tls_handshake_ = false;
+  bool tls_resumed_ = false;
+  const bool host_is_ip_;
+  SslSession tls_session_;  // the last session the server issued, for the next handshake
+  bool counted_open_ = false;
+  std::optional<std::string> first_server_;
+  LaneSession* const h2_;
+  H2Stream stream_{};
+};
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,39 @@
+#pragma once
+// What a connection and an HTTP/2 session need of the worker that owns them:
+// its plan, where and how to connect, its event loop, and where each outcome
+// goes. Worker (worker.hpp) is the one implementation; connection.cpp and
+// h2_session.cpp see only this.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loadgen/engine/asio.hpp"
+#include "loadgen/engine/event_loop.hpp"
+#include "loadgen/engine/plan.hpp"
+#include "loadgen/engine/request_slot.hpp"
+
+namespace kubeload::loadgen {
+
+class Connection;
+
+class ConnectionOwner {
+ public:
+  virtual const RunPlan& plan() const noexcept = 0;
+  virtual const std::vector<tcp::endpoint>& endpoints() const noexcept = 0;
+  virtual asio::ssl::context* tls() const noexcept = 0;
+  // Plain HTTP/1.1: the worker's own event loop; null over TLS and HTTP/2,
+  // whose connections run on the io_context.
+  virtual EventLoop* event_loop() const noexcept = 0;
+  virtual void on_complete(Connection& connection, const RequestSlot& slot,
+                           const Completion& done) = 0;
+  virtual void on_first_response(std::string server, uint64_t body_length) = 0;
+  virtual bool first_response_needed() const noexcept = 0;
+  virtual void on_connection_opened() noexcept = 0;
+  virtual void on_connection_closed() noexcept = 0;
+
+ protected:
+  ~ConnectionOwner() = default;
+};
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,58 @@
+#pragma once
+// Live Prometheus metrics of a running load generator (names in api.md),
+// served with prometheus-cpp's exposer. The controller thread feeds them from
+// the workers' snapshots; the hot path never touches them.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loadgen/engine/worker.hpp"
+
+namespace prometheus {
+class Exposer;
+class Registry;
+}  // namespace prometheus
+
+namespace kubeload::loadgen {
+
+struct MetricLabels {
+  std::string loadtest;  // the LoadTest (or "local")
+  std::string namespace_;
+  std::string worker;              // worker index in a distributed run, "0" locally
+  std::string protocol = "http1";  // spec.target.protocol: http1 | http2 | h2c
+};
+
+class LiveMetrics {
+ public:
+  // Throws std::runtime_error naming the address when it cannot listen.
+  LiveMetrics(const std::string& listen_address, MetricLabels labels,
+              std::vector<std::string> request_names);
+  // Without an exposer, for callers that serve the registry themselves.
+  LiveMetrics(MetricLabels labels, std::vector<std::string> request_names);
+  ~LiveMetrics();
+  LiveMetrics(const LiveMetrics&) = delete;
+  LiveMetrics& operator=(const LiveMetrics&) = delete;
+
+  // The sum of all workers' snapshots; counters only move forward.
+  void update(const LiveSnapshot& total);
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+  // The port actually bound (useful with port 0).
+  uint16_t port() const;
+
+ private:
+  struct Families;
+  MetricLabels labels_;
+  std::vector<std::string> request_names_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Families> families_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  LiveSnapshot last_;
+};
+
+// Adds `part` into `total` (per request index, plus the scalars).
+void add_snapshot(LiveSnapshot& total, const LiveSnapshot& part);
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,154 @@
+#include "loadgen/engine/runner.hpp"
+
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include "loadgen/engine/metrics.hpp"
+#include "loadgen/engine/network.hpp"
+#include "loadgen/engine/worker.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+constexpr auto kProgressInterval = std::chrono::seconds(1);
+
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO) == 1) {}
+
+  void show(const LiveSnapshot& s, double elapsed_seconds, int stage_count) {
+    if (!enabled_) return;
+    uint64_t requests = 0, errors = 0;
+    for (const auto& r : s.requests) {
+      requests += r.requests;
+      errors += r.errors.total();
+    }
+    const double rps =
+        elapsed_seconds > 0 ? (requests - last_requests_) / (elapsed_seconds - last_elapsed_) : 0;
+    last_requests_ = requests;
+    last_elapsed_ = elapsed_seconds;
+    char stage[48] = "";
+    if (s.stage < 0) {
+      std::snprintf(stage, sizeof stage, "warm-up (%" PRIu64 " sent)  ", s.warmup_requests);
+    } else if (stage_count > 1) {
+      std::snprintf(stage, sizeof stage, "stage %d/%d  ", s.stage + 1, stage_count);
+    }
+    if (tty_) {
+      std::fprintf(stderr,
+                   "\r[%6.1fs] %s%" PRIu64 " requests  %.0f req/s  %" PRIu64 " errors  %" PRIu64
+                   " open   ",
+                   elapsed_seconds, stage, requests, rps, errors, s.connections_open);
+    } else {
+      std::fprintf(stderr, "[%6.1fs] %sCompleted %" PRIu64 " requests (%" PRIu64 " errors)\n",
+                   elapsed_seconds, stage, requests, errors);
+    }
+    std::fflush(stderr);
+  }
+
+  void done() {
+    if (enabled_ && tty_) std::fputc('\n', stderr);
+  }
+
+ private:
+  bool enabled_;
+  bool tty_;
+  uint64_t last_requests_ = 0;
+  double last_elapsed_ = 0;
+};
+
+}  // namespace
+
+RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
+  const TargetAccess access = prepare_target(planned, options.target_policy);
+  // An http2 target that negotiated http/1.1 is loaded over HTTP/1.1 (--allow-http1).
+  RunPlan plan = planned;
+  plan.protocol = access.protocol;
+
+  const std::atomic<bool> never(false);
+  const std::atomic<bool>& stop = options.stop != nullptr ? *options.stop : never;
+  const uint32_t threads = plan.usable_threads();
+  const auto budgets = std::make_shared<SharedBudgets>(plan, threads);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (uint32_t i = 0; i < threads; ++i) {
+    workers.push_back(std::make_unique<Worker>(split_plan_for_thread(plan, i, threads),
+                                               access.endpoints, access.tls.get(), stop,
+                                               options.metrics != nullptr, budgets));
+  }
+
+  std::atomic<uint32_t> running(threads);
+  std::vector<std::thread> pool;
+  const Clock::time_point start = Clock::now();
+  for (auto& worker : workers) {
+    pool.emplace_back([&worker, &running, start] {
+      worker->run(start);
+      running.fetch_sub(1);
+    });
+  }
+
+  Progress progress(options.progress);
+  Clock::time_point next_progress = start + kProgressInterval;
+  auto collect = [&] {
+    LiveSnapshot total;
+    total.done = true;
+    for (const auto& worker : workers) add_snapshot(total, worker->snapshot());
+    return total;
+  };
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(kPollInterval);
+    const Clock::time_point now = Clock::now();
+    if (now < next_progress) continue;
+    next_progress += kProgressInterval;
+    const LiveSnapshot total = collect();
+    if (options.metrics != nullptr) options.metrics->update(total);
+    if (options.on_progress) options.on_progress(total);
+    progress.show(total, std::chrono::duration<double>(now - start).count(), plan.stage_count());
+  }
+  for (auto& t : pool) t.join();
+  progress.done();
+  const LiveSnapshot final_numbers = collect();
+  if (options.metrics != nullptr) options.metrics->update(final_numbers);
+  if (options.on_progress) options.on_progress(final_numbers);
+
+  RunOutcome outcome;
+  outcome.interrupted = stop.load();
+  outcome.result = workers.front()->result();
+  for (size_t i = 1; i < workers.size(); ++i) outcome.result.merge(workers[i]->result());
+
+  RunInfo& info = outcome.info;
+  info.url = plan.target.url;
+  info.scheme = plan.target.scheme;
+  info.host = plan.target.host;
+  info.port = plan.target.port;
+  info.path = plan.target.path;
+  info.threads = threads;
+  info.keep_alive = plan.keep_alive;
+  info.protocol = to_string(plan.protocol);
+  info.max_streams = static_cast<uint32_t>(plan.lanes_per_connection());
+  info.tls_protocol = access.tls_description;
+  for (const Phase& phase : plan.phases) {
+    if (phase.warmup) continue;
+    if (plan.open_model) {
+      info.rate = plan.rate_of_part(phase);
+    } else {
+      info.connections = phase.connections;
+    }
+    break;
+  }
+  for (const auto& worker : workers) {
+    const FirstResponse first = worker->first_response();
+    if (first.seen) {
+      info.server_software = first.server;
+      info.document_length = first.body_length;
+      break;
+    }
+  }
+  return outcome;
+}
+
+}  // namespace kubeload::loadgen

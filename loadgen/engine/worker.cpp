@@ -1,0 +1,634 @@
+#include "loadgen/engine/worker.hpp"
+
+#include <algorithm>
+
+namespace kubeload::loadgen {
+namespace {
+
+constexpr auto kTickInterval = std::chrono::milliseconds(10);
+constexpr int kTicksPerSnapshot = 10;         // counters: every 100 ms
+constexpr int kTicksPerLatencySnapshot = 50;  // histogram buckets: every 500 ms
+constexpr auto kLateAfter = std::chrono::milliseconds(1);
+constexpr auto kInterruptGrace = std::chrono::seconds(1);
+
+ErrorKind error_kind(Outcome outcome) noexcept {
+  switch (outcome) {
+    case Outcome::connect:
+      return ErrorKind::connect;
+    case Outcome::timeout:
+      return ErrorKind::timeout;
+    case Outcome::read:
+      return ErrorKind::read;
+    case Outcome::write:
+      return ErrorKind::write;
+    case Outcome::status:
+      return ErrorKind::status;
+    case Outcome::length:
+      return ErrorKind::length;
+    case Outcome::dropped:
+      return ErrorKind::dropped;
+    case Outcome::rst_stream:
+      return ErrorKind::rst_stream;
+    case Outcome::goaway:
+      return ErrorKind::goaway;
+    case Outcome::success:
+      break;
+  }
+  return ErrorKind::read;
+}
+
+void add_completion(Result& r, const Completion& done) {
+  ++r.requests;
+  r.bytes_received += done.bytes_in;
+  r.body_bytes_received += done.body_bytes_in;
+  r.bytes_sent += done.bytes_out;
+  if (done.outcome != Outcome::success) ++r.errors[error_kind(done.outcome)];
+  if (done.retried) ++r.retries;
+  if (done.tls_handshake) {
+    if (!r.tls) r.tls = TlsCounts{};
+    ++r.tls->handshakes;
+    if (done.tls_resumed) ++r.tls->sessions_reused;
+  }
+  if (done.response_complete) {
+    ++r.status_codes[done.status];
+    r.latency.record(done.timings.total_us);
+    r.waiting.record(done.timings.waiting_us);
+    r.connect.record(done.timings.connect_us);
+  } else {
+    r.error_latency.record(done.timings.total_us);
+  }
+}
+
+int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
+}
+
+// Requests that may wait for a free connection: all the arrivals of one
+// timeout at the part's highest rate (they are dropped at their deadline),
+// bounded so that a huge rate cannot take the machine's memory.
+size_t pending_capacity(const RunPlan& plan, uint64_t connections) {
+  constexpr double kMostPending = 1 << 20;
+  double most_rate = 0;
+  for (const Phase& p : plan.phases) most_rate = std::max(most_rate, plan.rate_of_part(p));
+  const double per_timeout = most_rate * std::chrono::duration<double>(plan.timeout).count();
+  return static_cast<size_t>(
+      std::max(std::min(per_timeout + 1024, kMostPending), 4.0 * static_cast<double>(connections)));
+}
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return to <= from ? 0.0 : std::chrono::duration<double>(to - from).count();
+}
+
+// Cumulative counts of `h` (microseconds) at each bound (seconds).
+void add_cumulative(const Histogram& h, const std::vector<double>& bounds,
+                    std::vector<uint64_t>& out) {
+  out.resize(bounds.size(), 0);
+  h.for_each_nonempty([&](int64_t, int64_t high, uint64_t count) {
+    const double seconds = static_cast<double>(high) / 1e6;
+    for (size_t i = 0; i < bounds.size(); ++i) {
+      if (seconds <= bounds[i]) out[i] += count;
+    }
+  });
+}
+
+}  // namespace
+
+const std::vector<double>& live_latency_bounds() {
+  static const std::vector<double> bounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                             0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+  return bounds;
+}
+
+SharedBudget::SharedBudget(uint64_t limit, uint64_t block) noexcept
+    : limit_(limit), block_(std::max<uint64_t>(1, block)) {}
+
+uint64_t SharedBudget::claim() noexcept {
+  if (spent()) return 0;
+  const uint64_t before = claimed_.fetch_add(block_, std::memory_order_relaxed);
+  return before >= limit_ ? 0 : std::min(block_, limit_ - before);
+}
+
+SharedBudgets::SharedBudgets(const RunPlan& plan, uint32_t threads) {
+  SharedBudget* counted = nullptr;
+  if (plan.total_request_budget) {
+    const uint64_t limit = *plan.total_request_budget;
+    counted =
+        budgets_.emplace_back(std::make_unique<SharedBudget>(limit, budget_block(limit, threads)))
+            .get();
+  }
+  for (const Phase& p : plan.phases) {
+    if (p.warmup && p.request_budget) {
+      const uint64_t limit = *p.request_budget;
+      by_phase_.push_back(
+          budgets_.emplace_back(std::make_unique<SharedBudget>(limit, budget_block(limit, threads)))
+              .get());
+    } else {
+      by_phase_.push_back(p.warmup ? nullptr : counted);
+    }
+  }
+}
+
+Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::ssl::context* tls,
+               const std::atomic<bool>& stop, bool live_metrics,
+               std::shared_ptr<SharedBudgets> budgets)
+    : plan_(plan),
+      endpoints_(std::move(endpoints)),
+      tls_(tls),
+      stop_(stop),
+      live_metrics_(live_metrics),
+      budgets_(budgets ? std::move(budgets) : std::make_shared<SharedBudgets>(plan, 1)) {
+  if (!plan_.http2() && tls_ == nullptr) {
+    loop_ = std::make_unique<EventLoop>(
+        [this](SocketOwner owner, uint32_t events) {
+          connections_[owner.index]->on_socket_event(owner.generation, events);
+        },
+        [this](std::size_t alarm) { on_alarm(static_cast<Alarm>(alarm)); });
+  }
+  const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
+  const uint64_t lanes = plan_.lanes_per_connection();
+  if (plan_.http2()) {
+    sessions_.reserve(connection_count);
+    for (uint64_t i = 0; i < connection_count; ++i) {
+      sessions_.push_back(std::make_unique<H2Session>(*this, io_));
+    }
+  }
+  connections_.reserve(connection_count * lanes);
+  for (uint64_t i = 0; i < connection_count * lanes; ++i) {
+    H2Session* session = plan_.http2() ? sessions_[i / lanes].get() : nullptr;
+    connections_.push_back(
+        std::make_unique<Connection>(*this, io_, static_cast<uint32_t>(i), session));
+  }
+  mix_current_.assign(plan_.requests.size(), 0);
+  for (const RequestTemplate& r : plan_.requests) mix_total_ += r.weight;
+
+  const int stages = plan_.stage_count();
+  stage_results_.resize(static_cast<size_t>(stages));
+  stage_started_.assign(static_cast<size_t>(stages), Clock::time_point{});
+  stage_ended_.assign(static_cast<size_t>(stages), Clock::time_point{});
+  if (plan_.open_model) {
+    for (Result& r : stage_results_) r.rate = RateCounts{};
+    idle_.reserve(connections_.size());
+    pending_.resize(pending_capacity(plan_, connection_count));
+  }
+  if (plan_.requests.size() > 1) request_results_.resize(plan_.requests.size());
+  if (plan_.target.tls()) {
+    for (Result& r : stage_results_) r.tls = TlsCounts{};
+    for (Result& r : request_results_) r.tls = TlsCounts{};
+  }
+  snapshot_.requests.resize(plan_.requests.size());
+}
+
+Worker::~Worker() = default;
+
+void Worker::run(Clock::time_point start) {
+  begin_phase(0, start);
+  arm_tick();
+  if (plan_.open_model) {
+    schedule_open();
+  } else {
+    advance_phases(Clock::now());
+    wake_idle_connections();
+  }
+  if (loop_) {
+    // Finished before it began (nothing to send): nothing stops it later.
+    if (!finished_) loop_->run();
+  } else {
+    io_.run();
+  }
+}
+
+void Worker::set_alarm(Alarm alarm, Clock::time_point at) {
+  if (loop_) return loop_->set_alarm(alarm, at);
+  if (alarm == tick_alarm) {
+    tick_timer_.expires_at(at);
+    return tick_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) on_tick();
+    });
+  }
+  open_timer_.expires_at(at);
+  open_timer_.async_wait(
+      with_memory(open_timer_memory_, [this](const boost::system::error_code& ec) {
+        if (!ec) on_open_timer();
+      }));
+}
+
+void Worker::cancel_alarm(Alarm alarm) {
+  if (loop_) return loop_->cancel_alarm(alarm);
+  (alarm == tick_alarm ? tick_timer_ : open_timer_).cancel();
+}
+
+void Worker::on_alarm(Alarm alarm) {
+  if (alarm == tick_alarm) return on_tick();
+  on_open_timer();
+}
+
+void Worker::begin_phase(size_t index, Clock::time_point at) {
+  if (phase_index_ != index) {
+    if (!phase().warmup) {
+      stage_ended_[static_cast<size_t>(phase().stage_index)] = at;
+      counted_arrivals_before_ += phase_arrivals_;
+    }
+    // Counted phases share one budget; what is left of the warm-up's is not theirs.
+    if (budgets_->of_phase(index) != budgets_->of_phase(phase_index_)) permits_ = 0;
+  }
+  phase_index_ = index;
+  phase_started_ = at;
+  const Phase& p = phase();
+  phase_ends_ = p.duration.count() > 0 ? at + p.duration : Clock::time_point::max();
+  if (!p.warmup) stage_started_[static_cast<size_t>(p.stage_index)] = at;
+  wake_pending_ = true;
+  if (!plan_.open_model) return;
+
+  // The arrivals of the whole sequence in this phase, which ends when its
+  // time is up or its arrivals are: the same numbers in every part.
+  constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
+  uint64_t by_count = kUnlimited;
+  if (p.warmup && p.request_budget) by_count = *p.request_budget;
+  if (!p.warmup && plan_.total_request_budget) {
+    by_count = *plan_.total_request_budget -
+               std::min(*plan_.total_request_budget, counted_arrivals_before_);
+  }
+  const uint64_t by_time =
+      p.duration.count() > 0 ? arrivals_within(p.duration, p.rate) : kUnlimited;
+  phase_arrivals_ = p.rate > 0 ? std::min(by_time, by_count) : 0;
+  if (p.rate > 0 && by_count < by_time) phase_ends_ = at + arrival_offset(by_count, p.rate);
+  turn_ = 0;
+  next_intended_ = p.rate > 0 ? at + arrival_offset(arrival_index(0), p.rate) : phase_ends_;
+}
+
+void Worker::end_phase(Clock::time_point ended, bool by_time) {
+  const Phase& p = phase();
+  const bool counted_budget_spent =
+      !p.warmup && plan_.total_request_budget &&
+      (plan_.open_model ? counted_arrivals_before_ + phase_arrivals_ >= *plan_.total_request_budget
+                        : !by_time);
+  if (phase_index_ + 1 >= plan_.phases.size() || counted_budget_spent) {
+    return begin_stopping(ended, by_time || plan_.open_model);
+  }
+  begin_phase(phase_index_ + 1, ended);
+}
+
+void Worker::advance_phases(Clock::time_point now) {
+  while (!stopping_) {
+    const bool time_up = now >= phase_ends_;
+    const SharedBudget* budget = budgets_->of_phase(phase_index_);
+    const bool budget_spent = budget != nullptr && permits_ == 0 && budget->spent();
+    if (!time_up && !budget_spent) return;
+    // A phase ended by time hands over at its planned end, so stage lengths
+    // do not drift by the tick interval.
+    end_phase(time_up ? phase_ends_ : now, time_up);
+  }
+}
+
+uint32_t Worker::pick_request() noexcept {
+  if (plan_.requests.size() == 1) return 0;
+  size_t best = 0;
+  for (size_t i = 0; i < plan_.requests.size(); ++i) {
+    mix_current_[i] += plan_.requests[i].weight;
+    if (mix_current_[i] > mix_current_[best]) best = i;
+  }
+  mix_current_[best] -= mix_total_;
+  return static_cast<uint32_t>(best);
+}
+
+RequestSlot Worker::take_slot(Clock::time_point intended) noexcept {
+  RequestSlot slot;
+  slot.request = pick_request();
+  slot.stage = phase().warmup ? -1 : phase().stage_index;
+  slot.intended = intended;
+  ++in_flight_;
+  return slot;
+}
+
+bool Worker::claim_permit() noexcept {
+  SharedBudget* budget = budgets_->of_phase(phase_index_);
+  if (budget == nullptr) return true;
+  if (permits_ == 0) permits_ = budget->claim();
+  if (permits_ == 0) return false;
+  --permits_;
+  return true;
+}
+
+void Worker::dispatch_closed(Connection& connection, Clock::time_point now) {
+  if (connection.busy()) return;
+  advance_phases(now);
+  while (!stopping_ && connection.index() < phase().connections * plan_.lanes_per_connection()) {
+    if (claim_permit()) return connection.start(take_slot(now), now);
+    // The phase's budget is spent: the next phase (or the end) begins now.
+    advance_phases(now);
+  }
+}
+
+void Worker::wake_idle_connections() {
+  wake_pending_ = false;
+  // A busy connection carries exactly one request: when every one is busy,
+  // none is idle (the common case at every tick of a closed run).
+  if (plan_.open_model || stopping_ || in_flight_ >= connections_.size()) return;
+  const uint64_t wanted =
+      std::min<uint64_t>(phase().connections * plan_.lanes_per_connection(), connections_.size());
+  for (uint64_t i = 0; i < wanted && !stopping_; ++i) {
+    // The clock read for each: a request that leaves on a kept-alive
+    // connection takes its send time from it.
+    Connection& connection = *connections_[i];
+    if (!connection.busy()) dispatch_closed(connection, Clock::now());
+  }
+}
+
+uint64_t Worker::arrival_index(uint64_t turn) const noexcept {
+  return plan_.turns.offset + plan_.turns.stride * turn;
+}
+
+void Worker::schedule_open() {
+  if (stopping_) return;
+  set_alarm(open_alarm, arrival_index(turn_) < phase_arrivals_ ? next_intended_ : phase_ends_);
+}
+
+void Worker::on_open_timer() {
+  const Clock::time_point now = Clock::now();
+  while (!stopping_) {
+    if (arrival_index(turn_) < phase_arrivals_) {
+      if (next_intended_ > now) break;
+      // A burst that catches up sends one request after another: each its own time.
+      send_open(take_slot(next_intended_), Clock::now());
+      ++turn_;
+      // Intended times come from the phase start, so rounding never accumulates.
+      next_intended_ = phase_started_ + arrival_offset(arrival_index(turn_), phase().rate);
+      continue;
+    }
+    // This part's turns are over; the phase goes on until its planned end.
+    if (phase_ends_ > now) break;
+    end_phase(phase_ends_, true);
+  }
+  schedule_open();
+}
+
+void Worker::send_open(const RequestSlot& slot, Clock::time_point now) {
+  Connection* connection = nullptr;
+  if (!idle_.empty()) {
+    connection = connections_[idle_.back()].get();
+    idle_.pop_back();
+  } else if (open_connections_used_ < connections_.size()) {
+    connection = connections_[open_connections_used_++].get();
+  }
+  if (connection != nullptr) return start_open(*connection, slot, now);
+  if (pending_size_ == pending_.size()) return drop(slot, now);
+  pending_[(pending_head_ + pending_size_) % pending_.size()] = slot;
+  ++pending_size_;
+}
+
+void Worker::start_open(Connection& connection, const RequestSlot& slot, Clock::time_point now) {
+  if (slot.stage >= 0 && now - slot.intended >= kLateAfter) {
+    ++stage_results_[static_cast<size_t>(slot.stage)].rate->late;
+  }
+  connection.start(slot, now);
+}
+
+// Starts the oldest waiting request that is still within its timeout on
+// `connection`; false when none is waiting.
+bool Worker::start_next_pending(Connection& connection, Clock::time_point now) {
+  expire_pending(now);
+  if (pending_size_ == 0) return false;
+  const RequestSlot next = pending_[pending_head_];
+  pending_head_ = (pending_head_ + 1) % pending_.size();
+  --pending_size_;
+  start_open(connection, next, now);
+  return true;
+}
+
+// Requests wait in arrival order, so the expired ones are at the head.
+void Worker::expire_pending(Clock::time_point now) {
+  while (pending_size_ > 0 && now - pending_[pending_head_].intended >= plan_.timeout) {
+    const RequestSlot expired = pending_[pending_head_];
+    pending_head_ = (pending_head_ + 1) % pending_.size();
+    --pending_size_;
+    drop(expired, now);
+  }
+}
+
+void Worker::drop_all_pending(Clock::time_point now) {
+  while (pending_size_ > 0) {
+    const RequestSlot slot = pending_[pending_head_];
+    pending_head_ = (pending_head_ + 1) % pending_.size();
+    --pending_size_;
+    drop(slot, now);
+  }
+}
+
+// An intended request that was never sent is an error whose latency is the
+// time it waited: a stalled server shows as errors and latency, never as a
+// smaller count.
+void Worker::drop(const RequestSlot& slot, Clock::time_point now) {
+  Completion done;
+  done.outcome = Outcome::dropped;
+  done.timings.total_us = micros_between(slot.intended, now);
+  --in_flight_;
+  record(slot, done);
+}
+
+void Worker::on_complete(Connection& connection, const RequestSlot& slot, const Completion& done) {
+  --in_flight_;
+  record(slot, done);
+  if (plan_.open_model) {
+    // Requests still waiting are sent in the drain too: they were intended.
+    if (!start_next_pending(connection, done.ended_at)) idle_.push_back(connection.index());
+  } else if (!stopping_ && done.outcome != Outcome::connect) {
+    // After a failed connect the tick retries, which paces reconnection
+    // attempts instead of spinning on a refused port.
+    dispatch_closed(connection, done.ended_at);
+  }
+  if (stopping_) return finish_if_drained();
+  if (wake_pending_) wake_idle_connections();
+}
+
+void Worker::record(const RequestSlot& slot, const Completion& done) {
+  if (slot.stage < 0) {
+    ++warmup_requests_;
+    return;
+  }
+  add_completion(stage_results_[static_cast<size_t>(slot.stage)], done);
+  if (!request_results_.empty()) add_completion(request_results_[slot.request], done);
+}
+
+void Worker::arm_tick() {
+  set_alarm(tick_alarm, Clock::now() + kTickInterval);
+}
+
+void Worker::on_tick() {
+  const Clock::time_point now = Clock::now();
+  if (stop_.load(std::memory_order_relaxed) && !interrupted_) {
+    interrupted_ = true;
+    for (auto& c : connections_) c->clamp_deadline(now + kInterruptGrace);
+    next_deadline_ = std::min(next_deadline_, now + kInterruptGrace);
+    // An interrupted run sends nothing more: what still waits is dropped.
+    drop_all_pending(now);
+    begin_stopping(now, true);
+  }
+  if (plan_.open_model) {
+    expire_pending(now);
+  } else {
+    advance_phases(now);
+  }
+  if (now >= next_deadline_) {
+    // A request started from now on has its deadline no earlier than this.
+    next_deadline_ = now + plan_.timeout;
+    for (auto& c : connections_) {
+      next_deadline_ = std::min(next_deadline_, c->enforce_deadline(now));
+    }
+  }
+  wake_idle_connections();
+  if (++ticks_ % kTicksPerSnapshot == 0) publish_snapshot(ticks_ % kTicksPerLatencySnapshot == 0);
+  if (stopping_) finish_if_drained();
+  if (!finished_) arm_tick();
+}
+
+void Worker::begin_stopping(Clock::time_point ended, bool by_time) {
+  if (stopping_) return;
+  stopping_ = true;
+  stopped_at_ = ended;
+  stopped_by_time_ = by_time;
+  if (by_time && !phase().warmup) stage_ended_[static_cast<size_t>(phase().stage_index)] = ended;
+  cancel_alarm(open_alarm);
+  finish_if_drained();
+}
+
+void Worker::finish_if_drained() {
+  if (!stopping_ || in_flight_ > 0 || finished_) return;
+  finished_ = true;
+  const Clock::time_point now = Clock::now();
+  if (stopped_by_time_) {
+    drain_seconds_ = seconds_between(stopped_at_, now);
+  } else if (!phase().warmup) {
+    // A run ended by count lasts until its last request ended.
+    stage_ended_[static_cast<size_t>(phase().stage_index)] = now;
+  }
+  for (auto& c : connections_) c->close();
+  cancel_alarm(tick_alarm);
+  cancel_alarm(open_alarm);
+  if (loop_) loop_->stop();
+  publish_snapshot(true);
+}
+
+void Worker::publish_snapshot(bool with_latency) {
+  LiveSnapshot s;
+  s.requests.resize(plan_.requests.size());
+  auto fill = [&](LiveSnapshot::PerRequest& row, const Result& r) {
+    row.requests += r.requests;
+    for (const auto& [code, count] : r.status_codes) row.status_codes[code] += count;
+    row.errors.add(r.errors);
+    row.bytes_received += r.bytes_received;
+    row.bytes_sent += r.bytes_sent;
+    if (with_latency && live_metrics_) {
+      add_cumulative(r.latency, live_latency_bounds(), row.latency_buckets);
+      row.latency_sum_seconds +=
+          r.latency.mean() * static_cast<double>(r.latency.total_count()) / 1e6;
+      row.latency_count += r.latency.total_count();
+    }
+  };
+  if (request_results_.empty()) {
+    for (const Result& r : stage_results_) fill(s.requests[0], r);
+  } else {
+    for (size_t i = 0; i < request_results_.size(); ++i) fill(s.requests[i], request_results_[i]);
+  }
+  for (const Result& r : stage_results_) {
+    if (r.rate) s.late += r.rate->late;
+    s.dropped += r.errors.dropped;
+  }
+  const Clock::time_point now = Clock::now();
+  for (size_t i = 0; i < stage_started_.size(); ++i) {
+    if (stage_started_[i] == Clock::time_point{}) continue;
+    const Clock::time_point end = stage_ended_[i] == Clock::time_point{} ? now : stage_ended_[i];
+    s.counted_seconds += seconds_between(stage_started_[i], end);
+  }
+  s.warmup_requests = warmup_requests_;
+  s.connections_open = connections_open_;
+  s.in_flight = in_flight_;
+  s.stage = phase().warmup ? -1 : phase().stage_index;
+  s.target_rate = plan_.open_model && !stopping_ ? plan_.rate_of_part(phase()) : 0;
+  s.done = finished_;
+  std::lock_guard lock(snapshot_mutex_);
+  if (!with_latency) {
+    // Keep the last latency buckets: they are refreshed less often.
+    for (size_t i = 0; i < s.requests.size() && i < snapshot_.requests.size(); ++i) {
+      s.requests[i].latency_buckets = std::move(snapshot_.requests[i].latency_buckets);
+      s.requests[i].latency_sum_seconds = snapshot_.requests[i].latency_sum_seconds;
+      s.requests[i].latency_count = snapshot_.requests[i].latency_count;
+    }
+  }
+  snapshot_ = std::move(s);
+}
+
+LiveSnapshot Worker::snapshot() const {
+  std::lock_guard lock(snapshot_mutex_);
+  return snapshot_;
+}
+
+void Worker::on_first_response(std::string server, uint64_t body_length) {
+  first_response_seen_ = true;
+  std::lock_guard lock(snapshot_mutex_);
+  first_response_ = FirstResponse{std::move(server), body_length, true};
+}
+
+FirstResponse Worker::first_response() const {
+  std::lock_guard lock(snapshot_mutex_);
+  return first_response_;
+}
+
+RunResult Worker::result() const {
+  RunResult run;
+  run.warmup_requests = warmup_requests_;
+  run.finished = finished_;
+  Result total;
+  double intended_requests = 0;
+  for (size_t i = 0; i < stage_results_.size(); ++i) {
+    const Phase* phase_of_stage = nullptr;
+    for (const Phase& p : plan_.phases) {
+      if (!p.warmup && p.stage_index == static_cast<int>(i)) phase_of_stage = &p;
+    }
+    StageResult row;
+    row.index = static_cast<int>(i);
+    row.result = stage_results_[i];
+    row.result.duration_seconds = seconds_between(stage_started_[i], stage_ended_[i]);
+    if (!phase().warmup && phase().stage_index == static_cast<int>(i)) {
+      row.result.drain_seconds = drain_seconds_;
+    }
+    if (phase_of_stage != nullptr) {
+      row.duration_seconds_planned =
+          std::chrono::duration<double>(phase_of_stage->duration).count();
+      if (plan_.open_model) {
+        const double rate = plan_.rate_of_part(*phase_of_stage);
+        row.rate = rate;
+        row.result.rate->target = rate;
+        intended_requests += rate * row.result.duration_seconds;
+      } else {
+        row.connections = phase_of_stage->connections;
+      }
+    }
+    // Stages run one after another: their lengths add up.
+    const double elapsed = total.duration_seconds + row.result.duration_seconds;
+    total.merge(row.result);
+    total.duration_seconds = elapsed;
+    run.stages.push_back(std::move(row));
+  }
+  total.drain_seconds = drain_seconds_;
+  if (total.rate) {
+    total.rate->target =
+        total.duration_seconds > 0 ? intended_requests / total.duration_seconds : 0;
+  }
+  run.result = total;
+  if (request_results_.empty()) {
+    Result only = total;
+    only.rate.reset();
+    run.request_results.push_back(NamedResult{plan_.requests.front().name, std::move(only)});
+  } else {
+    for (size_t i = 0; i < request_results_.size(); ++i) {
+      Result r = request_results_[i];
+      r.duration_seconds = total.duration_seconds;
+      r.drain_seconds = total.drain_seconds;
+      run.request_results.push_back(NamedResult{plan_.requests[i].name, std::move(r)});
+    }
+  }
+  return run;
+}
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,554 @@
+#include "loadgen/worker_server/worker_server.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <variant>
+
+#include <openssl/crypto.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kubeload/text.hpp"
+#include "loadgen/engine/asio.hpp"
+#include "loadgen/engine/metrics.hpp"
+#include "loadgen/engine/network.hpp"
+#include "loadgen/engine/runner.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using nlohmann::json;
+
+int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+tcp::endpoint parse_listen(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    throw std::runtime_error("--listen: must be HOST:PORT, got \"" + listen + "\"");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.empty()) host = "0.0.0.0";
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  unsigned long port = 0;
+  try {
+    port = std::stoul(listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = 70000;
+  }
+  if (ec || port > 65535) throw std::runtime_error("--listen: invalid address \"" + listen + "\"");
+  return tcp::endpoint(address, static_cast<uint16_t>(port));
+}
+
+// The result document while the run is going: counters only (histograms
+// arrive with the final result).
+json partial_document(const LiveSnapshot& s) {
+  Result r;
+  // Counted stages only, so the live rate is not diluted by the warm-up.
+  r.duration_seconds = s.counted_seconds;
+  for (const auto& row : s.requests) {
+    r.requests += row.requests;
+    for (const auto& [code, count] : row.status_codes) r.status_codes[code] += count;
+    r.errors.add(row.errors);
+    r.bytes_received += row.bytes_received;
+    r.bytes_sent += row.bytes_sent;
+  }
+  json out;
+  out["version"] = RunResult::kVersion;
+  out["finished"] = false;
+  out["warmupRequests"] = s.warmup_requests;
+  to_json(out["result"], r, false);
+  out["stage"] = s.stage;
+  return out;
+}
+
+// What was planned for this worker's share, for "interrupted after N of M".
+std::string planned_share(const RunPlan& plan) {
+  std::chrono::nanoseconds time{0};
+  std::optional<uint64_t> requests = plan.total_request_budget;
+  bool unbounded_time = false;
+  for (const Phase& phase : plan.phases) {
+    if (phase.warmup) continue;
+    if (phase.duration.count() == 0) unbounded_time = true;
+    time += phase.duration;
+  }
+  std::string out;
+  if (requests) out = std::to_string(*requests) + " requests";
+  if (!unbounded_time && time.count() > 0) {
+    if (!out.empty()) out += " or ";
+    char seconds[64];
+    std::snprintf(seconds, sizeof seconds, "%.1fs", std::chrono::duration<double>(time).count());
+    out += seconds;
+  }
+  return out.empty() ? "the planned load" : out;
+}
+
+// A few headline numbers; a termination message is limited to 4 KiB.
+std::string termination_summary(const RunResult& run, const std::string& error) {
+  const Result& r = run.result;
+  const LatencySummary latency = LatencySummary::of(r.latency);
+  json out = {{"requests", r.requests},
+              {"failures", r.failures()},
+              {"rps", r.rps()},
+              {"durationSeconds", r.duration_seconds},
+              {"p50Ms", latency.p50},
+              {"p99Ms", latency.p99},
+              {"maxMs", latency.max},
+              {"warmupRequests", run.warmup_requests},
+              {"bytesReceived", r.bytes_received}};
+  if (!error.empty()) out["error"] = error;
+  return out.dump();
+}
+
+// The final result, served as ResultDocumentWriter writes it, chunked: the
+// worker never holds the document's whole text, only the row being sent.
+struct ResultDocumentBody {
+  struct value_type {
+    std::shared_ptr<const RunResult> run;
+    json head;  // the worker's own fields: its index, its run's UID, an error
+  };
+
+  class writer {
+   public:
+    using const_buffers_type = asio::const_buffer;
+
+    template <bool isRequest, class Fields>
+    writer(const http::header<isRequest, Fields>&, const value_type& body)
+        : document_(body.run, body.head) {}
+
+    void init(beast::error_code& ec) { ec = {}; }
+
+    boost::optional<std::pair<const_buffers_type, bool>> get(beast::error_code& ec) {
+      ec = {};
+      if (ended_) return boost::none;
+      try {
+        if (!document_.next(piece_)) {
+          piece_ = "\n";
+          ended_ = true;
+        }
+      } catch (const std::exception&) {
+        // Cannot happen for a result this worker measured; if it did, the
+        // answer is cut short (the client sees no final chunk), never wrong.
+        ec = beast::errc::make_error_code(beast::errc::invalid_argument);
+        return boost::none;
+      }
+      return {{const_buffers_type(piece_.data(), piece_.size()), true}};
+    }
+
+   private:
+    ResultDocumentWriter document_;
+    std::string piece_;
+    bool ended_ = false;
+  };
+};
+
+using StringReply = http::response<http::string_body>;
+using Reply = std::variant<StringReply, http::response<ResultDocumentBody>>;
+
+class WorkerService {
+ public:
+  WorkerService(const WorkerConfig& config, RunPlan plan)
+      : config_(config), plan_(std::move(plan)) {
+    std::vector<std::string> names;
+    for (const auto& r : plan_.requests) names.push_back(r.name);
+    metrics_ = std::make_unique<LiveMetrics>(
+        MetricLabels{config.spec.name, config.spec.namespace_, std::to_string(config.index),
+                     to_string(config.spec.protocol)},
+        names);
+  }
+  ~WorkerService() {
+    if (run_thread_.joinable()) run_thread_.join();
+  }
+  WorkerService(const WorkerService&) = delete;
+  WorkerService& operator=(const WorkerService&) = delete;
+
+  Reply handle(const http::request<http::string_body>& request, const std::atomic<bool>& stop) {
+    const std::string target(request.target());
+    const std::string path = target.substr(0, target.find('?'));
+    if (path == "/healthz" || path == "/readyz")
+      return reply(http::status::ok, "ok\n", "text/plain");
+    if (path == "/metrics") {
+      std::ostringstream text;
+      prometheus::TextSerializer().Serialize(text, metrics_->registry()->Collect());
+      return reply(http::status::ok, text.str(), "text/plain; version=0.0.4");
+    }
+    if (path == "/start" || path == "/result" || path == "/finish") {
+      const auto authorization = request[http::field::authorization];
+      switch (check_control_token(std::string_view(authorization.data(), authorization.size()),
+                                  config_.token)) {
+        case ControlAuth::ok:
+          break;
+        case ControlAuth::missing: {
+          auto denied =
+              reply(http::status::unauthorized, "the run's token is required\n", "text/plain");
+          denied.set(http::field::www_authenticate, "Bearer");
+          return denied;
+        }
+        case ControlAuth::wrong:
+          return reply(http::status::forbidden, "not this run's token\n", "text/plain");
+      }
+    }
+    if (path == "/start") {
+      if (request.method() != http::verb::post) {
+        return reply(http::status::method_not_allowed, "use POST /start\n", "text/plain");
+      }
+      return start(target, stop);
+    }
+    if (path == "/result") return result(request.version());
+    if (path == "/finish") {
+      if (request.method() != http::verb::post) {
+        return reply(http::status::method_not_allowed, "use POST /finish\n", "text/plain");
+      }
+      return finish();
+    }
+    return reply(http::status::not_found, "no such path: " + path + "\n", "text/plain");
+  }
+
+  bool finished() const {
+    std::lock_guard lock(mutex_);
+    return final_ != nullptr;
+  }
+  bool started() const {
+    std::lock_guard lock(mutex_);
+    return started_;
+  }
+  bool collected() const {
+    std::lock_guard lock(mutex_);
+    return collected_;
+  }
+  bool failed() const {
+    std::lock_guard lock(mutex_);
+    return !error_.empty();
+  }
+
+ private:
+  static constexpr const char* kServerName = "kubeload-loadgen";
+
+  static StringReply reply(http::status status, std::string body, const char* type) {
+    StringReply response(status, 11);
+    response.set(http::field::content_type, type);
+    response.set(http::field::server, kServerName);
+    response.body() = std::move(body);
+    response.prepare_payload();
+    return response;
+  }
+
+  StringReply start(const std::string& target, const std::atomic<bool>& stop) {
+    int64_t at_ms = 0;
+    if (const auto at = target.find("at="); at != std::string::npos) {
+      try {
+        at_ms = std::stoll(target.substr(at + 3));
+      } catch (const std::exception&) {
+        return reply(http::status::bad_request, "invalid start time in \"" + target + "\"\n",
+                     "text/plain");
+      }
+      if (const auto problem = start_time_problem(at_ms, unix_ms_now())) {
+        return reply(http::status::bad_request, *problem + "\n", "text/plain");
+      }
+    }
+    std::lock_guard lock(mutex_);
+    if (!started_) {
+      started_ = true;
+      run_thread_ = std::thread([this, at_ms, &stop] { run(at_ms, stop); });
+    }
+    json body = {{"started", true}, {"worker", config_.index}, {"startAt", at_ms}};
+    return reply(http::status::accepted, body.dump() + "\n", "application/json");
+  }
+
+  void run(int64_t at_ms, const std::atomic<bool>& stop) {
+    // Sleep in short steps so a stop during the wait is honoured.
+    while (at_ms > unix_ms_now() && !stop.load()) {
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::min<int64_t>(at_ms - unix_ms_now(), 50)));
+    }
+    {
+      std::lock_guard lock(mutex_);
+      started_at_ms_ = unix_ms_now();
+    }
+    RunOptions options;
+    options.progress = false;
+    options.stop = &stop;
+    options.metrics = metrics_.get();
+    if (config_.target_policy) options.target_policy = &*config_.target_policy;
+    options.on_progress = [this](const LiveSnapshot& s) {
+      std::lock_guard lock(mutex_);
+      latest_ = s;
+    };
+    RunResult result;
+    std::string error;
+    try {
+      RunOutcome outcome = run_plan(plan_, options);
+      result = std::move(outcome.result);
+      if (outcome.interrupted) {
+        // Eviction, node shutdown, preemption, a deleted pod: the share was
+        // not run in full, so this worker failed, whatever it measured.
+        char measured[64];
+        std::snprintf(measured, sizeof measured, "%.1fs", result.result.duration_seconds);
+        error = "interrupted (SIGTERM) after " + std::to_string(result.result.requests) +
+                " requests in " + measured + " of " + planned_share(plan_);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::ofstream(config_.termination_log) << termination_summary(result, error);
+    std::lock_guard lock(mutex_);
+    error_ = std::move(error);
+    final_ = std::make_shared<const RunResult>(std::move(result));
+  }
+
+  // While running: the counters, small. The final document (histograms of
+  // every stage and named request) is written as it is sent.
+  Reply result(unsigned http_version) {
+    std::lock_guard lock(mutex_);
+    json head = {{"worker", config_.index},
+                 {"loadTestUid", config_.loadtest_uid},
+                 {"startedAtMs", started_at_ms_}};
+    if (!error_.empty()) head["error"] = error_;
+    if (!final_) {
+      json document = partial_document(latest_);
+      document.update(head);
+      return reply(http::status::ok, document.dump() + "\n", "application/json");
+    }
+    http::response<ResultDocumentBody> response(http::status::ok, http_version);
+    response.set(http::field::content_type, "application/json");
+    response.set(http::field::server, kServerName);
+    response.body() = {final_, std::move(head)};
+    // HTTP/1.0 has no chunks: the end of the body is the end of the connection.
+    if (http_version >= 11) {
+      response.chunked(true);
+    } else {
+      response.keep_alive(false);
+    }
+    return response;
+  }
+
+  // The operator acknowledges the final result once it is safely in the
+  // LoadTest's status; until then the worker keeps serving it.
+  http::response<http::string_body> finish() {
+    std::lock_guard lock(mutex_);
+    if (!final_) return reply(http::status::conflict, "the run has not finished\n", "text/plain");
+    collected_ = true;
+    return reply(http::status::ok, "{\"finished\":true}\n", "application/json");
+  }
+
+  const WorkerConfig& config_;
+  RunPlan plan_;
+  std::unique_ptr<LiveMetrics> metrics_;
+  mutable std::mutex mutex_;
+  bool started_ = false;
+  bool collected_ = false;
+  int64_t started_at_ms_ = 0;
+  LiveSnapshot latest_;
+  std::shared_ptr<const RunResult> final_;  // shared with the answers that send it
+  std::string error_;
+  std::thread run_thread_;
+};
+
+// Connections being served; the io_context runs on one thread.
+struct ControlConnections {
+  std::size_t open = 0;
+};
+
+// One HTTP/1.1 session; the server is tiny and single-threaded. Each request
+// must arrive whole within kControlRequestTimeout and within
+// kMaxControlRequestBytes, else the connection is closed.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, WorkerService& service, const std::atomic<bool>& stop,
+          ControlConnections& connections)
+      : stream_(std::move(socket)),
+        service_(service),
+        stop_(stop),
+        connections_(connections),
+        buffer_(kMaxControlRequestBytes) {
+    ++connections_.open;
+  }
+  ~Session() { --connections_.open; }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void read() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(kMaxControlRequestBytes));
+    parser_->body_limit(kMaxControlRequestBytes);
+    stream_.expires_after(kControlRequestTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return;
+                       self->respond();
+                     });
+  }
+
+ private:
+  void respond() {
+    const http::request<http::string_body> request = parser_->release();
+    response_ = service_.handle(request, stop_);
+    std::visit(
+        [&](auto& response) {
+          response.keep_alive(response.keep_alive() && request.keep_alive());
+          stream_.expires_after(kControlRequestTimeout);
+          http::async_write(stream_, response,
+                            [self = shared_from_this(), keep_alive = response.keep_alive()](
+                                beast::error_code ec, std::size_t) {
+                              if (ec || !keep_alive) {
+                                beast::error_code ignored;
+                                self->stream_.socket().shutdown(tcp::socket::shutdown_send,
+                                                                ignored);
+                                return;
+                              }
+                              self->read();
+                            });
+        },
+        response_);
+  }
+
+  beast::tcp_stream stream_;
+  WorkerService& service_;
+  const std::atomic<bool>& stop_;
+  ControlConnections& connections_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  Reply response_;
+};
+
+void accept(tcp::acceptor& acceptor, WorkerService& service, const std::atomic<bool>& stop,
+            ControlConnections& connections) {
+  acceptor.async_accept(
+      [&acceptor, &service, &stop, &connections](beast::error_code ec, tcp::socket socket) {
+        if (ec) return;
+        // Over the limit the connection is closed at once (the socket goes out of scope).
+        if (connections.open < kMaxControlConnections) {
+          std::make_shared<Session>(std::move(socket), service, stop, connections)->read();
+        }
+        accept(acceptor, service, stop, connections);
+      });
+}
+
+}  // namespace
+
+ControlAuth check_control_token(std::string_view authorization, std::string_view token) {
+  constexpr std::string_view scheme = "bearer ";
+  if (authorization.size() <= scheme.size()) return ControlAuth::missing;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    if (ascii_lower(authorization[i]) != scheme[i]) {
+      return ControlAuth::missing;
+    }
+  }
+  const std::string_view presented = authorization.substr(scheme.size());
+  if (token.empty() || presented.size() != token.size() ||
+      CRYPTO_memcmp(presented.data(), token.data(), token.size()) != 0) {
+    return ControlAuth::wrong;
+  }
+  return ControlAuth::ok;
+}
+
+std::optional<std::string> start_time_problem(int64_t at_ms, int64_t now_ms) {
+  const auto max_skew_ms = static_cast<uint64_t>(std::chrono::milliseconds(kMaxStartSkew).count());
+  // The distance in unsigned arithmetic: exact for any two int64 values, so at
+  // values near the ends of the range cannot overflow.
+  const uint64_t distance = at_ms > now_ms
+                                ? static_cast<uint64_t>(at_ms) - static_cast<uint64_t>(now_ms)
+                                : static_cast<uint64_t>(now_ms) - static_cast<uint64_t>(at_ms);
+  if (distance > max_skew_ms) {
+    return "start time " + std::to_string(at_ms) + " is more than " +
+           std::to_string(kMaxStartSkew.count()) + " minutes from this worker's clock (" +
+           std::to_string(now_ms) + ")";
+  }
+  return std::nullopt;
+}
+
+int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
+  if (config.token.empty()) {
+    throw std::runtime_error(std::string(kubeload::kWorkerTokenEnv) +
+                             " is not set: the worker protocol needs the run's token");
+  }
+  std::string error;
+  const auto target = parse_target(config.target_url, error);
+  if (!target) throw std::runtime_error(error);
+  if (config.count == 0 || config.index >= config.count) {
+    throw std::runtime_error("worker index " + std::to_string(config.index) + " is not below the " +
+                             "worker count " + std::to_string(config.count));
+  }
+  if (config.target_policy) {
+    // A target that does not resolve yet is the run's to report, as without a
+    // policy; one that resolves to a refused address ends the worker here.
+    bool resolves = true;
+    try {
+      resolve_target(*target, nullptr);
+    } catch (const std::runtime_error&) {
+      resolves = false;
+    }
+    if (resolves) {
+      try {
+        resolve_target(*target, &*config.target_policy);
+      } catch (const std::runtime_error& refused) {
+        // The reason goes to the pod's status (terminationMessagePolicy: File).
+        std::ofstream(config.termination_log) << refused.what();
+        throw;
+      }
+    }
+  }
+  const RunPlan whole = plan_from_spec(config.spec, *target, config.threads);
+  RunPlan share = split_plan(whole, config.index, config.count);
+  share.threads = whole.threads;
+  share.tls.ca_file = config.ca_file;
+
+  WorkerService service(config, std::move(share));
+  // Declared before the io_context: sessions still queued in it when it is
+  // destroyed count themselves out of it.
+  ControlConnections connections;
+  asio::io_context io{1};
+  tcp::acceptor acceptor(io);
+  const tcp::endpoint endpoint = parse_listen(config.listen);
+  boost::system::error_code ec;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw std::runtime_error("cannot listen on \"" + config.listen + "\": " + ec.message());
+  accept(acceptor, service, stop, connections);
+  std::thread server([&io] { io.run(); });
+
+  // Stay up until the final result was fetched (plus a moment for the
+  // response to leave), the linger time ran out, or we were told to stop.
+  std::optional<std::chrono::steady_clock::time_point> finished_at;
+  std::optional<std::chrono::steady_clock::time_point> collected_at;
+  bool stopped_early = false;
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto now = std::chrono::steady_clock::now();
+    if (!finished_at && service.finished()) finished_at = now;
+    if (!collected_at && service.collected()) collected_at = now;
+    if (collected_at && now - *collected_at > std::chrono::seconds(1)) break;
+    if (finished_at && now - *finished_at > config.linger) break;
+    if (stop.load()) {
+      // Never started: nothing to report. Started: the run ends on the same
+      // flag; the operator gets a short while to fetch what was done.
+      if (!service.started()) {
+        stopped_early = true;
+        break;
+      }
+      if (finished_at && now - *finished_at > std::chrono::seconds(2)) break;
+    }
+  }
+  io.stop();
+  server.join();
+  // Non-zero so the pod (and the Job) says the worker failed too.
+  return stopped_early || service.failed() ? 1 : 0;
+}
+
+}  // namespace kubeload::loadgen

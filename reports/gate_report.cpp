@@ -1,0 +1,464 @@
+#include "reports/gate_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/json_access.hpp"
+#include "kubeload/names.hpp"
+#include "kubeload/spec.hpp"
+#include "kubeload/url.hpp"
+#include "reports/report_writers.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+using json_access::member;
+using json_access::text;
+using nlohmann::json;
+
+double number(const json& value) {
+  return value.is_number() ? value.get<double>() : 0.0;
+}
+
+uint64_t count(const json& value) {
+  return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)
+             ? value.get<uint64_t>()
+             : 0;
+}
+
+LatencySummary latency_of(const json& summary) {
+  LatencySummary s;
+  s.min = number(member(summary, "min"));
+  s.mean = number(member(summary, "mean"));
+  s.stddev = number(member(summary, "stddev"));
+  s.p50 = number(member(summary, "p50"));
+  s.p66 = number(member(summary, "p66"));
+  s.p75 = number(member(summary, "p75"));
+  s.p80 = number(member(summary, "p80"));
+  s.p90 = number(member(summary, "p90"));
+  s.p95 = number(member(summary, "p95"));
+  s.p98 = number(member(summary, "p98"));
+  s.p99 = number(member(summary, "p99"));
+  s.p999 = number(member(summary, "p999"));
+  s.max = number(member(summary, "max"));
+  return s;
+}
+
+uint64_t complete_responses(const json& row) {
+  uint64_t total = 0;
+  const json& codes = member(row, "statusCodes");
+  if (codes.is_object()) {
+    for (const auto& [code, n] : codes.items()) total += count(n);
+  }
+  return total;
+}
+
+// A row of status.result, status.stages or status.requestResults: the
+// result schema, histograms optional.
+SummaryRow summary_of(const json& row, std::string label) {
+  const Result numbers = result_from_json(row);  // validates the counters
+  SummaryRow out;
+  out.label = std::move(label);
+  out.requests = numbers.requests;
+  out.failures = numbers.failures();
+  out.error_rate = numbers.error_rate();
+  out.duration_seconds = numbers.duration_seconds;
+  out.rps = numbers.rps();
+  out.latency_measured = complete_responses(row) > 0 || numbers.latency.total_count() > 0;
+  out.latency_ms = latency_of(member(row, "latencyMs"));
+  return out;
+}
+
+SummaryRow summary_of(const Result& result, std::string label) {
+  SummaryRow out;
+  out.label = std::move(label);
+  out.requests = result.requests;
+  out.failures = result.failures();
+  out.error_rate = result.error_rate();
+  out.duration_seconds = result.duration_seconds;
+  out.rps = result.rps();
+  out.latency_measured = result.latency.total_count() > 0;
+  out.latency_ms = LatencySummary::of(result.latency);
+  return out;
+}
+
+std::string stage_label(int index, std::optional<uint64_t> connections,
+                        std::optional<double> rate) {
+  std::string label = "stage " + std::to_string(index);
+  if (rate) return label + " (" + report::compact_number(*rate) + "/s)";
+  if (connections) {
+    return label + " (" + std::to_string(*connections) + (*connections == 1 ? " conn)" : " conns)");
+  }
+  return label;
+}
+
+BaselineReport baseline_of(const json& status_baseline) {
+  BaselineReport out;
+  out.load_test_name = text(member(status_baseline, "loadTestName"));
+  out.passed = member(status_baseline, "passed") == json(true);
+  out.message = text(member(status_baseline, "message"));
+  const json& checks = member(status_baseline, "checks");
+  if (!checks.is_array()) return out;
+  for (const json& row : checks) {
+    BaselineCheck check;
+    check.metric = text(member(row, "metric"));
+    check.delta = text(member(row, "delta"));
+    if (const json& limit = member(row, "maxRegressionPercent"); limit.is_number()) {
+      check.max_regression_percent = limit.get<double>();
+    }
+    // The operator's own decision: a delta rounded to 0.1% cannot tell
+    // 10.04% from a 10% limit.
+    check.passed = member(row, "passed") == json(true);
+    out.checks.push_back(std::move(check));
+  }
+  return out;
+}
+
+std::string target_of(const json& spec_target) {
+  if (const std::string url = text(member(spec_target, "url")); !url.empty()) return url;
+  const json& service = member(spec_target, "service");
+  if (!service.is_object()) return "";
+  const std::string scheme =
+      text(member(service, "scheme")).empty() ? "http" : text(member(service, "scheme"));
+  std::string out = scheme + "://" + text(member(service, "name"));
+  if (const std::string ns = text(member(service, "namespace")); !ns.empty()) out += "." + ns;
+  if (member(service, "port").is_number_integer()) {
+    out += ":" + std::to_string(member(service, "port").get<int64_t>());
+  }
+  return out;
+}
+
+RunInfo run_info_of(const json& loadtest, const ParsedLoadTest& parsed, const std::string& target) {
+  RunInfo info;
+  info.url = target;
+  const std::string parse_url =
+      parsed.spec.url.value_or(target.starts_with("http") ? target : std::string());
+  const auto url = parse_http_url(parse_url);
+  if (const HttpUrl* t = std::get_if<HttpUrl>(&url)) {
+    info.scheme = t->scheme;
+    info.host = t->host;
+    info.port = t->port;
+    info.path = t->target;
+  } else if (parsed.spec.service) {
+    info.scheme = parsed.spec.service->scheme;
+    info.host = parsed.spec.service->name;
+    info.port = parsed.spec.service->port;
+    info.path = "/";
+  }
+  const LoadSpec& load = parsed.spec.load;
+  if (load.connections) {
+    info.connections = *load.connections;
+  } else if (!load.stages.empty() && load.stages.front().connections) {
+    info.connections = *load.stages.front().connections;
+  } else if (load.max_connections) {
+    info.connections = *load.max_connections;
+  }
+  info.rate = load.rate;
+  if (!info.rate && !load.stages.empty() && load.stages.front().rate) {
+    info.rate = load.stages.front().rate;
+  }
+  info.keep_alive = load.keep_alive;
+  const json& workers = member(member(loadtest, "spec"), "workers");
+  info.workers = workers.is_number_integer() && workers.get<int64_t>() > 0
+                     ? static_cast<uint32_t>(count(workers))
+                     : parsed.spec.workers;
+  return info;
+}
+
+// A ResultView from a status row without histograms: the latency summaries
+// come from its latencyMs, waitingMs and connectMs.
+report::ResultView view_of_summary(const json& row) {
+  report::ResultView view = report::view_of(result_from_json(row));
+  view.complete_responses = complete_responses(row);
+  view.total = latency_of(member(row, "latencyMs"));
+  view.waiting = latency_of(member(row, "waitingMs"));
+  view.connect = latency_of(member(row, "connectMs"));
+  return view;
+}
+
+}  // namespace
+
+std::string test_identity(const std::string& test_label, const std::string& generate_name,
+                          const std::string& name, const std::string& target) {
+  if (!test_label.empty()) return test_label;
+  if (std::string stem = generate_name; !stem.empty()) {
+    while (!stem.empty() && stem.back() == '-') stem.pop_back();
+    if (!stem.empty()) return stem;
+  }
+  if (!name.empty()) return name;
+  return target;
+}
+
+std::string threshold_limit(const std::string& expression) {
+  const size_t op = expression.find_first_of("<>=");
+  if (op == std::string::npos) return "";
+  std::string limit = expression.substr(op);
+  size_t end = limit.find_first_not_of("<>=");
+  if (end != std::string::npos && limit[end] != ' ') limit.insert(end, " ");
+  limit.erase(limit.find_last_not_of(" \t") + 1);
+  return limit;
+}
+
+GateReport gate_report_from_loadtest(const json& loadtest) {
+  if (!loadtest.is_object()) throw std::invalid_argument("a LoadTest must be a JSON object");
+  GateReport out;
+  const json& metadata = member(loadtest, "metadata");
+  const std::string ns = text(member(metadata, "namespace"));
+  out.run_name = text(member(metadata, "name"));
+  out.namespace_ = ns;
+  out.title = (ns.empty() ? "" : ns + "/") + out.run_name;
+  out.test = text(member(member(metadata, "labels"), kTestLabel));
+  out.target = target_of(member(member(loadtest, "spec"), "target"));
+  out.identity =
+      test_identity(out.test, text(member(metadata, "generateName")), out.run_name, out.target);
+  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+
+  const json& status = member(loadtest, "status");
+  out.phase = text(member(status, "phase"));
+  if (out.phase.empty()) out.phase = "Pending";
+  out.verdict = text(member(status, "verdict"));
+  if (out.verdict.empty()) out.verdict = "None";
+  out.reason = text(member(status, "reason"));
+  out.message = text(member(status, "message"));
+  out.started = text(member(status, "startTime"));
+  out.completed = text(member(status, "completionTime"));
+
+  if (const json& result = member(status, "result"); result.is_object()) {
+    out.has_result = true;
+    out.run = summary_of(result, "");
+    const Result full = result_from_json(result);
+    out.status_codes = full.status_codes;
+    out.errors = full.errors;
+    if (result.contains("histogram")) out.latency_us = full.latency;
+  }
+  if (const json& stages = member(status, "stages"); stages.is_array()) {
+    for (const json& row : stages) {
+      std::optional<uint64_t> connections;
+      std::optional<double> rate;
+      if (member(row, "connections").is_number()) connections = count(member(row, "connections"));
+      if (member(row, "targetRate").is_number()) rate = number(member(row, "targetRate"));
+      out.stages.push_back(summary_of(
+          row, stage_label(static_cast<int>(count(member(row, "index"))), connections, rate)));
+    }
+  }
+  if (const json& rows = member(status, "requestResults"); rows.is_array()) {
+    for (const json& row : rows) out.requests.push_back(summary_of(row, text(member(row, "name"))));
+  }
+  if (const json& thresholds = member(status, "thresholds"); thresholds.is_array()) {
+    for (const json& row : thresholds) {
+      const std::string expression = text(member(row, "expression"));
+      out.thresholds.push_back(ThresholdRow{expression, text(member(row, "observed")),
+                                            threshold_limit(expression),
+                                            member(row, "passed") == json(true)});
+    }
+  }
+  if (const json& baseline = member(status, "baseline"); baseline.is_object()) {
+    out.baseline = baseline_of(baseline);
+  }
+  return out;
+}
+
+GateReport gate_report_from_run(const std::string& name, const std::string& test,
+                                const RunInfo& info, const RunResult& run,
+                                const std::vector<ThresholdOutcome>& gates) {
+  GateReport out;
+  out.title = name.empty() ? info.url : name;
+  out.test = test;
+  out.target = info.url;
+  out.identity = test_identity(test, "", name, info.url);
+  out.phase = "Succeeded";
+  out.has_result = true;
+  out.run = summary_of(run.result, "");
+  out.status_codes = run.result.status_codes;
+  out.errors = run.result.errors;
+  out.latency_us = run.result.latency;
+  for (const StageResult& stage : run.stages) {
+    out.stages.push_back(
+        summary_of(stage.result, stage_label(stage.index, stage.connections, stage.rate)));
+  }
+  for (const NamedResult& named : run.request_results) {
+    out.requests.push_back(summary_of(named.result, named.name));
+  }
+  size_t missed = 0;
+  for (const ThresholdOutcome& gate : gates) {
+    out.thresholds.push_back(ThresholdRow{gate.expression, gate.observed,
+                                          threshold_limit(gate.expression), gate.passed});
+    if (!gate.passed) ++missed;
+  }
+  if (gates.empty()) {
+    out.verdict = "None";
+    out.reason = "NoGate";
+    out.message = "no thresholds to check";
+  } else if (missed == 0) {
+    out.verdict = "Pass";
+    out.reason = "ThresholdsPassed";
+    out.message = "all " + std::to_string(gates.size()) + " threshold" +
+                  (gates.size() == 1 ? "" : "s") + " met";
+  } else {
+    out.verdict = "Fail";
+    out.reason = "ThresholdsFailed";
+    out.message =
+        std::to_string(missed) + " of " + std::to_string(gates.size()) + " thresholds missed";
+  }
+  if (!run.finished) {
+    out.phase = "Running";
+    out.verdict = "None";
+  }
+  return out;
+}
+
+std::vector<PercentilePoint> percentile_distribution(const Histogram& micros, int ticks_per_half) {
+  std::vector<PercentilePoint> points;
+  const uint64_t total = micros.total_count();
+  if (total == 0 || ticks_per_half < 1) return points;
+  // Cumulative counts by bucket, to give each point its exact count.
+  std::vector<std::pair<int64_t, uint64_t>> cumulative;  // highest equivalent value, count <= it
+  uint64_t running = 0;
+  micros.for_each_nonempty([&](int64_t /*low*/, int64_t high, uint64_t n) {
+    running += n;
+    cumulative.emplace_back(high, running);
+  });
+  const auto count_at_or_below = [&](int64_t value) {
+    uint64_t below = 0;
+    for (const auto& [high, n] : cumulative) {
+      if (micros.lowest_equivalent_value(high) > value) break;
+      below = n;
+    }
+    return below;
+  };
+  const auto add = [&](double percentile) {
+    const int64_t value = micros.value_at_percentile(percentile);
+    const double remaining = 1.0 - percentile / 100.0;
+    points.push_back(PercentilePoint{percentile, static_cast<double>(value) / 1000.0,
+                                     count_at_or_below(value),
+                                     remaining > 0 ? 1.0 / remaining : 0});
+  };
+  // Percentiles beyond 1 - 1/total only repeat the maximum.
+  const double last_inverse = static_cast<double>(total);
+  for (int step = 0;; ++step) {
+    const double inverse = std::pow(2.0, static_cast<double>(step) / ticks_per_half);
+    if (inverse > last_inverse) break;
+    add(100.0 * (1.0 - 1.0 / inverse));
+  }
+  // The maximum, at 100%: drawn at the curve's last x.
+  const double end_inverse = points.empty() ? 1.0 : std::max(points.back().inverse, 1.0);
+  add(100.0);
+  points.back().inverse = end_inverse;
+  return points;
+}
+
+void write_loadtest_report(std::ostream& out, ReportFormat format, const json& loadtest) {
+  switch (format) {
+    case ReportFormat::junit:
+      write_junit_report(out, gate_report_from_loadtest(loadtest));
+      return;
+    case ReportFormat::markdown:
+      write_markdown_report(out, gate_report_from_loadtest(loadtest));
+      return;
+    case ReportFormat::html:
+      write_html_report(out, gate_report_from_loadtest(loadtest));
+      return;
+    default:
+      break;
+  }
+  const json& status = member(loadtest, "status");
+  const json& result = member(status, "result");
+  const GateReport gate = gate_report_from_loadtest(loadtest);
+  if (format == ReportFormat::json) {
+    // The status as the operator wrote it, under the LoadTest's name.
+    json document = {{"name", text(member(member(loadtest, "metadata"), "name"))},
+                     {"namespace", text(member(member(loadtest, "metadata"), "namespace"))},
+                     {"test", gate.test},
+                     {"status", status.is_object() ? status : json::object()}};
+    out << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    return;
+  }
+  if (!result.is_object()) {
+    out << gate.title << ": " << gate.phase << ", no result yet";
+    if (!gate.message.empty()) out << " (" << gate.message << ")";
+    out << '\n';
+    write_gate_text(out, gate);
+    return;
+  }
+  RunResult run;
+  run.result = result_from_json(result);
+  run.finished = gate.finished();
+  const json& stages = member(status, "stages");
+  if (stages.is_array()) {
+    for (const json& row : stages) {
+      StageResult stage;
+      stage.result = result_from_json(row);
+      stage.index = static_cast<int>(count(member(row, "index")));
+      stage.duration_seconds_planned = number(member(row, "plannedDurationSeconds"));
+      if (member(row, "connections").is_number())
+        stage.connections = count(member(row, "connections"));
+      if (member(row, "targetRate").is_number()) stage.rate = number(member(row, "targetRate"));
+      run.stages.push_back(std::move(stage));
+    }
+  }
+  const json& named = member(status, "requestResults");
+  if (named.is_array()) {
+    for (const json& row : named) {
+      run.request_results.push_back(NamedResult{text(member(row, "name")), result_from_json(row)});
+    }
+  }
+  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  report::ReportModel model =
+      report::build_report_model(run_info_of(loadtest, parsed, gate.target), run);
+  // The status keeps histograms for the whole run only; the rows show the
+  // summaries the operator computed from the merged histograms.
+  for (size_t i = 0; i < model.stages.size() && stages.is_array() && i < stages.size(); ++i) {
+    model.stages[i].result = view_of_summary(stages[i]);
+  }
+  for (size_t i = 0; i < model.requests.size() && named.is_array() && i < named.size(); ++i) {
+    model.requests[i].result = view_of_summary(named[i]);
+  }
+  switch (format) {
+    case ReportFormat::ab:
+      report::write_ab_report(out, model);
+      return;
+    case ReportFormat::jmeter:
+      report::write_jmeter_report(out, model);
+      return;
+    default:
+      out << gate.title << ": " << gate.phase;
+      if (!gate.message.empty()) out << " (" << gate.message << ")";
+      out << "\n\n";
+      report::write_text_report(out, model);
+      write_gate_text(out, gate);
+      return;
+  }
+}
+
+void write_gate_text(std::ostream& out, const GateReport& report) {
+  if (!report.thresholds.empty()) {
+    out << "\nThresholds:\n";
+    for (const ThresholdRow& t : report.thresholds) {
+      out << "  " << (t.passed ? "PASS  " : "FAIL  ") << t.expression << "  (observed "
+          << t.observed << ")\n";
+    }
+  }
+  if (report.baseline) {
+    const BaselineReport& b = *report.baseline;
+    out << "\nBaseline" << (b.load_test_name.empty() ? "" : " " + b.load_test_name) << ": "
+        << (b.passed ? "passed" : "failed");
+    if (!b.message.empty()) out << " (" << b.message << ")";
+    out << '\n';
+    for (const BaselineCheck& c : b.checks) {
+      out << "  " << (c.passed ? "PASS  " : "FAIL  ") << c.metric << " " << c.delta;
+      if (c.max_regression_percent) {
+        out << "  (max regression " << report::compact_number(*c.max_regression_percent) << "%)";
+      }
+      out << '\n';
+    }
+  }
+  if (!report.thresholds.empty() || report.baseline || report.finished()) {
+    out << "Verdict: " << report.verdict << '\n';
+  }
+}
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,130 @@
+#pragma once
+// The reports a CI gate reads: JUnit XML (test tabs), Markdown (a pull-request
+// comment or job summary) and a self-contained HTML page. One model, built
+// either from a LoadTest object (its spec and status, as `kubectl kubeload`
+// reads it) or from a local `loadgen run`; the writers read only the model.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kubeload/histogram.hpp"
+#include "kubeload/result.hpp"
+#include "kubeload/threshold.hpp"
+#include "reports/run_info.hpp"
+
+namespace kubeload::loadgen {
+
+// The numbers of one row: the whole run, a stage or a named request.
+struct SummaryRow {
+  std::string label;  // "stage 0 (10 conns)", a request name; empty for the run
+  uint64_t requests = 0;
+  uint64_t failures = 0;
+  double error_rate = 0;  // ratio
+  double rps = 0;
+  double duration_seconds = 0;
+  // False when nothing completed: latencies are then unknown, not zero.
+  bool latency_measured = false;
+  LatencySummary latency_ms;
+};
+
+struct ThresholdRow {
+  std::string expression;  // as written: "p99 < 200ms"
+  std::string observed;    // "184.0ms", "n/a"
+  std::string limit;       // the expression's right side with its operator: "< 200ms"
+  bool passed = false;
+};
+
+struct BaselineCheck {
+  std::string metric;  // "p99"
+  std::string delta;   // "+3.2%" as the status shows it, "n/a" when not measured
+  std::optional<double> max_regression_percent;
+  bool passed = false;
+};
+
+struct BaselineReport {
+  std::string load_test_name;  // the run compared with; empty when none was found
+  bool passed = false;
+  std::string message;
+  std::vector<BaselineCheck> checks;
+};
+
+struct GateReport {
+  std::string title;       // "shop/checkout-x7k2p" or the manifest's name
+  std::string test;        // the kubeload.dev/test label, if any
+  std::string target;      // URL, or service://name.namespace:port
+  std::string phase;       // Succeeded | Failed | Pending | Starting | Running
+  std::string verdict;     // Pass | Fail | None
+  std::string reason;      // machine reason from the status
+  std::string message;     // the status message
+  std::string started;     // RFC 3339, "" when unknown
+  std::string completed;   // RFC 3339, "" when unfinished
+  std::string run_name;    // the LoadTest's metadata.name ("checkout-x7k2p"); "" for a local run
+  std::string namespace_;  // the LoadTest's namespace; "" for a local run
+  // The name CI systems track the test by across runs (test_identity):
+  // "checkout" for every run of it, however each run is named.
+  std::string identity;
+  bool has_result = false;
+  SummaryRow run;
+  std::map<int, uint64_t> status_codes;
+  ErrorCounts errors;
+  std::optional<Histogram> latency_us;  // for the percentile curve, when the source holds it
+  std::vector<SummaryRow> stages;
+  std::vector<SummaryRow> requests;
+  std::vector<ThresholdRow> thresholds;
+  std::optional<BaselineReport> baseline;
+
+  bool finished() const { return phase == "Succeeded" || phase == "Failed"; }
+};
+
+// A LoadTest as the API returns it. Throws std::invalid_argument naming the
+// field when the status holds something that is not a result.
+GateReport gate_report_from_loadtest(const nlohmann::json& loadtest);
+// A local run: the manifest's name and kubeload.dev/test label (either may be
+// empty), the report facts, the result and the evaluated thresholds (no
+// thresholds: verdict None).
+GateReport gate_report_from_run(const std::string& name, const std::string& test,
+                                const RunInfo& info, const RunResult& run,
+                                const std::vector<ThresholdOutcome>& gates);
+
+// The identity of a test, the same for every run of it, so that CI systems
+// (GitLab's test report, Jenkins' test history) can follow a gate across
+// runs: the kubeload.dev/test label; without it the generateName stem
+// ("checkout" of "checkout-"), shared by the runs `kubectl create` makes of
+// one manifest; else the object's name (a manifest applied under a fixed
+// name, or `loadgen run` of one); else the target URL (`loadgen URL`).
+std::string test_identity(const std::string& test_label, const std::string& generate_name,
+                          const std::string& name, const std::string& target);
+
+// The operator's limit of a threshold expression: "< 200ms" of "p99 < 200ms".
+std::string threshold_limit(const std::string& expression);
+
+// HdrHistogram's percentile distribution: points at percentiles that halve
+// the remaining distance to 100% in `ticks_per_half` steps, up to the last
+// recorded value (percentile 100).
+struct PercentilePoint {
+  double percentile = 0;  // 0..100
+  double value_ms = 0;    // value at that percentile
+  uint64_t count_at_or_below = 0;
+  double inverse = 1;  // 1 / (1 - percentile/100); the curve's x
+};
+std::vector<PercentilePoint> percentile_distribution(const Histogram& micros,
+                                                     int ticks_per_half = 5);
+
+void write_junit_report(std::ostream& out, const GateReport& report);
+void write_markdown_report(std::ostream& out, const GateReport& report);
+void write_html_report(std::ostream& out, const GateReport& report);
+// The text summary of the gate that follows the text report: one line per
+// threshold and baseline check, then the verdict.
+void write_gate_text(std::ostream& out, const GateReport& report);
+
+// Writes any report format (text, ab, jmeter, json, junit, markdown, html) of
+// a LoadTest object. Throws std::invalid_argument as gate_report_from_loadtest.
+void write_loadtest_report(std::ostream& out, ReportFormat format, const nlohmann::json& loadtest);
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,323 @@
+// The gate as one self-contained HTML page: no scripts, fonts or images from
+// anywhere, so it opens the same from a CI artifact, a mail or a laptop
+// offline. The latency curve is inline SVG drawn here: HdrHistogram's
+// percentile distribution on a log scale of 1/(1-percentile), where 90%, 99%
+// and 99.9% are equally far apart and the tail is as visible as the median.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <variant>
+
+#include "reports/escape.hpp"
+#include "reports/gate_report.hpp"
+#include "reports/report_writers.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+std::string num(double value) {
+  return report::fixed(value, 1);
+}
+
+std::string ms(const SummaryRow& row, double value) {
+  return row.latency_measured ? report::fixed(value, 3) : "-";
+}
+
+// 1, 2, 2.5 or 5 times a power of ten: the step of about `ticks` grid lines up to `top`.
+double nice_step(double top, int ticks) {
+  const double raw = top / ticks;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double factor : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (raw <= factor * magnitude) return factor * magnitude;
+  }
+  return 10.0 * magnitude;
+}
+
+std::string percentile_label(int decade) {
+  if (decade == 0) return "0%";
+  std::string label = "99.9999999";
+  label = decade == 1 ? "90" : label.substr(0, static_cast<size_t>(decade == 2 ? 2 : decade + 1));
+  return label + "%";
+}
+
+// Without a histogram (a status from before histograms were kept), the
+// summary's percentiles are the points there are.
+std::vector<PercentilePoint> points_of_summary(const SummaryRow& run) {
+  const LatencySummary& s = run.latency_ms;
+  std::vector<PercentilePoint> points;
+  const std::pair<double, double> known[] = {{0, s.min},  {50, s.p50},   {66, s.p66}, {75, s.p75},
+                                             {80, s.p80}, {90, s.p90},   {95, s.p95}, {98, s.p98},
+                                             {99, s.p99}, {99.9, s.p999}};
+  for (const auto& [percentile, value] : known) {
+    points.push_back(PercentilePoint{percentile, value, 0, 1.0 / (1.0 - percentile / 100.0)});
+  }
+  points.push_back(PercentilePoint{100, s.max, run.requests, 1000});
+  return points;
+}
+
+void write_curve(std::ostream& out, const GateReport& report,
+                 const std::vector<PercentilePoint>& points) {
+  constexpr double kWidth = 820, kHeight = 400, kLeft = 72, kRight = 24, kTop = 20, kBottom = 56;
+  const double plot_width = kWidth - kLeft - kRight;
+  const double plot_height = kHeight - kTop - kBottom;
+  double last_inverse = 10;
+  double top = 0;
+  for (const PercentilePoint& p : points) {
+    last_inverse = std::max(last_inverse, p.inverse);
+    top = std::max(top, p.value_ms);
+  }
+  // Latency thresholds on percentiles are drawn as the limit they set.
+  struct Limit {
+    double inverse, value_ms;
+    std::string label;
+    bool passed;
+  };
+  std::vector<Limit> limits;
+  for (const ThresholdRow& row : report.thresholds) {
+    const auto parsed = parse_threshold(row.expression);
+    const auto* threshold = std::get_if<Threshold>(&parsed);
+    if (threshold == nullptr || !threshold->request.empty()) continue;
+    double percentile = -1;
+    switch (threshold->metric) {
+      case ThresholdMetric::p50:
+        percentile = 50;
+        break;
+      case ThresholdMetric::p90:
+        percentile = 90;
+        break;
+      case ThresholdMetric::p95:
+        percentile = 95;
+        break;
+      case ThresholdMetric::p99:
+        percentile = 99;
+        break;
+      case ThresholdMetric::p999:
+        percentile = 99.9;
+        break;
+      default:
+        break;
+    }
+    if (percentile < 0) continue;
+    limits.push_back(
+        Limit{1.0 / (1.0 - percentile / 100.0), threshold->value, row.expression, row.passed});
+  }
+  // The scale is the curve's: a limit far above it would flatten the curve,
+  // so one up to twice the curve's top widens the scale and a higher one is
+  // drawn on the top edge, its label saying where it really is.
+  double data_top = top;
+  for (const Limit& limit : limits) {
+    if (limit.value_ms <= 2 * data_top || data_top <= 0) top = std::max(top, limit.value_ms);
+  }
+  const int decades = std::max(1, static_cast<int>(std::ceil(std::log10(last_inverse) - 1e-9)));
+  if (top <= 0) top = 1;
+  const double step = nice_step(top, 5);
+  const double y_top = std::ceil(top / step) * step;
+  const auto x_of = [&](double inverse) {
+    return kLeft + plot_width * std::log10(std::max(inverse, 1.0)) / decades;
+  };
+  const auto y_of = [&](double value) { return kTop + plot_height * (1.0 - value / y_top); };
+
+  out << "<svg id=\"latency-curve\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+      << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
+      << "\" role=\"img\" aria-label=\"latency by percentile\">\n";
+  out << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << plot_width << "\" height=\""
+      << plot_height << "\" class=\"plot\"/>\n";
+  for (double v = 0; v <= y_top + step / 2; v += step) {
+    out << "<line class=\"grid\" x1=\"" << kLeft << "\" x2=\"" << kLeft + plot_width << "\" y1=\""
+        << num(y_of(v)) << "\" y2=\"" << num(y_of(v)) << "\"/>";
+    out << "<text class=\"tick\" x=\"" << kLeft - 8 << "\" y=\"" << num(y_of(v) + 4)
+        << "\" text-anchor=\"end\">" << report::compact_number(v) << "</text>\n";
+  }
+  for (int d = 0; d <= decades; ++d) {
+    const double x = x_of(std::pow(10.0, d));
+    out << "<line class=\"grid\" x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << kTop
+        << "\" y2=\"" << kTop + plot_height << "\"/>";
+    out << "<text class=\"tick\" x=\"" << num(x) << "\" y=\"" << kTop + plot_height + 18
+        << "\" text-anchor=\"middle\">" << percentile_label(d) << "</text>\n";
+  }
+  out << "<text class=\"axis\" x=\"" << num(kLeft + plot_width / 2) << "\" y=\"" << kHeight - 10
+      << "\" text-anchor=\"middle\">percentile</text>\n";
+  out << "<text class=\"axis\" transform=\"translate(18 " << num(kTop + plot_height / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\">latency (ms)</text>\n";
+  const double right = kLeft + plot_width;
+  for (const Limit& limit : limits) {
+    const bool above = limit.value_ms > y_top;
+    const double y = y_of(std::min(limit.value_ms, y_top));
+    // A percentile past the last recorded one is drawn at the plot's edge.
+    const double x = std::min(x_of(limit.inverse), right);
+    const bool at_right = x > kLeft + plot_width * 0.75;
+    const char* state = limit.passed ? "pass" : "fail";
+    out << "<line class=\"limit " << state << "\" x1=\"" << kLeft << "\" x2=\"" << num(x)
+        << "\" y1=\"" << num(y) << "\" y2=\"" << num(y) << "\"/><circle class=\"limit " << state
+        << "\" cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"4\"/>";
+    out << "<text class=\"limit-label\" x=\"" << num(at_right ? x - 6 : x + 6) << "\" y=\""
+        << num(above ? y + 16 : y - 6) << "\" text-anchor=\"" << (at_right ? "end" : "start")
+        << "\">" << (above ? "&#8593; " : "") << html_escape(limit.label) << "</text>\n";
+  }
+  out << "<polyline id=\"latency-curve-line\" class=\"curve\" points=\"";
+  for (size_t i = 0; i < points.size(); ++i) {
+    out << (i == 0 ? "" : " ") << num(x_of(points[i].inverse)) << ","
+        << num(y_of(points[i].value_ms));
+  }
+  out << "\"/>\n</svg>\n";
+}
+
+void write_rows(std::ostream& out, const char* id, const char* label,
+                const std::vector<SummaryRow>& rows) {
+  out << "<table id=\"" << id << "\"><thead><tr><th>" << label
+      << "</th><th>requests</th><th>rps</th><th>errors</th><th>error %</th><th>p50 ms</th>"
+         "<th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>\n";
+  for (const SummaryRow& row : rows) {
+    out << "<tr><td class=\"label\">" << html_escape(row.label.empty() ? "total" : row.label)
+        << "</td><td>" << report::grouped(row.requests) << "</td><td>"
+        << report::grouped_fixed(row.rps, 1) << "</td><td>" << report::grouped(row.failures)
+        << "</td><td>" << report::fixed(row.error_rate * 100.0, 2) << "</td><td>"
+        << ms(row, row.latency_ms.p50) << "</td><td>" << ms(row, row.latency_ms.p90) << "</td><td>"
+        << ms(row, row.latency_ms.p99) << "</td><td>" << ms(row, row.latency_ms.max)
+        << "</td></tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+constexpr const char* kStyle =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:900px;color:#1f2328;padding:0 16px}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+code{font-family:ui-monospace,monospace;background:#f3f4f6;padding:1px 4px;border-radius:4px}
+header{border-radius:8px;padding:16px 20px;border:1px solid #d0d7de}
+header.pass{background:#dafbe1;border-color:#4ac26b}header.fail,header.failed{background:#ffebe9;border-color:#ff8182}
+header.none,header.running{background:#f6f8fa}
+.badge{display:inline-block;font-weight:700;font-size:15px;padding:2px 10px;border-radius:12px;background:#fff;border:1px solid #d0d7de}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:12px 0 0}dl.facts dt{color:#57606a}dl.facts dd{margin:0}
+table{border-collapse:collapse;font-size:14px;margin:4px 0}th,td{padding:4px 10px;border-bottom:1px solid #eaeef2;text-align:right}
+th{background:#f6f8fa}td.label,th:first-child,td.text{text-align:left}
+td.ok{color:#1a7f37;font-weight:700}td.miss{color:#cf222e;font-weight:700}
+svg{background:#fff;max-width:100%;height:auto}.plot{fill:#fff;stroke:#8c959f}.grid{stroke:#eaeef2}
+.tick{font-size:12px;fill:#57606a}.axis{font-size:13px;fill:#1f2328}
+.curve{fill:none;stroke:#0969da;stroke-width:2.5}.limit{stroke-width:1.5;stroke-dasharray:5 4}
+line.limit.pass{stroke:#1a7f37}line.limit.fail{stroke:#cf222e}circle.limit.pass{fill:#1a7f37}circle.limit.fail{fill:#cf222e}
+.limit-label{font-size:12px;fill:#1f2328}footer{margin-top:28px;font-size:12px;color:#57606a}
+)";
+
+}  // namespace
+
+void write_html_report(std::ostream& out, const GateReport& report) {
+  const std::string state = report.phase == "Failed"   ? "failed"
+                            : !report.finished()       ? "running"
+                            : report.verdict == "Pass" ? "pass"
+                            : report.verdict == "Fail" ? "fail"
+                                                       : "none";
+  const std::string badge = report.phase == "Failed"   ? "run failed"
+                            : !report.finished()       ? report.phase
+                            : report.verdict == "None" ? "no gate"
+                                                       : report.verdict;
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<title>kubeload " << html_escape(report.title) << ": " << html_escape(badge)
+      << "</title>\n<style>\n"
+      << kStyle << "</style>\n</head>\n<body>\n";
+  out << "<header id=\"verdict\" class=\"" << state << "\">\n<h1>kubeload <code>"
+      << html_escape(report.title) << "</code> <span class=\"badge\">" << html_escape(badge)
+      << "</span></h1>\n";
+  if (!report.message.empty()) out << "<p>" << html_escape(report.message) << "</p>\n";
+  out << "<dl class=\"facts\">";
+  const std::pair<const char*, std::string> facts[] = {
+      {"target", report.target},   {"test", report.test},       {"phase", report.phase},
+      {"verdict", report.verdict}, {"started", report.started}, {"completed", report.completed}};
+  for (const auto& [name, value] : facts) {
+    if (!value.empty()) out << "<dt>" << name << "</dt><dd>" << html_escape(value) << "</dd>";
+  }
+  out << "</dl>\n</header>\n";
+
+  out << "<h2>Result</h2>\n";
+  if (report.has_result) {
+    write_rows(out, "summary", "", {report.run});
+    out << "<p>Status codes: ";
+    if (report.status_codes.empty()) out << "no complete responses";
+    bool first = true;
+    for (const auto& [code, n] : report.status_codes) {
+      out << (first ? "" : ", ") << "<code>" << code << "</code> " << report::grouped(n);
+      first = false;
+    }
+    out << ". Errors: ";
+    first = true;
+    for (const ErrorKind kind : {ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
+                                 ErrorKind::write, ErrorKind::status, ErrorKind::length}) {
+      out << (first ? "" : ", ") << to_string(kind) << " " << report::grouped(report.errors[kind]);
+      first = false;
+    }
+    out << ".</p>\n";
+  } else {
+    out << "<p>No result was collected.</p>\n";
+  }
+
+  out << "<h2>Latency by percentile</h2>\n";
+  std::vector<PercentilePoint> points;
+  if (report.latency_us) points = percentile_distribution(*report.latency_us);
+  const bool from_histogram = !points.empty();
+  if (!from_histogram && report.has_result && report.run.latency_measured) {
+    points = points_of_summary(report.run);
+  }
+  if (points.empty()) {
+    out << "<p>No latency was recorded.</p>\n";
+  } else {
+    write_curve(out, report, points);
+    out << "<p>"
+        << (from_histogram ? "HdrHistogram percentile distribution" : "Summary percentiles")
+        << " of " << report::grouped(report.run.requests)
+        << " requests; x is 1/(1-percentile) on a log scale.</p>\n";
+    out << "<details><summary>Percentile distribution</summary>\n<table "
+           "id=\"percentile-distribution\"><thead><tr><th>value ms</th><th>percentile</th>"
+           "<th>total count</th><th>1/(1-percentile)</th></tr></thead><tbody>\n";
+    for (const PercentilePoint& p : points) {
+      out << "<tr><td>" << report::fixed(p.value_ms, 3) << "</td><td>"
+          << report::fixed(p.percentile / 100.0, 6) << "</td><td>" << p.count_at_or_below
+          << "</td><td>" << (p.percentile >= 100 ? "-" : report::fixed(p.inverse, 2))
+          << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n</details>\n";
+  }
+
+  if (!report.thresholds.empty()) {
+    out << "<h2>Thresholds</h2>\n<table id=\"thresholds\"><thead><tr><th>threshold</th>"
+           "<th>observed</th><th>limit</th><th>result</th></tr></thead><tbody>\n";
+    for (const ThresholdRow& t : report.thresholds) {
+      out << "<tr><td class=\"text\"><code>" << html_escape(t.expression) << "</code></td><td>"
+          << html_escape(t.observed) << "</td><td>" << html_escape(t.limit) << "</td><td class=\""
+          << (t.passed ? "ok\">pass" : "miss\">FAIL") << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n";
+  }
+  if (report.baseline) {
+    const BaselineReport& b = *report.baseline;
+    out << "<h2>Baseline";
+    if (!b.load_test_name.empty()) out << " <code>" << html_escape(b.load_test_name) << "</code>";
+    out << ": " << (b.passed ? "passed" : "failed") << "</h2>\n";
+    if (!b.message.empty()) out << "<p>" << html_escape(b.message) << "</p>\n";
+    if (!b.checks.empty()) {
+      out << "<table id=\"baseline\"><thead><tr><th>metric</th><th>change</th>"
+             "<th>max regression</th><th>result</th></tr></thead><tbody>\n";
+      for (const BaselineCheck& c : b.checks) {
+        out << "<tr><td class=\"text\">" << html_escape(c.metric) << "</td><td>"
+            << html_escape(c.delta) << "</td><td>"
+            << (c.max_regression_percent ? report::compact_number(*c.max_regression_percent) + "%"
+                                         : std::string("-"))
+            << "</td><td class=\"" << (c.passed ? "ok\">pass" : "miss\">FAIL") << "</td></tr>\n";
+      }
+      out << "</tbody></table>\n";
+    }
+  }
+  if (!report.stages.empty()) {
+    out << "<h2>Stages</h2>\n";
+    write_rows(out, "stages", "stage", report.stages);
+  }
+  if (report.requests.size() > 1) {
+    out << "<h2>Requests by name</h2>\n";
+    write_rows(out, "requests", "request", report.requests);
+  }
+  out << "<footer>Generated by kubeload from ";
+  out << (report.finished() ? "the final status" : "a status taken while the run was going");
+  out << ".</footer>\n</body>\n</html>\n";
+}
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,110 @@
+// The gate as GitHub-flavoured Markdown, for a pull-request comment or a CI
+// job summary: the verdict first, then the numbers, then what was checked.
+
+#include <string>
+
+#include "reports/escape.hpp"
+#include "reports/gate_report.hpp"
+#include "reports/report_writers.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+std::string ms(const SummaryRow& row, double value) {
+  return row.latency_measured ? report::fixed(value, 3) : "-";
+}
+
+std::string errors_cell(const SummaryRow& row) {
+  return report::grouped(row.failures) + " (" + report::fixed(row.error_rate * 100.0, 2) + "%)";
+}
+
+std::string mark(bool passed) {
+  return passed ? "✅" : "❌";
+}
+
+std::string headline(const GateReport& report) {
+  if (report.phase == "Failed") return "💥 run failed";
+  if (!report.finished()) return "⏳ " + report.phase;
+  if (report.verdict == "Pass") return "✅ Pass";
+  if (report.verdict == "Fail") return "❌ Fail";
+  return "➖ no gate";
+}
+
+void write_rows_table(std::ostream& out, const char* label, const std::vector<SummaryRow>& rows) {
+  out << "| " << label << " | requests | rps | errors | p50 ms | p90 ms | p99 ms | max ms |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const SummaryRow& row : rows) {
+    out << "| " << markdown_cell(row.label.empty() ? "total" : row.label) << " | "
+        << report::grouped(row.requests) << " | " << report::grouped_fixed(row.rps, 1) << " | "
+        << errors_cell(row) << " | " << ms(row, row.latency_ms.p50) << " | "
+        << ms(row, row.latency_ms.p90) << " | " << ms(row, row.latency_ms.p99) << " | "
+        << ms(row, row.latency_ms.max) << " |\n";
+  }
+}
+
+}  // namespace
+
+void write_markdown_report(std::ostream& out, const GateReport& report) {
+  out << "### kubeload " << markdown_code(report.title) << ": " << headline(report) << "\n\n";
+  if (!report.message.empty()) out << "> " << markdown_cell(report.message) << "\n\n";
+  out << "- **Target:** " << markdown_code(report.target) << "\n";
+  // The test's identity, as the JUnit report names it; a bare URL run has none of its own.
+  if (report.identity != report.target)
+    out << "- **Test:** " << markdown_code(report.identity) << "\n";
+  out << "- **Phase:** " << report.phase << ", **verdict:** " << report.verdict << "\n";
+  if (report.has_result) {
+    out << "- **Duration:** " << report::fixed(report.run.duration_seconds, 1) << " s\n";
+  }
+  out << '\n';
+  if (report.has_result) {
+    SummaryRow total = report.run;
+    total.label = "total";
+    write_rows_table(out, "", {total});
+    out << '\n';
+  } else {
+    out << "No result was collected.\n\n";
+  }
+  if (!report.thresholds.empty()) {
+    out << "#### Thresholds\n\n";
+    out << "| | threshold | observed | limit |\n|---|---|---:|---|\n";
+    for (const ThresholdRow& t : report.thresholds) {
+      out << "| " << mark(t.passed) << " | " << markdown_code(t.expression) << " | "
+          << markdown_cell(t.observed) << " | " << markdown_cell(t.limit) << " |\n";
+    }
+    out << '\n';
+  }
+  if (report.baseline) {
+    const BaselineReport& b = *report.baseline;
+    out << "#### Baseline";
+    if (!b.load_test_name.empty()) out << " " << markdown_code(b.load_test_name);
+    out << ": " << mark(b.passed) << "\n\n";
+    if (!b.message.empty()) out << markdown_cell(b.message) << "\n\n";
+    if (!b.checks.empty()) {
+      out << "| | metric | change | max regression |\n|---|---|---:|---:|\n";
+      for (const BaselineCheck& c : b.checks) {
+        out << "| " << mark(c.passed) << " | " << markdown_cell(c.metric) << " | "
+            << markdown_cell(c.delta) << " | "
+            << (c.max_regression_percent ? report::compact_number(*c.max_regression_percent) + "%"
+                                         : std::string("-"))
+            << " |\n";
+      }
+      out << '\n';
+    }
+  }
+  if (!report.stages.empty()) {
+    out << "<details><summary>Stages</summary>\n\n";
+    write_rows_table(out, "stage", report.stages);
+    out << "\n</details>\n\n";
+  }
+  if (report.requests.size() > 1) {
+    out << "<details><summary>Requests by name</summary>\n\n";
+    write_rows_table(out, "request", report.requests);
+    out << "\n</details>\n\n";
+  }
+  out << "<sub>kubeload";
+  if (!report.started.empty()) out << " · started " << markdown_cell(report.started);
+  if (!report.completed.empty()) out << " · completed " << markdown_cell(report.completed);
+  out << "</sub>\n";
+}
+
+}  // namespace kubeload::loadgen
