@@ -16,18 +16,13 @@
 namespace kubeload::loadgen {
 namespace {
 
+using json_access::count_or_zero;
 using json_access::member;
 using json_access::text;
 using nlohmann::json;
 
 double number(const json& value) {
   return value.is_number() ? value.get<double>() : 0.0;
-}
-
-uint64_t count(const json& value) {
-  return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)
-             ? value.get<uint64_t>()
-             : 0;
 }
 
 LatencySummary latency_of(const json& summary) {
@@ -52,7 +47,7 @@ uint64_t complete_responses(const json& row) {
   uint64_t total = 0;
   const json& codes = member(row, "statusCodes");
   if (codes.is_object()) {
-    for (const auto& [code, n] : codes.items()) total += count(n);
+    for (const auto& [code, n] : codes.items()) total += count_or_zero(n);
   }
   return total;
 }
@@ -164,7 +159,7 @@ RunInfo run_info_of(const json& loadtest, const ParsedLoadTest& parsed, const st
   info.keep_alive = load.keep_alive;
   const json& workers = member(member(loadtest, "spec"), "workers");
   info.workers = workers.is_number_integer() && workers.get<int64_t>() > 0
-                     ? static_cast<uint32_t>(count(workers))
+                     ? static_cast<uint32_t>(count_or_zero(workers))
                      : parsed.spec.workers;
   return info;
 }
@@ -221,7 +216,7 @@ GateReport gate_report_from_loadtest(const json& loadtest) {
   out.phase = text(member(status, "phase"));
   if (out.phase.empty()) out.phase = "Pending";
   out.verdict = text(member(status, "verdict"));
-  if (out.verdict.empty()) out.verdict = "None";
+  if (out.verdict.empty()) out.verdict = api::name(api::Verdict::None);
   out.reason = text(member(status, "reason"));
   out.message = text(member(status, "message"));
   out.started = text(member(status, "startTime"));
@@ -239,10 +234,12 @@ GateReport gate_report_from_loadtest(const json& loadtest) {
     for (const json& row : stages) {
       std::optional<uint64_t> connections;
       std::optional<double> rate;
-      if (member(row, "connections").is_number()) connections = count(member(row, "connections"));
+      if (member(row, "connections").is_number())
+        connections = count_or_zero(member(row, "connections"));
       if (member(row, "targetRate").is_number()) rate = number(member(row, "targetRate"));
       out.stages.push_back(summary_of(
-          row, stage_label(static_cast<int>(count(member(row, "index"))), connections, rate)));
+          row,
+          stage_label(static_cast<int>(count_or_zero(member(row, "index"))), connections, rate)));
     }
   }
   if (const json& rows = member(status, "requestResults"); rows.is_array()) {
@@ -270,7 +267,7 @@ GateReport gate_report_from_run(const std::string& name, const std::string& test
   out.test = test;
   out.target = info.url;
   out.identity = test_identity(test, "", name, info.url);
-  out.phase = "Succeeded";
+  out.phase = api::name(api::Phase::Succeeded);
   out.has_result = true;
   out.run = summary_of(run.result, "");
   out.status_codes = run.result.status_codes;
@@ -290,23 +287,23 @@ GateReport gate_report_from_run(const std::string& name, const std::string& test
     if (!gate.passed) ++missed;
   }
   if (gates.empty()) {
-    out.verdict = "None";
-    out.reason = "NoGate";
+    out.verdict = api::name(api::Verdict::None);
+    out.reason = api::name(api::Reason::NoGate);
     out.message = "no thresholds to check";
   } else if (missed == 0) {
-    out.verdict = "Pass";
-    out.reason = "ThresholdsPassed";
+    out.verdict = api::name(api::Verdict::Pass);
+    out.reason = api::name(api::Reason::ThresholdsPassed);
     out.message = "all " + std::to_string(gates.size()) + " threshold" +
                   (gates.size() == 1 ? "" : "s") + " met";
   } else {
-    out.verdict = "Fail";
-    out.reason = "ThresholdsFailed";
+    out.verdict = api::name(api::Verdict::Fail);
+    out.reason = api::name(api::Reason::ThresholdsFailed);
     out.message =
         std::to_string(missed) + " of " + std::to_string(gates.size()) + " thresholds missed";
   }
   if (!run.finished) {
-    out.phase = "Running";
-    out.verdict = "None";
+    out.phase = api::name(api::Phase::Running);
+    out.verdict = api::name(api::Verdict::None);
   }
   return out;
 }
@@ -392,10 +389,10 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& l
     for (const json& row : stages) {
       StageResult stage;
       stage.result = result_from_json(row);
-      stage.index = static_cast<int>(count(member(row, "index")));
+      stage.index = static_cast<int>(count_or_zero(member(row, "index")));
       stage.duration_seconds_planned = number(member(row, "plannedDurationSeconds"));
       if (member(row, "connections").is_number())
-        stage.connections = count(member(row, "connections"));
+        stage.connections = count_or_zero(member(row, "connections"));
       if (member(row, "targetRate").is_number()) stage.rate = number(member(row, "targetRate"));
       run.stages.push_back(std::move(stage));
     }

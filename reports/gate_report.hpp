@@ -13,6 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kubeload/api/status.hpp"
 #include "kubeload/histogram.hpp"
 #include "kubeload/result.hpp"
 #include "kubeload/threshold.hpp"
@@ -79,7 +80,11 @@ struct GateReport {
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineReport> baseline;
 
-  bool finished() const { return phase == "Succeeded" || phase == "Failed"; }
+  // phase and verdict hold what the status said (a newer operator's spelling
+  // included); these read them as the API's values.
+  bool finished() const { return api::is_final_phase(phase); }
+  bool failed() const { return api::parse_phase(phase) == api::Phase::Failed; }
+  std::optional<api::Verdict> verdict_value() const { return api::parse_verdict(verdict); }
 };
 
 // A LoadTest as the API returns it. Throws std::invalid_argument naming the

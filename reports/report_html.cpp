@@ -202,15 +202,16 @@ line.limit.pass{stroke:#1a7f37}line.limit.fail{stroke:#cf222e}circle.limit.pass{
 }  // namespace
 
 void write_html_report(std::ostream& out, const GateReport& report) {
-  const std::string state = report.phase == "Failed"   ? "failed"
-                            : !report.finished()       ? "running"
-                            : report.verdict == "Pass" ? "pass"
-                            : report.verdict == "Fail" ? "fail"
-                                                       : "none";
-  const std::string badge = report.phase == "Failed"   ? "run failed"
-                            : !report.finished()       ? report.phase
-                            : report.verdict == "None" ? "no gate"
-                                                       : report.verdict;
+  const std::optional<api::Verdict> verdict = report.verdict_value();
+  const std::string state = report.failed()                 ? "failed"
+                            : !report.finished()            ? "running"
+                            : verdict == api::Verdict::Pass ? "pass"
+                            : verdict == api::Verdict::Fail ? "fail"
+                                                            : "none";
+  const std::string badge = report.failed()                 ? "run failed"
+                            : !report.finished()            ? report.phase
+                            : verdict == api::Verdict::None ? "no gate"
+                                                            : report.verdict;
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>kubeload " << html_escape(report.title) << ": " << html_escape(badge)

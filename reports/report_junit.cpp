@@ -56,9 +56,9 @@ std::string summary_line(const GateReport& report) {
 void write_junit_report(std::ostream& out, const GateReport& report) {
   std::vector<Case> cases;
   Case run{report.identity, "run", Case::Outcome::passed, "", "", ""};
-  if (report.phase == "Failed") {
+  if (report.failed()) {
     run.outcome = Case::Outcome::error;
-    run.type = report.reason.empty() ? "Failed" : report.reason;
+    run.type = report.reason.empty() ? report.phase : report.reason;
     run.message = "the run failed: " + report.message;
   } else if (!report.finished()) {
     run.outcome = Case::Outcome::error;

@@ -23,10 +23,10 @@ std::string mark(bool passed) {
 }
 
 std::string headline(const GateReport& report) {
-  if (report.phase == "Failed") return "💥 run failed";
+  if (report.failed()) return "💥 run failed";
   if (!report.finished()) return "⏳ " + report.phase;
-  if (report.verdict == "Pass") return "✅ Pass";
-  if (report.verdict == "Fail") return "❌ Fail";
+  if (report.verdict_value() == api::Verdict::Pass) return "✅ Pass";
+  if (report.verdict_value() == api::Verdict::Fail) return "❌ Fail";
   return "➖ no gate";
 }
 

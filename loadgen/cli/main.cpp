@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/status.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
 #include "kubeload/threshold.hpp"
@@ -284,7 +285,8 @@ int main(int argc, char** argv) {
         document["thresholds"].push_back(
             {{"expression", g.expression}, {"observed", g.observed}, {"passed", g.passed}});
       }
-      document["verdict"] = passed ? "Pass" : "Fail";
+      document["verdict"] =
+          kubeload::api::name(passed ? kubeload::api::Verdict::Pass : kubeload::api::Verdict::Fail);
     }
     std::cout << document.dump(2) << "\n";
   } else {
