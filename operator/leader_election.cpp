@@ -16,19 +16,20 @@ std::string micro_time(std::chrono::system_clock::time_point t) {
   return text + fraction;
 }
 
-std::optional<std::chrono::system_clock::time_point> parse_micro_time(const std::string& text) {
-  // parse_time reads whole seconds; the fraction only matters to the second here.
-  const auto dot = text.find('.');
-  return parse_time(dot == std::string::npos ? text : text.substr(0, dot) + "Z");
-}
-
 }  // namespace
 
-LeaseVerdict decide_lease(const std::string& holder, std::optional<Timestamp> renewed,
+LeaseObservation observe_lease(const std::optional<LeaseObservation>& previous,
+                               const std::string& record,
+                               std::chrono::steady_clock::time_point now) {
+  if (previous && previous->record == record) return *previous;
+  return {record, now};
+}
+
+LeaseVerdict decide_lease(const std::string& holder, const LeaseObservation& observed,
                           std::chrono::seconds lease_duration, const std::string& identity,
-                          Timestamp now) {
+                          std::chrono::steady_clock::time_point now) {
   if (holder == identity) return LeaseVerdict::kRenew;
-  if (!holder.empty() && renewed && now < *renewed + lease_duration) {
+  if (!holder.empty() && now < observed.observed_at + lease_duration) {
     return LeaseVerdict::kHeldByOther;
   }
   return LeaseVerdict::kAcquire;
@@ -131,9 +132,14 @@ LeaderElector::LeaseAttempt LeaderElector::try_acquire_or_renew() {
   if (!current.ok()) return LeaseAttempt::kFailed;
   nlohmann::json lease = current.body;
   nlohmann::json& spec = lease["spec"];
+  // The record is the spec as the holder wrote it: any renewal changes it.
+  const auto seen_at = std::chrono::steady_clock::now();
+  observed_ = observe_lease(observed_, spec.dump(), seen_at);
+  const nlohmann::json& duration = spec["leaseDurationSeconds"];
   const LeaseVerdict verdict = decide_lease(
-      spec.value("holderIdentity", ""), parse_micro_time(spec.value("renewTime", "")),
-      std::chrono::seconds(spec.value("leaseDurationSeconds", 15)), options_.identity, now);
+      spec.value("holderIdentity", ""), *observed_,
+      std::chrono::seconds(duration.is_number_integer() ? duration.get<int64_t>() : 15),
+      options_.identity, seen_at);
   if (verdict == LeaseVerdict::kHeldByOther) return LeaseAttempt::kHeldByOther;
   if (verdict == LeaseVerdict::kAcquire) {
     spec["holderIdentity"] = options_.identity;

@@ -19,11 +19,27 @@ namespace kubeload::controller {
 
 // The elector's decisions, pure so that they have table tests.
 enum class LeaseVerdict { kAcquire, kRenew, kHeldByOther };
-// What to do with the Lease as read: renew our own, take a free or expired
-// one, or leave another holder's alone.
-LeaseVerdict decide_lease(const std::string& holder, std::optional<Timestamp> renewed,
+
+// The Lease's record (holder, renewTime, duration, transitions) as this
+// replica last saw it, and when, by this replica's own steady clock. As
+// client-go does, a lease expires when its record has not changed for a
+// lease duration *as observed here*: another replica's renewTime is read by
+// another machine's clock, and one running 15 s behind (or ahead) must
+// neither lose a live lease nor keep a dead one.
+struct LeaseObservation {
+  std::string record;
+  std::chrono::steady_clock::time_point observed_at;
+};
+// The observation after reading `record` at `now`: the earlier one while the
+// record is unchanged, else a new one from `now`.
+LeaseObservation observe_lease(const std::optional<LeaseObservation>& previous,
+                               const std::string& record,
+                               std::chrono::steady_clock::time_point now);
+// What to do with the Lease as read: renew our own, take a free one or one
+// whose record stood still for its duration, or leave another holder's alone.
+LeaseVerdict decide_lease(const std::string& holder, const LeaseObservation& observed,
                           std::chrono::seconds lease_duration, const std::string& identity,
-                          Timestamp now);
+                          std::chrono::steady_clock::time_point now);
 // Whether a leader may still act: only while its last renewal is younger
 // than the renew deadline (two thirds of the lease), so it stops before
 // another replica can take the lease, even when the renewal call itself
@@ -64,6 +80,8 @@ class LeaderElector {
   std::atomic<bool> leading_{false};
   // Of the last successful renewal, in steady_clock ticks (0: none).
   std::atomic<std::chrono::steady_clock::rep> last_renewal_{0};
+  // The Lease as last read (only the election thread touches it).
+  std::optional<LeaseObservation> observed_;
   std::jthread thread_;
 };
 
