@@ -6,6 +6,7 @@
 
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
+#include "kubeload/text.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/phase.hpp"
 #include "operator/run_policy.hpp"
@@ -172,7 +173,8 @@ json kept_results_data(const WorkerResults& kept, const std::string& loadtest_ui
   for (const auto& [index, report] : kept.reports()) {
     json facts = {{"finished", report.finished}};
     if (report.started_at_ms) facts["startedAtMs"] = *report.started_at_ms;
-    if (!report.error.empty()) facts["error"] = report.error.substr(0, kKeptErrorLength);
+    if (!report.error.empty())
+      facts["error"] = std::string(utf8_head(report.error, kKeptErrorLength));
     workers[std::to_string(index)] = std::move(facts);
   }
   json data = {{kKeptUidKey, loadtest_uid}, {kKeptWorkersKey, workers.dump()}};

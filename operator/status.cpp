@@ -83,7 +83,8 @@ std::string termination_detail(const json& pod) {
       // log tail), e.g. why it refused its target; the first line says it.
       std::string message = text(member(terminated, "message"));
       message = message.substr(0, message.find('\n'));
-      if (message.size() > kMaxDetail) message = message.substr(0, kMaxDetail) + "...";
+      if (message.size() > kMaxDetail)
+        message = std::string(utf8_head(message, kMaxDetail)) + "...";
       if (!message.empty()) detail += (detail.empty() ? "" : ": ") + message;
       if (!detail.empty()) return detail;
     }
@@ -126,7 +127,7 @@ std::vector<WorkerPods> pods_by_index(const std::vector<PodView>& pods, uint32_t
       worker.failure = termination_detail(pod);
     } else if (phase == "Succeeded") {
       worker.succeeded = true;
-      worker.summary = view.termination_log.substr(0, kMaxDetail);
+      worker.summary = std::string(utf8_head(view.termination_log, kMaxDetail));
     } else if (deleting) {
       worker.deleting = true;
     } else {

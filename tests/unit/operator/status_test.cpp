@@ -410,6 +410,23 @@ TEST(OperatorStatus, CrashBeforeTheStartQuotesTheWorkersLastWords) {
   EXPECT_FALSE(status.contains("startTime"));
 }
 
+// A termination message is cut to a few hundred bytes: never inside a
+// UTF-8 sequence, or the status would not serialize (nlohmann::json refuses
+// invalid UTF-8) and every write of it would fail.
+TEST(OperatorStatus, LongTerminationMessagesAreCutBetweenCharacters) {
+  Observed o = observe(loadtest_json());
+  o.job = job_json();
+  json crashed = failed_pod_object(2, "Error", 1);
+  std::string words = "x";  // odd: every 2-byte "é" after it straddles an even cut
+  for (int i = 0; i < 400; ++i) words += "\xC3\xA9";
+  crashed["status"]["containerStatuses"][0]["state"]["terminated"]["message"] = words;
+  o.pods = {pod_json(0, "Running", true), pod_json(1, "Running", true), pod_view(crashed)};
+  const json status = compute_status(o, kCreated + seconds(30));
+  EXPECT_EQ(status["reason"], "WorkerFailed");
+  EXPECT_NO_THROW((void)status.dump());
+  EXPECT_NE(status["message"].get<std::string>().find("..."), std::string::npos);
+}
+
 TEST(OperatorStatus, WorkerPodVanishingMidRunFails) {
   Observed o = running(false);
   o.pods.erase(o.pods.begin() + 2);
