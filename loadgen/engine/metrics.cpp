@@ -70,6 +70,7 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
       family(prometheus::BuildGauge(), "kubeload_stage", "Current stage index (-1: warm-up).", r),
   });
   last_.requests.resize(request_names_.size());
+  coded_.resize(request_names_.size());
   // Every series a dashboard expects exists from the first scrape, at zero.
   for (const std::string& name : request_names_) {
     prometheus::Labels l = {{"loadtest", labels_.loadtest},
@@ -123,10 +124,23 @@ void LiveMetrics::update(const LiveSnapshot& total) {
     const auto& now = total.requests[i];
     const auto& before = i < last_.requests.size() ? last_.requests[i] : empty;
     const std::string& name = request_names_[i];
+    std::set<int>& coded = coded_[i];
+    uint64_t other_now = 0, other_before = 0;
     for (const auto& [code, count] : now.status_codes) {
       const auto it = before.status_codes.find(code);
+      const uint64_t was = it == before.status_codes.end() ? 0 : it->second;
+      if (!coded.contains(code) && coded.size() >= kMaxCodeSeries) {
+        other_now += count;
+        other_before += was;
+        continue;
+      }
+      coded.insert(code);
       increase(families_->requests.Add(with({{"request", name}, {"code", std::to_string(code)}})),
-               count, it == before.status_codes.end() ? 0 : it->second);
+               count, was);
+    }
+    if (other_now > 0) {
+      increase(families_->requests.Add(with({{"request", name}, {"code", "other"}})), other_now,
+               other_before);
     }
     increase(families_->requests.Add(with({{"request", name}, {"code", "0"}})),
              failed_before_status(now), failed_before_status(before));

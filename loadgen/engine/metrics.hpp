@@ -3,9 +3,11 @@
 // served with prometheus-cpp's exposer. The controller thread feeds them from
 // the workers' snapshots; the hot path never touches them.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,12 @@ struct MetricLabels {
 
 class LiveMetrics {
  public:
+  // The status codes of one request that get a `code` series of their own:
+  // the first this many seen. A target answering with ever new codes (any
+  // 100-999 parses) adds no series beyond them: the rest count as
+  // code="other", so one target cannot grow a worker's series without bound.
+  static constexpr std::size_t kMaxCodeSeries = 16;
+
   // Throws std::runtime_error naming the address when it cannot listen.
   LiveMetrics(const std::string& listen_address, MetricLabels labels,
               std::vector<std::string> request_names);
@@ -50,6 +58,7 @@ class LiveMetrics {
   std::unique_ptr<Families> families_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   LiveSnapshot last_;
+  std::vector<std::set<int>> coded_;  // per request: the codes with a series of their own
 };
 
 // Adds `part` into `total` (per request index, plus the scalars).
