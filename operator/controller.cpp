@@ -128,8 +128,8 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
   ask_workers(uid, observed);
   {
     std::lock_guard lock(memory_mutex_);
-    if (const auto rejected = job_rejected_.find(uid); rejected != job_rejected_.end()) {
-      observed.job_rejected = rejected->second;
+    if (const auto refused = create_refused_.find(uid); refused != create_refused_.end()) {
+      observed.create_refused = refused->second;
     }
   }
   const Lookups need = lookups_for(observed, config_);
@@ -351,33 +351,34 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
           using A = std::decay_t<decltype(a)>;
           // Objects the run owns that are the same whoever creates them:
           // one that exists already (409) is this run's.
+          // A refusal a retry would not fix is remembered for the next
+          // pass, whose plan fails the run with the API server's message;
+          // one that exists already (409) is this run's.
           const auto create_once = [&](const kube::ResourceRef& resource, const json& object,
-                                       const std::string& what) {
+                                       CreateRefusal::Object what, const std::string& named) {
             kube::Response created = client_.create(resource, object);
-            if (!created.ok() && !created.is_already_exists()) {
-              throw std::runtime_error("creating " + what + " of " + where + ": " +
-                                       created.describe());
+            if (created.ok() || created.is_already_exists()) return created.ok();
+            if (is_rejection(created.http_status)) {
+              std::lock_guard lock(memory_mutex_);
+              create_refused_[uid] =
+                  CreateRefusal{what, created.error ? created.error->message : created.describe()};
+              rejected = true;
+              return false;
             }
+            throw std::runtime_error("creating " + named + " of " + where + ": " +
+                                     created.describe());
           };
           if constexpr (std::is_same_v<A, CreateNetworkPolicy>) {
             create_once(kube::resources::networkpolicies(namespace_), a.policy,
-                        "the workers' NetworkPolicy");
+                        CreateRefusal::Object::NetworkPolicy, "the workers' NetworkPolicy");
           } else if constexpr (std::is_same_v<A, CreateTokenSecret>) {
-            create_once(kube::resources::secrets(namespace_), a.secret, "the worker token Secret");
+            create_once(kube::resources::secrets(namespace_), a.secret,
+                        CreateRefusal::Object::TokenSecret, "the worker token Secret");
           } else if constexpr (std::is_same_v<A, CreateJob>) {
-            kube::Response created = client_.create(kube::resources::jobs(namespace_), a.job);
-            if (created.ok()) {
+            if (create_once(kube::resources::jobs(namespace_), a.job, CreateRefusal::Object::Job,
+                            "the worker job")) {
               log_.info("created worker job",
                         {{"loadtest", where}, {"job", string_at(a.job, {"metadata", "name"})}});
-            } else if (is_rejection(created.http_status)) {
-              // The next pass's observation carries it, and its plan fails
-              // the run with the API server's message.
-              std::lock_guard lock(memory_mutex_);
-              job_rejected_[uid] = created.error ? created.error->message : created.describe();
-              rejected = true;
-            } else if (!created.is_already_exists()) {
-              throw std::runtime_error("creating the worker job of " + where + ": " +
-                                       created.describe());
             }
           } else if constexpr (std::is_same_v<A, RecordStartAt>) {
             const json patch = {
@@ -470,7 +471,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
   const std::string uid = string_at(observed->loadtest, {"metadata", "uid"});
   if (api::is_final_phase(string_at(planned.status, {"phase"}))) {
     std::lock_guard lock(memory_mutex_);
-    job_rejected_.erase(uid);
+    create_refused_.erase(uid);
   }
   std::optional<double> run_deadline;
   if (planned.run_deadline) {

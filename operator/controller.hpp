@@ -60,7 +60,7 @@ class Reconciler {
   std::optional<Observation> observe(const std::string& namespace_, const std::string& name);
   void ask_workers(const std::string& key, Observation& observed);
   // Runs the actions in order. Returns false when it stopped at a refused
-  // Job (remembered for the next pass, which fails the run with it).
+  // create (remembered for the next pass, which fails the run with it).
   bool act(const ReconcilePlan& plan, Observation& observed);
   // StartWorker or FinishWorker calls, up to --worker-calls in flight.
   void call_workers(std::span<const Action> calls, const std::string& uid,
@@ -86,10 +86,10 @@ class Reconciler {
   std::optional<PrometheusClient> prometheus_;  // set with --prometheus-url
   // Memory across passes, not decisions (an operator restarted without it
   // only decides later): since when each worker of each run (by uid) has not
-  // answered, and the API server's refusal of a run's Job.
+  // answered, and the API server's refusal of an object a run needs.
   std::mutex memory_mutex_;
   std::map<std::string, std::map<uint32_t, Timestamp>> unreachable_since_;
-  std::map<std::string, std::string> job_rejected_;
+  std::map<std::string, CreateRefusal> create_refused_;
 };
 
 }  // namespace kubeload::controller

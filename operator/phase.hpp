@@ -76,7 +76,7 @@ struct PhaseDecision {
 //   plan() found a run failure                  -> Failed    its reason (RunDeadlineExceeded,
 //                                                            WorkersUnreachable,
 //                                                            WorkerTokenRefused, JobRejected,
-//                                                            JobNameTaken)
+//                                                            ObjectRejected, JobNameTaken)
 //   started                                     -> Running   Running
 //   not all ready (or no Job), deadline passed  -> Failed    WorkersNotReady
 //   no Job                                      -> Pending   WaitingForWorkers

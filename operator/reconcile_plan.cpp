@@ -435,9 +435,16 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
             "a Job named \"" + o.job->name + "\" exists and does not belong to this LoadTest"};
       }
     } else if (!job && !started_before) {
-      if (o.job_rejected) {
-        failure = RunFailure{api::name(Reason::JobRejected),
-                             "the API server refused the worker Job: " + *o.job_rejected};
+      if (o.create_refused) {
+        using Object = CreateRefusal::Object;
+        const Object refused = o.create_refused->object;
+        failure = RunFailure{
+            api::name(refused == Object::Job ? Reason::JobRejected : Reason::ObjectRejected),
+            std::string("the API server refused ") +
+                (refused == Object::Job             ? "the worker Job"
+                 : refused == Object::NetworkPolicy ? "the workers' NetworkPolicy"
+                                                    : "the worker token Secret") +
+                ": " + o.create_refused->message};
       } else if (auto refused = policy_refusal(o.loadtest, spec, config)) {
         // The admin's ceilings and scheduling rules, checked before anything
         // is created (a run already going is never stopped by a new rule).

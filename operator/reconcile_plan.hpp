@@ -54,6 +54,12 @@ struct PassAnswers {
   std::string uid;  // the run's: another run's document is not ours to merge
 };
 
+struct CreateRefusal {
+  enum class Object { Job, NetworkPolicy, TokenSecret };
+  Object object = Object::Job;
+  std::string message;  // the API server's
+};
+
 struct Observation {
   nlohmann::json loadtest;     // as the API returns it (fresh read, not the cache)
   ParsedLoadTest parsed;       // parse_loadtest(loadtest)
@@ -66,10 +72,11 @@ struct Observation {
   // Since when each worker has not answered (kept by the executor across
   // passes; a restart starts the clock over, which only delays the verdict).
   std::map<uint32_t, Timestamp> unreachable_since;
-  // The API server's message when it refused to create this run's Job (4xx),
+  // The API server's refusal (a 4xx that a retry would not fix: a quota, an
+  // admission webhook, Kyverno, Gatekeeper) of an object the run needs,
   // remembered by the executor from the pass that tried. A refusal is a
-  // status, not a retry.
-  std::optional<std::string> job_rejected;
+  // status, not a retry: nothing else would ever end the run.
+  std::optional<CreateRefusal> create_refused;
   // What observe() read because lookups_for() said this pass needs it:
   // the baseline (spec.baseline) ...
   bool baseline_looked_up = false;

@@ -265,7 +265,9 @@ std::vector<Row> rows() {
       {"a Job the API server refuses is Failed with its message, not retried",
        [=] {
          Observation o = observe(loadtest_json(), early);
-         o.job_rejected = "exceeded quota: compute, requested: limits.cpu=8, limited: 4";
+         o.create_refused =
+             CreateRefusal{CreateRefusal::Object::Job,
+                           "exceeded quota: compute, requested: limits.cpu=8, limited: 4"};
          return o;
        },
        "Failed",
@@ -273,6 +275,31 @@ std::vector<Row> rows() {
        {"WriteStatus", "Event JobRejected"},
        std::nullopt,
        "exceeded quota: compute"},
+      {"a NetworkPolicy the API server refuses (a quota) fails the run with its message",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         o.create_refused = CreateRefusal{
+             CreateRefusal::Object::NetworkPolicy,
+             "networkpolicies \"checkout-workers\" is forbidden: exceeded quota: no-netpol"};
+         return o;
+       },
+       "Failed",
+       "ObjectRejected",
+       {"WriteStatus", "Event ObjectRejected"},
+       std::nullopt,
+       "refused the workers' NetworkPolicy: networkpolicies"},
+      {"so does a token Secret a policy engine refuses",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         o.create_refused = CreateRefusal{CreateRefusal::Object::TokenSecret,
+                                          "admission webhook \"validate.kyverno.svc\" denied"};
+         return o;
+       },
+       "Failed",
+       "ObjectRejected",
+       {"WriteStatus", "Event ObjectRejected"},
+       std::nullopt,
+       "refused the worker token Secret: admission webhook"},
       {"killed after creating the Job: not created again; waits for the workers",
        [=] {
          Observation o = observe(loadtest_json(), early);

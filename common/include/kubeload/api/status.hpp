@@ -85,6 +85,7 @@ enum class Reason {
   ResultsLost,
   PolicyViolation,
   JobRejected,
+  ObjectRejected,
   JobNameTaken,
   RunDeadlineExceeded,
   WorkersUnreachable,
@@ -117,7 +118,7 @@ enum class Reason {
   PrometheusUnavailable,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 36> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 37> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -126,6 +127,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 36> kReasons{{
     {Reason::ResultsLost, "ResultsLost"},
     {Reason::PolicyViolation, "PolicyViolation"},
     {Reason::JobRejected, "JobRejected"},
+    {Reason::ObjectRejected, "ObjectRejected"},
     {Reason::JobNameTaken, "JobNameTaken"},
     {Reason::RunDeadlineExceeded, "RunDeadlineExceeded"},
     {Reason::WorkersUnreachable, "WorkersUnreachable"},
