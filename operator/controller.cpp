@@ -478,7 +478,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     run_deadline = std::chrono::duration<double>(planned.run_deadline->time_since_epoch()).count();
   }
   metrics_.observe_loadtest(observed->loadtest, planned.status, run_deadline);
-  if (!acted) return {std::chrono::milliseconds(0)};  // the Job was refused: say so now
+  if (!acted) return {std::chrono::milliseconds(0)};  // a create was refused: say so now
   if (!planned.requeue_after) return {};
   return {requeue_delay(*planned.requeue_after, observed->now, clock_())};
 }
