@@ -83,8 +83,10 @@ bool Cidr::contains(const IpAddress& address) const {
 
 std::vector<Cidr> default_denied_ranges() {
   std::vector<Cidr> ranges;
-  for (const char* text : {"169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "127.0.0.0/8",
-                           "::1/128", "0.0.0.0/8", "::/128"}) {
+  // The chart's admission policy denies the same list
+  // (charts/kubeload/templates/admission-policy.yaml; a unit test compares).
+  for (const char* text : {"169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32",
+                           "168.63.129.16/32", "127.0.0.0/8", "::1/128", "0.0.0.0/8", "::/128"}) {
     ranges.push_back(*Cidr::parse(text));
   }
   return ranges;

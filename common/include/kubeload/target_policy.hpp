@@ -35,7 +35,8 @@ struct Cidr {
 
 // The ranges no load may reach unless the admin allows them explicitly:
 // link-local (cloud metadata lives there: 169.254.169.254, fd00:ec2::254),
-// loopback, and the unspecified addresses.
+// the clouds' metadata addresses outside it (Alibaba Cloud's 100.100.100.200,
+// Azure's WireServer 168.63.129.16), loopback, and the unspecified addresses.
 std::vector<Cidr> default_denied_ranges();
 
 struct TargetPolicy {

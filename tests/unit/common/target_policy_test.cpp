@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+
 #include <string>
 #include <vector>
 
@@ -32,6 +35,11 @@ TEST(TargetPolicy, DefaultDenialsTable) {
       {"::ffff:169.254.169.254", false, "169.254.0.0/16"},  // IPv4-mapped IPv6
       {"::ffff:a9fe:a9fe", false, "169.254.0.0/16"},        // the same, in hex
       {"fd00:ec2::254", false, "fd00:ec2::254/128"},        // AWS metadata over IPv6
+      {"100.100.100.200", false, "100.100.100.200/32"},     // Alibaba Cloud metadata
+      {"::ffff:100.100.100.200", false, "100.100.100.200/32"},
+      {"168.63.129.16", false, "168.63.129.16/32"},  // Azure WireServer
+      {"100.100.100.201", true, ""},                 // its neighbour (a CGNAT pod range)
+      {"168.63.129.17", true, ""},
       {"fe80::1", false, "fe80::/10"},
       {"127.0.0.1", false, "127.0.0.0/8"},
       {"127.255.0.9", false, "127.0.0.0/8"},
@@ -133,6 +141,28 @@ TEST(TargetPolicy, CidrParsing) {
                           "10.0.0/8", "host/8", "/8", "10.0.0.0/0008"}) {
     EXPECT_FALSE(Cidr::parse(bad)) << bad;
   }
+}
+
+// The chart's admission policy denies what the worker denies: the same list,
+// written in the template, compared here.
+TEST(TargetPolicy, TheChartDeniesTheSameDefaults) {
+  std::ifstream in(std::string(KUBELOAD_SOURCE_DIR) +
+                   "/charts/kubeload/templates/admission-policy.yaml");
+  ASSERT_TRUE(in) << "admission-policy.yaml";
+  std::string line, listed;
+  while (std::getline(in, line)) {
+    if (line.find("$deny := list") != std::string::npos) listed = line;
+  }
+  ASSERT_FALSE(listed.empty());
+  std::set<std::string> in_chart;
+  for (size_t at = listed.find('"'); at != std::string::npos; at = listed.find('"', at)) {
+    const size_t end = listed.find('"', at + 1);
+    in_chart.insert(listed.substr(at + 1, end - at - 1));
+    at = end + 1;
+  }
+  std::set<std::string> in_code;
+  for (const Cidr& range : default_denied_ranges()) in_code.insert(range.text);
+  EXPECT_EQ(in_chart, in_code);
 }
 
 }  // namespace
