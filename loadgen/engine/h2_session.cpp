@@ -41,7 +41,6 @@ nghttp2_nv field(const std::string& name, const std::string& value) noexcept {
 
 H2Session::H2Session(ConnectionOwner& worker, asio::io_context& io)
     : worker_(worker),
-      io_(io),
       plain_(io),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),
       read_buffer_(std::make_unique_for_overwrite<uint8_t[]>(kReadBufferSize)) {

@@ -115,7 +115,6 @@ class H2Session final : public LaneSession {
                            uint32_t* data_flags, nghttp2_data_source* source, void* self);
 
   ConnectionOwner& worker_;
-  asio::io_context& io_;
   Socket plain_;
   std::unique_ptr<SSL, SslFree> tls_;  // https only, over memory BIOs
   SslSession tls_session_;             // the last session the server issued, for the next handshake
