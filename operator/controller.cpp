@@ -354,29 +354,55 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
           // A refusal a retry would not fix is remembered for the next
           // pass, whose plan fails the run with the API server's message;
           // one that exists already (409) is this run's.
+          const auto refuse = [&](CreateRefusal refusal) {
+            std::lock_guard lock(memory_mutex_);
+            create_refused_[uid] = std::move(refusal);
+            rejected = true;
+            return false;
+          };
+          // check_owner: an object of that name that exists (409) is this
+          // run's only when the LoadTest is its controller.
           const auto create_once = [&](const kube::ResourceRef& resource, const json& object,
-                                       CreateRefusal::Object what, const std::string& named) {
+                                       CreateRefusal::Object what, const std::string& named,
+                                       bool check_owner) {
             kube::Response created = client_.create(resource, object);
-            if (created.ok() || created.is_already_exists()) return created.ok();
+            if (created.ok()) return true;
+            if (created.is_already_exists()) {
+              if (!check_owner) return false;
+              const std::string object_name = string_at(object, {"metadata", "name"});
+              kube::Response existing = client_.get(resource, object_name);
+              if (!existing.ok()) {
+                throw std::runtime_error("reading " + named + " " + object_name + " of " + where +
+                                         ": " + existing.describe());
+              }
+              const std::string controller = controller_uid(existing.body);
+              if (controller == uid) return false;
+              return refuse(CreateRefusal{
+                  what,
+                  "\"" + object_name + "\" exists and " +
+                      (controller.empty() ? std::string("has no controller")
+                                          : "is controlled by " + controller) +
+                      ", not by this LoadTest (" + uid + "); delete it or rename the LoadTest",
+                  true});
+            }
             if (is_rejection(created.http_status)) {
-              std::lock_guard lock(memory_mutex_);
-              create_refused_[uid] =
-                  CreateRefusal{what, created.error ? created.error->message : created.describe()};
-              rejected = true;
-              return false;
+              return refuse(
+                  CreateRefusal{what, created.error ? created.error->message : created.describe()});
             }
             throw std::runtime_error("creating " + named + " of " + where + ": " +
                                      created.describe());
           };
           if constexpr (std::is_same_v<A, CreateNetworkPolicy>) {
             create_once(kube::resources::networkpolicies(namespace_), a.policy,
-                        CreateRefusal::Object::NetworkPolicy, "the workers' NetworkPolicy");
+                        CreateRefusal::Object::NetworkPolicy, "the workers' NetworkPolicy", true);
           } else if constexpr (std::is_same_v<A, CreateTokenSecret>) {
             create_once(kube::resources::secrets(namespace_), a.secret,
-                        CreateRefusal::Object::TokenSecret, "the worker token Secret");
+                        CreateRefusal::Object::TokenSecret, "the worker token Secret", true);
           } else if constexpr (std::is_same_v<A, CreateJob>) {
+            // A Job of that name is judged from the observation (own_job,
+            // JobNameTaken), which reads it anyway.
             if (create_once(kube::resources::jobs(namespace_), a.job, CreateRefusal::Object::Job,
-                            "the worker job")) {
+                            "the worker job", false)) {
               log_.info("created worker job",
                         {{"loadtest", where}, {"job", string_at(a.job, {"metadata", "name"})}});
             }

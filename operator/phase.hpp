@@ -76,7 +76,8 @@ struct PhaseDecision {
 //   plan() found a run failure                  -> Failed    its reason (RunDeadlineExceeded,
 //                                                            WorkersUnreachable,
 //                                                            WorkerTokenRefused, JobRejected,
-//                                                            ObjectRejected, JobNameTaken)
+//                                                            ObjectRejected, JobNameTaken,
+//                                                            ObjectNameTaken)
 //   started                                     -> Running   Running
 //   not all ready (or no Job), deadline passed  -> Failed    WorkersNotReady
 //   no Job                                      -> Pending   WaitingForWorkers

@@ -438,13 +438,16 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       if (o.create_refused) {
         using Object = CreateRefusal::Object;
         const Object refused = o.create_refused->object;
-        failure = RunFailure{
-            api::name(refused == Object::Job ? Reason::JobRejected : Reason::ObjectRejected),
-            std::string("the API server refused ") +
-                (refused == Object::Job             ? "the worker Job"
-                 : refused == Object::NetworkPolicy ? "the workers' NetworkPolicy"
-                                                    : "the worker token Secret") +
-                ": " + o.create_refused->message};
+        const std::string object = refused == Object::Job             ? "the worker Job"
+                                   : refused == Object::NetworkPolicy ? "the workers' NetworkPolicy"
+                                                                      : "the worker token Secret";
+        failure =
+            o.create_refused->name_taken
+                ? RunFailure{api::name(Reason::ObjectNameTaken),
+                             "the name of " + object + " is taken: " + o.create_refused->message}
+                : RunFailure{api::name(refused == Object::Job ? Reason::JobRejected
+                                                              : Reason::ObjectRejected),
+                             "the API server refused " + object + ": " + o.create_refused->message};
       } else if (auto refused = policy_refusal(o.loadtest, spec, config)) {
         // The admin's ceilings and scheduling rules, checked before anything
         // is created (a run already going is never stopped by a new rule).

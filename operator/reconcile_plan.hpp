@@ -57,7 +57,11 @@ struct PassAnswers {
 struct CreateRefusal {
   enum class Object { Job, NetworkPolicy, TokenSecret };
   Object object = Object::Job;
-  std::string message;  // the API server's
+  std::string message;  // the API server's, or whose the object of that name is
+  // The name is taken: an object of it exists that this run does not
+  // control (made by someone else, e.g. to open the workers or to hand them
+  // a token of its own). Never taken for the run's.
+  bool name_taken = false;
 };
 
 struct Observation {

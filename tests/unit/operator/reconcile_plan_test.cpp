@@ -300,6 +300,19 @@ std::vector<Row> rows() {
        {"WriteStatus", "Event ObjectRejected"},
        std::nullopt,
        "refused the worker token Secret: admission webhook"},
+      {"a NetworkPolicy of the run's name that another made is not taken for the run's",
+       [=] {
+         Observation o = observe(loadtest_json(), early);
+         o.create_refused =
+             CreateRefusal{CreateRefusal::Object::NetworkPolicy,
+                           "\"checkout-workers-x\" exists and has no controller", true};
+         return o;
+       },
+       "Failed",
+       "ObjectNameTaken",
+       {"WriteStatus", "Event ObjectNameTaken"},
+       std::nullopt,
+       "the name of the workers' NetworkPolicy is taken"},
       {"killed after creating the Job: not created again; waits for the workers",
        [=] {
          Observation o = observe(loadtest_json(), early);

@@ -87,6 +87,7 @@ enum class Reason {
   JobRejected,
   ObjectRejected,
   JobNameTaken,
+  ObjectNameTaken,
   RunDeadlineExceeded,
   WorkersUnreachable,
   WorkerTokenRefused,
@@ -118,7 +119,7 @@ enum class Reason {
   PrometheusUnavailable,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 37> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 38> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -129,6 +130,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 37> kReasons{{
     {Reason::JobRejected, "JobRejected"},
     {Reason::ObjectRejected, "ObjectRejected"},
     {Reason::JobNameTaken, "JobNameTaken"},
+    {Reason::ObjectNameTaken, "ObjectNameTaken"},
     {Reason::RunDeadlineExceeded, "RunDeadlineExceeded"},
     {Reason::WorkersUnreachable, "WorkersUnreachable"},
     {Reason::WorkerTokenRefused, "WorkerTokenRefused"},
