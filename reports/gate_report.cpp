@@ -22,7 +22,7 @@ using json_access::text;
 using nlohmann::json;
 
 double number(const json& value) {
-  return value.is_number() ? value.get<double>() : 0.0;
+  return json_access::number(value).value_or(0.0);
 }
 
 LatencySummary latency_of(const json& summary) {
