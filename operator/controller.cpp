@@ -379,10 +379,10 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
               if (controller == uid) return false;
               return refuse(CreateRefusal{
                   what,
-                  "\"" + object_name + "\" exists and " +
-                      (controller.empty() ? std::string("has no controller")
-                                          : "is controlled by " + controller) +
-                      ", not by this LoadTest (" + uid + "); delete it or rename the LoadTest",
+                  "\"" + object_name + "\" exists and is not this run's (" +
+                      (controller.empty() ? std::string("it has no controller")
+                                          : "its controller is " + controller) +
+                      ", this LoadTest is " + uid + "); delete it or rename the LoadTest",
                   true});
             }
             if (is_rejection(created.http_status)) {

@@ -297,5 +297,52 @@ done
 check "API server: a run's workers get $service_ip as --deny-cidr" \
   contains "$(tr -d ' ' <<<"$worker_args")" "\"--deny-cidr\",\"$service_ip\""
 
+# 10. A run's objects are trusted by their controller, not their name: a
+# Secret of the name the run's token Secret will have, made by someone else
+# before the operator saw the run (here: while it was stopped), is not taken
+# for the run's (it would hand the workers a token of someone else's
+# choosing). The run fails ObjectNameTaken, no Job is made, the Secret is
+# left alone.
+{ kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+operator_pid=""
+apply_loadtest squatted "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}" >/dev/null
+squatted_uid=$(jp squatted '{.metadata.uid}')
+squatted_secret="squatted-workers-token-${squatted_uid:0:8}"
+kubectl -n "$NS" create secret generic "$squatted_secret" \
+  --from-literal=token=chosen-by-someone-else >/dev/null
+check "taken name: the operator started again" start_operator
+check "taken name: Failed ($(jp squatted '{.status.reason}: {.status.message}'))" \
+  wait_phase squatted Failed 60
+check "taken name: reason ObjectNameTaken ($(jp squatted '{.status.message}'))" \
+  test "$(jp squatted '{.status.reason}')" = ObjectNameTaken
+check "taken name: the message names the Secret" contains "$(jp squatted '{.status.message}')" "$squatted_secret"
+check "taken name: no Job" bash -c "! kubectl -n '$NS' get job squatted-workers >/dev/null 2>&1"
+check "taken name: the Secret is left as it was" \
+  test "$(kubectl -n "$NS" get secret "$squatted_secret" -o jsonpath='{.data.token}' | base64 -d)" = chosen-by-someone-else
+
+# 11. A quota that allows no more Secrets refuses the run's token Secret: the
+# run fails ObjectRejected with the API server's message instead of staying
+# Pending for ever.
+secrets_now=$(kubectl -n "$NS" get secrets --no-headers 2>/dev/null | wc -l)
+kubectl -n "$NS" create quota no-more-secrets --hard="secrets=$secrets_now" >/dev/null
+quota_counted() { # the quota controller has counted what is there (admission needs it)
+  for _ in $(seq 1 150); do
+    [ -n "$(kubectl -n "$NS" get quota no-more-secrets -o jsonpath='{.status.used.secrets}' 2>/dev/null)" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+check "quota: no-more-secrets counted ($secrets_now Secrets)" quota_counted
+apply_loadtest overquota "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}" >/dev/null
+check "quota: Failed ($(jp overquota '{.status.reason}: {.status.message}'))" wait_phase overquota Failed 60
+check "quota: reason ObjectRejected" test "$(jp overquota '{.status.reason}')" = ObjectRejected
+check "quota: the API server's message ($(jp overquota '{.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt overquota -o jsonpath='{.status.message}' | grep -q 'exceeded quota'"
+check "quota: an ObjectRejected Event ($(event_reasons overquota))" contains "$(event_reasons overquota)" ObjectRejected
+check "quota: no Job" bash -c "! kubectl -n '$NS' get job overquota-workers >/dev/null 2>&1"
+kubectl -n "$NS" delete quota no-more-secrets >/dev/null 2>&1
+
 kubectl -n "$NS" get lt 2>/dev/null
 finish
