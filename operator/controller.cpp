@@ -363,8 +363,8 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
           // check_owner: an object of that name that exists (409) is this
           // run's only when the LoadTest is its controller.
           const auto create_once = [&](const kube::ResourceRef& resource, const json& object,
-                                       CreateRefusal::Object what, const std::string& named,
-                                       bool check_owner) {
+                                       CreateRefusal::Object what, bool check_owner) {
+            const std::string named(describe(what));
             kube::Response created = client_.create(resource, object);
             if (created.ok()) return true;
             if (created.is_already_exists()) {
@@ -394,15 +394,15 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
           };
           if constexpr (std::is_same_v<A, CreateNetworkPolicy>) {
             create_once(kube::resources::networkpolicies(namespace_), a.policy,
-                        CreateRefusal::Object::NetworkPolicy, "the workers' NetworkPolicy", true);
+                        CreateRefusal::Object::NetworkPolicy, true);
           } else if constexpr (std::is_same_v<A, CreateTokenSecret>) {
             create_once(kube::resources::secrets(namespace_), a.secret,
-                        CreateRefusal::Object::TokenSecret, "the worker token Secret", true);
+                        CreateRefusal::Object::TokenSecret, true);
           } else if constexpr (std::is_same_v<A, CreateJob>) {
             // A Job of that name is judged from the observation (own_job,
             // JobNameTaken), which reads it anyway.
             if (create_once(kube::resources::jobs(namespace_), a.job, CreateRefusal::Object::Job,
-                            "the worker job", false)) {
+                            false)) {
               log_.info("created worker job",
                         {{"loadtest", where}, {"job", string_at(a.job, {"metadata", "name"})}});
             }

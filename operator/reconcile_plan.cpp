@@ -157,6 +157,18 @@ milliseconds running_requeue(const LoadTestSpec* spec, uint32_t workers, Timesta
 
 }  // namespace
 
+std::string_view describe(CreateRefusal::Object object) {
+  switch (object) {
+    case CreateRefusal::Object::Job:
+      return "the worker Job";
+    case CreateRefusal::Object::NetworkPolicy:
+      return "the workers' NetworkPolicy";
+    case CreateRefusal::Object::TokenSecret:
+      return "the worker token Secret";
+  }
+  return "an object of the run";
+}
+
 bool is_rejection(int http_status) {
   return http_status >= 400 && http_status < 500 && http_status != 409 && http_status != 429 &&
          http_status != 401;
@@ -438,9 +450,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       if (o.create_refused) {
         using Object = CreateRefusal::Object;
         const Object refused = o.create_refused->object;
-        const std::string object = refused == Object::Job             ? "the worker Job"
-                                   : refused == Object::NetworkPolicy ? "the workers' NetworkPolicy"
-                                                                      : "the worker token Secret";
+        const std::string object(describe(refused));
         failure =
             o.create_refused->name_taken
                 ? RunFailure{api::name(Reason::ObjectNameTaken),

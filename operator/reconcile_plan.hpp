@@ -63,6 +63,9 @@ struct CreateRefusal {
   // a token of its own). Never taken for the run's.
   bool name_taken = false;
 };
+// "the worker Job", "the workers' NetworkPolicy", "the worker token Secret":
+// how messages and errors name the object.
+std::string_view describe(CreateRefusal::Object object);
 
 struct Observation {
   nlohmann::json loadtest;     // as the API returns it (fresh read, not the cache)
