@@ -109,4 +109,34 @@ GateReading read_gate(const json& loadtest) {
           "finished, but neither Ready nor Stalled" + (message.empty() ? "" : ": " + message)};
 }
 
+api::Condition condition(const ConditionValue& value, int64_t generation,
+                         const api::LoadTestStatus& current, Timestamp now) {
+  api::Condition made;
+  made.type = value.type;
+  made.status = api::parse_condition_status(value.status).value_or(ConditionStatus::Unknown);
+  made.reason = value.reason;
+  made.message = value.message;
+  made.observed_generation = generation;
+  made.last_transition_time = api::whole_seconds(now);
+  // As meta.SetStatusCondition: the transition time moves only when the
+  // status does.
+  for (const api::Condition& old : current.conditions) {
+    if (old.type == made.type) {
+      if (old.status == made.status) made.last_transition_time = old.last_transition_time;
+      break;
+    }
+  }
+  return made;
+}
+
+void set_condition(std::vector<api::Condition>& conditions, api::Condition made) {
+  for (api::Condition& existing : conditions) {
+    if (existing.type == made.type) {
+      existing = std::move(made);
+      return;
+    }
+  }
+  conditions.push_back(std::move(made));
+}
+
 }  // namespace kubeload::controller

@@ -39,7 +39,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/loadtest.hpp"
 #include "operator/phase.hpp"
+#include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
 
@@ -67,6 +69,14 @@ struct ConditionValue {
 // The conditions for one decision, in a fixed order: WorkersReady,
 // Completed, Passed, Finished, Reconciling, Stalled, Ready.
 std::vector<ConditionValue> decide_conditions(const ConditionFacts& facts);
+
+// One status condition at `generation`. As meta.SetStatusCondition, its
+// lastTransitionTime is the one in `current` while the status stays the
+// same, else `now`.
+api::Condition condition(const ConditionValue& value, int64_t generation,
+                         const api::LoadTestStatus& current, Timestamp now);
+// Sets `made` in `conditions`: in the place of the condition of its type, or last.
+void set_condition(std::vector<api::Condition>& conditions, api::Condition made);
 
 // What a gate concludes from a LoadTest as the API returns it.
 enum class GateState {

@@ -100,8 +100,8 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
     throw std::runtime_error("reading " + namespace_ + "/" + name + ": " + fetched.describe());
   }
   Observation observed;
-  observed.loadtest = std::move(fetched.body);
-  observed.parsed = parse_loadtest(observed.loadtest.dump());
+  observed.parsed = parse_loadtest(fetched.body.dump());
+  observed.loadtest = fetched.body.get<api::LoadTest>();
   observed.now = clock_();
   if (auto job = jobs_.get(namespace_ + "/" + worker_job_name(name))) {
     observed.job = job_view(*job);
@@ -114,7 +114,7 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
     }
     observed.pods.push_back(pod_view(std::move(pod)));
   }
-  const std::string uid = string_at(observed.loadtest, {"metadata", "uid"});
+  const std::string uid = observed.loadtest.metadata.uid;
   if (const auto job = own_job(observed); job && job->start_at) {
     kube::Response kept =
         client_.get(kube::resources::configmaps(namespace_), results_config_map_name(name, uid));
@@ -181,13 +181,13 @@ void Reconciler::look_up_baseline(Observation& observed) {
   observed.baseline_looked_up = true;
   const LoadTestSpec& spec = observed.parsed.spec;
   if (!spec.baseline) return;
-  const std::string namespace_ = string_at(observed.loadtest, {"metadata", "namespace"});
-  const std::string self = string_at(observed.loadtest, {"metadata", "name"});
+  const std::string& namespace_ = observed.loadtest.metadata.namespace_;
+  const std::string& self = observed.loadtest.metadata.name;
   const kube::ResourceRef loadtests = kube::resources::loadtests(namespace_);
   if (!spec.baseline->load_test_name.empty()) {
     kube::Response found = client_.get(loadtests, spec.baseline->load_test_name);
     if (found.ok() && found.body.contains("status")) {
-      observed.baseline_status = found.body["status"];
+      observed.baseline_status = found.body["status"].get<api::LoadTestStatus>();
       observed.baseline_name = spec.baseline->load_test_name;
     } else if (!found.ok() && !found.is_not_found()) {
       throw std::runtime_error("reading the baseline " + spec.baseline->load_test_name + ": " +
@@ -205,7 +205,7 @@ void Reconciler::look_up_baseline(Observation& observed) {
   }
   const std::vector<TestRun> runs = test_runs(listed.body);
   if (const auto newest = newest_passed(runs, self)) {
-    observed.baseline_status = *runs[*newest].status;
+    observed.baseline_status = runs[*newest].status;
     observed.baseline_name = runs[*newest].name;
   }
 }
@@ -228,7 +228,9 @@ void Reconciler::measure_target(const TargetRequest& request, Observation& obser
         }
         found.service_status = read.http_status;
         found.service_error = read.describe();
-        found.service_selector = member(member(read.body, "spec"), "selector");
+        for (const auto& [key, value] : member(member(read.body, "spec"), "selector").items()) {
+          if (value.is_string()) found.service_selector[key] = value.get<std::string>();
+        }
         break;
       }
       case TargetRead::Pods: {
@@ -289,7 +291,7 @@ void Reconciler::look_up_newest_pass(Observation& observed) {
   observed.newest_pass_looked_up = true;
   const auto test = observed.parsed.spec.labels.find(std::string(kTestLabel));
   if (test == observed.parsed.spec.labels.end()) return;
-  const std::string namespace_ = string_at(observed.loadtest, {"metadata", "namespace"});
+  const std::string& namespace_ = observed.loadtest.metadata.namespace_;
   kube::ListOptions options;
   options.label_selector = std::string(kTestLabel) + "=" + test->second;
   kube::Response listed = client_.list(kube::resources::loadtests(namespace_), options);
@@ -324,11 +326,11 @@ void Reconciler::call_workers(std::span<const Action> calls, const std::string& 
 }
 
 bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
-  const json& loadtest = observed.loadtest;
-  const std::string namespace_ = string_at(loadtest, {"metadata", "namespace"});
-  const std::string name = string_at(loadtest, {"metadata", "name"});
+  const json loadtest = observed.loadtest;  // the involved object of its Events
+  const std::string& namespace_ = observed.loadtest.metadata.namespace_;
+  const std::string& name = observed.loadtest.metadata.name;
   const std::string where = namespace_ + "/" + name;
-  const std::string uid = string_at(loadtest, {"metadata", "uid"});
+  const std::string& uid = observed.loadtest.metadata.uid;
   for (const std::string& warning : plan.warnings) {
     log_.warn("ignoring a result", {{"loadtest", where}, {"detail", warning}});
   }
@@ -438,7 +440,7 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
           } else if constexpr (std::is_same_v<A, WriteStatus>) {
             kube::Response patched = client_.patch_status(
                 kube::resources::loadtests(namespace_), name,
-                status_patch(field(loadtest, {"status"}), a.status, a.resource_version));
+                status_patch(observed.loadtest.status, a.status, a.resource_version));
             if (patched.is_not_found()) return;  // deleted meanwhile
             if (!patched.ok()) {
               throw std::runtime_error("writing the status of " + where + ": " +
@@ -446,7 +448,8 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
             }
           } else if constexpr (std::is_same_v<A, RecordEvent>) {
             log_.info("phase", {{"loadtest", where},
-                                {"phase", plan.status.value("phase", "")},
+                                {"phase", plan.status.phase ? to_string(*plan.status.phase)
+                                                            : std::string_view()},
                                 {"reason", a.reason},
                                 {"message", a.message}});
             client_.record_event(loadtest, a.type, a.reason, a.message);
@@ -494,8 +497,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
   }
   const ReconcilePlan planned = plan(*observed, config_);
   const bool acted = act(planned, *observed);
-  const std::string uid = string_at(observed->loadtest, {"metadata", "uid"});
-  if (api::is_final_phase(string_at(planned.status, {"phase"}))) {
+  const std::string& uid = observed->loadtest.metadata.uid;
+  if (planned.status.final()) {
     std::lock_guard lock(memory_mutex_);
     create_refused_.erase(uid);
   }

@@ -50,12 +50,11 @@ std::string trim_trailing(std::string s, std::string_view chars) {
   return s;
 }
 
-std::string required_string(const json& object, const char* key, const char* path) {
-  if (!object.is_object() || !object.contains(key) || !object.at(key).is_string() ||
-      object.at(key).get<std::string>().empty()) {
+const std::string& required(const std::string& value, const char* path) {
+  if (value.empty()) {
     throw std::invalid_argument(std::string(path) + " is required to build the worker Job");
   }
-  return object.at(key).get<std::string>();
+  return value;
 }
 
 // A CPU quantity ("2", "500m", "1.5", or a bare JSON number) in cores;
@@ -104,17 +103,14 @@ std::string target_url(const LoadTestSpec& spec, const std::string& loadtest_nam
 // What the worker parses: the manifest as written, minus everything in
 // metadata but name, namespace and labels (annotations may hold anything,
 // kubectl's last-applied copy included) and minus status.
-json worker_manifest(const json& loadtest, const std::string& name, const std::string& ns) {
+json worker_manifest(const api::LoadTest& loadtest, const std::string& name,
+                     const std::string& ns) {
   json metadata = {{"name", name}, {"namespace", ns}};
-  const json& source = loadtest.at("metadata");
-  if (source.contains("labels") && source.at("labels").is_object() &&
-      !source.at("labels").empty()) {
-    metadata["labels"] = source.at("labels");
-  }
-  return json{{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
-              {"kind", "LoadTest"},
+  if (!loadtest.metadata.labels.empty()) metadata["labels"] = loadtest.metadata.labels;
+  return json{{"apiVersion", kDefaultApiVersion},
+              {"kind", api::kKind},
               {"metadata", std::move(metadata)},
-              {"spec", loadtest.value("spec", json::object())}};
+              {"spec", loadtest.spec.is_object() ? loadtest.spec : json::object()}};
 }
 
 json labels_for(const LoadTestSpec& spec, const std::string& name, const std::string& uid) {
@@ -154,12 +150,11 @@ json worker_resources(const json& worker_template, const OperatorConfig& config)
 }
 
 // The LoadTest as the controlling owner, so its deletion takes the object along.
-json owner_reference(const json& loadtest) {
-  const json metadata = loadtest.value("metadata", json::object());
-  return {{"apiVersion", loadtest.value("apiVersion", std::string(kDefaultApiVersion))},
-          {"kind", "LoadTest"},
-          {"name", required_string(metadata, "name", "metadata.name")},
-          {"uid", required_string(metadata, "uid", "metadata.uid")},
+json owner_reference(const api::LoadTest& loadtest) {
+  return {{"apiVersion", kDefaultApiVersion},
+          {"kind", api::kKind},
+          {"name", required(loadtest.metadata.name, "metadata.name")},
+          {"uid", required(loadtest.metadata.uid, "metadata.uid")},
           {"controller", true},
           {"blockOwnerDeletion", true}};
 }
@@ -171,17 +166,17 @@ struct RunIdentity {
   std::string ns;
   std::string uid;
 };
-RunIdentity run_identity(const json& loadtest) {
-  const json metadata = loadtest.value("metadata", json::object());
-  return {required_string(metadata, "name", "metadata.name"),
-          required_string(metadata, "namespace", "metadata.namespace"),
-          required_string(metadata, "uid", "metadata.uid")};
+RunIdentity run_identity(const api::LoadTest& loadtest) {
+  const api::ObjectMeta& metadata = loadtest.metadata;
+  return {required(metadata.name, "metadata.name"),
+          required(metadata.namespace_, "metadata.namespace"),
+          required(metadata.uid, "metadata.uid")};
 }
 
 // The metadata of an object the run owns besides its Job: in the LoadTest's
 // namespace, with the run's labels, owned by the LoadTest (it goes with it).
-json owned_object_metadata(const json& loadtest, const LoadTestSpec& spec, const RunIdentity& run,
-                           const std::string& object_name) {
+json owned_object_metadata(const api::LoadTest& loadtest, const LoadTestSpec& spec,
+                           const RunIdentity& run, const std::string& object_name) {
   return {{"name", object_name},
           {"namespace", run.ns},
           {"labels", labels_for(spec, run.name, run.uid)},
@@ -218,7 +213,7 @@ std::string worker_token_secret_name(std::string_view loadtest_name, std::string
   return worker_job_name(loadtest_name) + "-token-" + std::string(uid.substr(0, 8));
 }
 
-json build_worker_token_secret(const json& loadtest, const LoadTestSpec& spec,
+json build_worker_token_secret(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                const std::string& token) {
   const RunIdentity run = run_identity(loadtest);
   return json{{"apiVersion", "v1"},
@@ -234,7 +229,7 @@ std::string worker_network_policy_name(std::string_view loadtest_name, std::stri
   return worker_job_name(loadtest_name) + "-" + std::string(uid.substr(0, 8));
 }
 
-json build_worker_network_policy(const json& loadtest, const LoadTestSpec& spec,
+json build_worker_network_policy(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                  const OperatorConfig& config) {
   const RunIdentity run = run_identity(loadtest);
   return json{
@@ -250,11 +245,12 @@ json build_worker_network_policy(const json& loadtest, const LoadTestSpec& spec,
                                                           {"port", config.worker_port}}})}}})}}}};
 }
 
-json build_worker_job(const json& loadtest, const LoadTestSpec& spec,
+json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                       const OperatorConfig& config) {
   const auto [name, ns, uid] = run_identity(loadtest);
-  const json spec_json = loadtest.value("spec", json::object());
-  const json worker_template = spec_json.value("workerTemplate", json::object());
+  const json worker_template = loadtest.spec.is_object()
+                                   ? loadtest.spec.value("workerTemplate", json::object())
+                                   : json::object();
 
   json env = json::array();
   env.push_back(

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/loadtest.hpp"
+
 #include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
@@ -56,7 +58,7 @@ std::string header_env_name(size_t ordinal);
 // Secrets (it derives the token again when it needs it).
 inline constexpr std::string_view kWorkerTokenKey = "token";
 std::string worker_token_secret_name(std::string_view loadtest_name, std::string_view uid);
-nlohmann::json build_worker_token_secret(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+nlohmann::json build_worker_token_secret(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                          const std::string& token);
 
 // The run's NetworkPolicy (when config.worker_ingress_from is set):
@@ -64,7 +66,7 @@ nlohmann::json build_worker_token_secret(const nlohmann::json& loadtest, const L
 // run's uid label) accept connections on the worker port only from those
 // peers. Enforced by a CNI that implements NetworkPolicy.
 std::string worker_network_policy_name(std::string_view loadtest_name, std::string_view uid);
-nlohmann::json build_worker_network_policy(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+nlohmann::json build_worker_network_policy(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                            const OperatorConfig& config);
 
 // The Job (batch/v1) for `loadtest`, the LoadTest as the API server returns
@@ -72,7 +74,7 @@ nlohmann::json build_worker_network_policy(const nlohmann::json& loadtest, const
 // (which must be valid). Throws std::invalid_argument when metadata.name,
 // metadata.namespace or metadata.uid is missing: the API server always sets
 // them, and without them there is no place and no owner reference.
-nlohmann::json build_worker_job(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+nlohmann::json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                 const OperatorConfig& config);
 
 }  // namespace kubeload::controller

@@ -24,22 +24,12 @@ namespace {
 // label to a summary's quantiles, and these are gauges.
 constexpr const char* kPercentiles[] = {"p50", "p90", "p95", "p99", "p999"};
 
-using json_access::member;
 using json_access::text;
 using nlohmann::json;
 using Labels = std::map<std::string, std::string>;
 
-bool finished(const std::string& phase) {
-  return api::is_final_phase(phase);
-}
-
-const std::string kNoVerdict = api::name(api::Verdict::None);
-
-std::optional<double> unix_seconds(const json& text) {
-  if (!text.is_string()) return std::nullopt;
-  const auto time = parse_time(text.get<std::string>());
-  if (!time) return std::nullopt;
-  return std::chrono::duration<double>(time->time_since_epoch()).count();
+double epoch_seconds(api::Time time) {
+  return std::chrono::duration<double>(time.time_since_epoch()).count();
 }
 
 // A threshold's value in base units: seconds for latencies (thresholds
@@ -182,12 +172,14 @@ OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Regi
 
 OperatorMetrics::~OperatorMetrics() = default;
 
-void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlohmann::json& status,
+void OperatorMetrics::observe_loadtest(const api::LoadTest& loadtest,
+                                       const api::LoadTestStatus& status,
                                        std::optional<double> run_deadline) {
-  const auto& metadata = loadtest.at("metadata");
-  const std::string name = metadata.value("name", "");
-  const std::string namespace_ = metadata.value("namespace", "");
-  const std::string test = text(member(member(metadata, "labels"), kTestLabel));
+  const api::ObjectMeta& metadata = loadtest.metadata;
+  const std::string& name = metadata.name;
+  const std::string& namespace_ = metadata.namespace_;
+  const auto test_label = metadata.labels.find(std::string(kTestLabel));
+  const std::string test = test_label == metadata.labels.end() ? "" : test_label->second;
   const std::map<std::string, std::string> labels = {
       {"loadtest", name}, {"namespace", namespace_}, {"test", test}};
   std::lock_guard lock(mutex_);
@@ -196,11 +188,10 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlo
   // its old labels: they would stay, unchanging, until the operator restarts.
   if (!exported.empty() && exported != labels) remove_run_series(exported);
   exported = labels;
-  const std::string phase = status.value("phase", api::name(api::Phase::Pending));
-  if (phase == to_string(api::Phase::Failed)) {
-    if (const auto ended = unix_seconds(member(status, "completionTime"))) {
-      record_failure({{"namespace", namespace_}, {"test", test}}, *ended);
-    }
+  const api::Phase phase = status.phase.value_or(api::Phase::Pending);
+  if (phase == api::Phase::Failed && status.completion_time) {
+    record_failure({{"namespace", namespace_}, {"test", test}},
+                   epoch_seconds(*status.completion_time));
   }
   auto with = [&](const char* key, const std::string& value) {
     auto l = labels;
@@ -208,31 +199,30 @@ void OperatorMetrics::observe_loadtest(const nlohmann::json& loadtest, const nlo
     return l;
   };
   for (const auto& [value, p] : api::kPhases) {
-    families_->phase.Add(with("phase", std::string(p))).Set(phase == p ? 1 : 0);
+    families_->phase.Add(with("phase", std::string(p))).Set(phase == value ? 1 : 0);
   }
-  if (run_deadline && !finished(phase)) {
+  if (run_deadline && !api::is_final(phase)) {
     families_->run_deadline.Add(labels).Set(*run_deadline);
   } else {
     remove_series(families_->run_deadline, labels);
   }
-  if (!test.empty() && finished(phase) && member(status, "completionTime").is_string()) {
+  if (!test.empty() && api::is_final(phase) && status.completion_time) {
     record_finished(namespace_ + "/" + test, {{"namespace", namespace_}, {"test", test}},
-                    FinishedRun{text(member(metadata, "uid")),
-                                member(status, "completionTime").get<std::string>(), name, status});
+                    FinishedRun{metadata.uid, *status.completion_time, name, status});
   }
-  const std::string verdict = status.value("verdict", kNoVerdict);
+  const api::Verdict verdict = status.verdict.value_or(api::Verdict::None);
   for (const auto& [value, v] : api::kVerdicts) {
-    families_->verdict.Add(with("verdict", std::string(v))).Set(verdict == v ? 1 : 0);
+    families_->verdict.Add(with("verdict", std::string(v))).Set(verdict == value ? 1 : 0);
   }
-  if (!status.contains("result") || !status["result"].is_object()) return;
-  const auto& result = status["result"];
-  families_->requests_per_second.Add(labels).Set(result.value("rps", 0.0));
-  families_->error_ratio.Add(labels).Set(result.value("errorRate", 0.0));
-  families_->requests.Add(labels).Set(result.value("requests", 0.0));
-  if (result.contains("latencyMs")) {
+  if (!status.result) return;
+  const api::ResultFigures result = api::result_figures(status);
+  families_->requests_per_second.Add(labels).Set(result.rps.value_or(0.0));
+  families_->error_ratio.Add(labels).Set(result.error_rate.value_or(0.0));
+  families_->requests.Add(labels).Set(static_cast<double>(result.requests.value_or(0)));
+  if (!result.latency_ms.empty()) {
     for (const char* percentile : kPercentiles) {
       families_->latency.Add(with("percentile", percentile))
-          .Set(result["latencyMs"].value(percentile, 0.0) / 1000.0);
+          .Set(result.metric(percentile).value_or(0.0) / 1000.0);
     }
   }
 }
@@ -294,37 +284,34 @@ void OperatorMetrics::publish_history(TestHistory& history) {
     return l;
   };
   auto verdict_of = [](const FinishedRun& run) {
-    const std::string verdict = text(member(run.status, "verdict"));
-    return verdict.empty() ? kNoVerdict : verdict;
+    return run.status.verdict.value_or(api::Verdict::None);
   };
   const FinishedRun& last = history.newest.front();
   for (const auto& [value, v] : api::kVerdicts) {
     families_->test_last_verdict.Add(with("verdict", std::string(v)))
-        .Set(verdict_of(last) == v ? 1 : 0);
+        .Set(verdict_of(last) == value ? 1 : 0);
   }
   if (history.newest.size() > 1) {
-    const std::string before = verdict_of(history.newest[1]);
+    const api::Verdict before = verdict_of(history.newest[1]);
     for (const auto& [value, v] : api::kVerdicts) {
       families_->test_previous_verdict.Add(with("verdict", std::string(v)))
-          .Set(before == v ? 1 : 0);
+          .Set(before == value ? 1 : 0);
     }
   }
-  if (const auto start = unix_seconds(member(last.status, "startTime"))) {
-    families_->test_last_run_start.Add(labels).Set(*start);
+  if (last.status.start_time) {
+    families_->test_last_run_start.Add(labels).Set(epoch_seconds(*last.status.start_time));
   } else {
     remove_series(families_->test_last_run_start, labels);
   }
-  if (const auto end = unix_seconds(member(last.status, "completionTime"))) {
-    families_->test_last_run_end.Add(labels).Set(*end);
-  }
+  families_->test_last_run_end.Add(labels).Set(epoch_seconds(last.completion_time));
 
   // A run without a result (say, failed before it started) leaves no numbers:
   // a gap in the trend, never the previous run's numbers under its time.
-  const json& result = member(last.status, "result");
-  if (result.is_object()) {
-    families_->test_last_requests_per_second.Add(labels).Set(result.value("rps", 0.0));
-    families_->test_last_error_ratio.Add(labels).Set(result.value("errorRate", 0.0));
-    families_->test_last_requests.Add(labels).Set(result.value("requests", 0.0));
+  const api::ResultFigures result = api::result_figures(last.status);
+  if (last.status.result) {
+    families_->test_last_requests_per_second.Add(labels).Set(result.rps.value_or(0.0));
+    families_->test_last_error_ratio.Add(labels).Set(result.error_rate.value_or(0.0));
+    families_->test_last_requests.Add(labels).Set(static_cast<double>(result.requests.value_or(0)));
   } else {
     for (auto* family : {&families_->test_last_requests_per_second,
                          &families_->test_last_error_ratio, &families_->test_last_requests}) {
@@ -332,10 +319,8 @@ void OperatorMetrics::publish_history(TestHistory& history) {
     }
   }
   for (const char* percentile : kPercentiles) {
-    const json& millis = member(member(result, "latencyMs"), percentile);
-    if (millis.is_number()) {
-      families_->test_last_latency.Add(with("percentile", percentile))
-          .Set(millis.get<double>() / 1000);
+    if (const std::optional<double> millis = result.metric(percentile)) {
+      families_->test_last_latency.Add(with("percentile", percentile)).Set(*millis / 1000);
     } else {
       remove_series(families_->test_last_latency, with("percentile", percentile));
     }
@@ -344,19 +329,17 @@ void OperatorMetrics::publish_history(TestHistory& history) {
   // One series per threshold of the newest run (at most spec.thresholds'
   // 100); a threshold the newest run no longer has is removed.
   std::vector<std::string> now;
-  if (const json& rows = member(last.status, "thresholds"); rows.is_array()) {
-    for (const json& row : rows) {
-      const std::string expression = text(member(row, "expression"));
-      if (expression.empty()) continue;
-      now.push_back(expression);
-      families_->test_last_threshold_passed.Add(with("threshold", expression))
-          .Set(member(row, "passed") == json(true) ? 1 : 0);
-      if (const json& value = member(row, "value"); value.is_number()) {
-        families_->test_last_threshold_value.Add(with("threshold", expression))
-            .Set(base_unit_value(expression, value.get<double>()));
-      } else {
-        remove_series(families_->test_last_threshold_value, with("threshold", expression));
-      }
+  for (const api::ThresholdRow& row : last.status.thresholds) {
+    const std::string& expression = row.expression;
+    if (expression.empty()) continue;
+    now.push_back(expression);
+    families_->test_last_threshold_passed.Add(with("threshold", expression))
+        .Set(row.passed ? 1 : 0);
+    if (row.value) {
+      families_->test_last_threshold_value.Add(with("threshold", expression))
+          .Set(base_unit_value(expression, *row.value));
+    } else {
+      remove_series(families_->test_last_threshold_value, with("threshold", expression));
     }
   }
   for (const std::string& gone : history.thresholds) {

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/loadtest.hpp"
+
 namespace prometheus {
 class Registry;
 }  // namespace prometheus
@@ -26,7 +28,7 @@ class OperatorMetrics {
 
   // From a LoadTest and the status just computed for it; run_deadline (Unix
   // seconds) while its run is under way and bounded (spec.timeouts.run).
-  void observe_loadtest(const nlohmann::json& loadtest, const nlohmann::json& status,
+  void observe_loadtest(const api::LoadTest& loadtest, const api::LoadTestStatus& status,
                         std::optional<double> run_deadline = std::nullopt);
   // The LoadTest is gone: its per-run series go with it.
   void forget_loadtest(const std::string& namespace_, const std::string& name);
@@ -48,9 +50,9 @@ class OperatorMetrics {
   // alert can compare a run with the one before.
   struct FinishedRun {
     std::string uid;
-    std::string completion_time;  // RFC 3339 UTC as the status has it: sorts as text
+    api::Time completion_time;
     std::string name;
-    nlohmann::json status;
+    api::LoadTestStatus status;
   };
   struct TestHistory {
     std::vector<FinishedRun> newest;  // newest first, at most two

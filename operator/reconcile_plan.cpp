@@ -39,37 +39,29 @@ constexpr const char* kKeptUidKey = "loadTestUid";
 constexpr const char* kKeptWorkersKey = "workers";
 constexpr const char* kKeptMergeKey = "merged";
 
-std::string loadtest_uid(const Observation& o) {
-  return text(member(member(o.loadtest, "metadata"), "uid"));
+const std::string& loadtest_uid(const Observation& o) {
+  return o.loadtest.metadata.uid;
 }
 
-json results_config_map(const json& loadtest, const std::string& name) {
-  const json& metadata = member(loadtest, "metadata");
-  const std::string uid = text(member(metadata, "uid"));
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", text(member(metadata, "namespace"))},
-        {"labels",
-         {{std::string(kLoadTestLabel), loadtest_label_value(text(member(metadata, "name")))},
-          {std::string(kLoadTestUidLabel), uid},
-          {std::string(kManagedByLabel), std::string(kManagedBy)}}},
-        {"ownerReferences",
-         json::array({{{"apiVersion", loadtest.value("apiVersion", std::string(api::kApiVersion))},
-                       {"kind", api::kKind},
-                       {"name", text(member(metadata, "name"))},
-                       {"uid", uid},
-                       {"controller", true},
-                       {"blockOwnerDeletion", true}}})}}},
-      {"data", json::object()}};
+json results_config_map(const api::LoadTest& loadtest, const std::string& name) {
+  const api::ObjectMeta& metadata = loadtest.metadata;
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", metadata.namespace_},
+            {"labels",
+             {{std::string(kLoadTestLabel), loadtest_label_value(metadata.name)},
+              {std::string(kLoadTestUidLabel), metadata.uid},
+              {std::string(kManagedByLabel), std::string(kManagedBy)}}},
+            {"ownerReferences", json::array({{{"apiVersion", api::kApiVersion},
+                                              {"kind", api::kKind},
+                                              {"name", metadata.name},
+                                              {"uid", metadata.uid},
+                                              {"controller", true},
+                                              {"blockOwnerDeletion", true}}})}}},
+          {"data", json::object()}};
 }
-
-struct RunFailure {
-  std::string reason;
-  std::string message;
-};
 
 // spec.ttlSecondsAfterFinished: a finished LoadTest goes once its time is
 // up, except the newest passing run of its test label, which a lastPassed
@@ -77,7 +69,7 @@ struct RunFailure {
 void plan_retention(const Observation& o, ReconcilePlan& out) {
   const LoadTestSpec& spec = o.parsed.spec;
   if (!spec.ttl_after_finished) return;
-  const std::optional<Timestamp> completed = parse_time(text(member(out.status, "completionTime")));
+  const std::optional<Timestamp> completed = out.status.completion_time;
   if (!completed) return;
   const Timestamp due = *completed + *spec.ttl_after_finished;
   if (o.now < due) {
@@ -85,9 +77,8 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
         std::max<milliseconds>(std::chrono::duration_cast<milliseconds>(due - o.now), 1s);
     return;
   }
-  const json& metadata = member(o.loadtest, "metadata");
-  const std::string name = text(member(metadata, "name"));
-  const bool passed = api::parse_verdict(text(member(out.status, "verdict"))) == Verdict::Pass;
+  const std::string& name = o.loadtest.metadata.name;
+  const bool passed = out.status.verdict == Verdict::Pass;
   const bool labelled = spec.labels.count(std::string(kTestLabel)) != 0;
   if (passed && labelled) {
     if (!o.newest_pass_looked_up) {
@@ -101,7 +92,7 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
       return;
     }
   }
-  out.actions.push_back(DeleteLoadTest{name, text(member(metadata, "uid"))});
+  out.actions.push_back(DeleteLoadTest{name, o.loadtest.metadata.uid});
 }
 
 // When to look at a running run again: every second, but at a time-bounded
@@ -156,18 +147,6 @@ milliseconds running_requeue(const LoadTestSpec* spec, uint32_t workers, Timesta
 }
 
 }  // namespace
-
-std::string_view describe(CreateRefusal::Object object) {
-  switch (object) {
-    case CreateRefusal::Object::Job:
-      return "the worker Job";
-    case CreateRefusal::Object::NetworkPolicy:
-      return "the workers' NetworkPolicy";
-    case CreateRefusal::Object::TokenSecret:
-      return "the worker token Secret";
-  }
-  return "an object of the run";
-}
 
 bool is_rejection(int http_status) {
   return http_status >= 400 && http_status < 500 && http_status != 409 && http_status != 429 &&
@@ -282,30 +261,10 @@ WorkerResults kept_merge(const Observation& o, std::vector<std::string>& problem
   }
 }
 
-std::optional<JobView> own_job(const Observation& o) {
-  const std::string uid = loadtest_uid(o);
-  if (o.job && !uid.empty() && o.job->owner_uid == uid) return o.job;
-  return std::nullopt;
-}
-
-std::vector<PodView> own_pods(const Observation& o) {
-  const std::string uid = loadtest_uid(o);
-  const std::optional<JobView> job = own_job(o);
-  std::vector<PodView> pods;
-  for (const PodView& pod : o.pods) {
-    const bool labelled = !uid.empty() && pod.loadtest_uid == uid;
-    const bool controlled = job && !job->uid.empty() && pod.controller_uid == job->uid;
-    if (labelled || controlled) pods.push_back(pod);
-  }
-  return pods;
-}
-
 std::map<uint32_t, std::string> workers_to_ask(const Observation& o) {
   std::map<uint32_t, std::string> ask;
-  const json& status = member(o.loadtest, "status");
   const std::optional<JobView> job = own_job(o);
-  if (!o.parsed.ok() || !job || !job->start_at ||
-      api::is_final_phase(text(member(status, "phase")))) {
+  if (!o.parsed.ok() || !job || !job->start_at || o.loadtest.status.final()) {
     return ask;
   }
   std::vector<std::string> ignored;
@@ -372,8 +331,8 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
   Lookups need;
   if (!o.parsed.ok()) return need;
   const LoadTestSpec& spec = o.parsed.spec;
-  const json& current = member(o.loadtest, "status");
-  if (!api::is_final_phase(text(member(current, "phase")))) {
+  const api::LoadTestStatus& current = o.loadtest.status;
+  if (!current.final()) {
     if (!spec.baseline || spec.workers == 0) return need;
     // Every worker's final result in: kept by an earlier pass (not taken
     // again) or folded in this one.
@@ -385,29 +344,22 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
     }
     return need;
   }
-  const std::optional<Timestamp> completed = parse_time(text(member(current, "completionTime")));
-  need.newest_pass = spec.ttl_after_finished && completed &&
-                     o.now >= *completed + *spec.ttl_after_finished &&
-                     api::parse_verdict(text(member(current, "verdict"))) == Verdict::Pass &&
-                     spec.labels.contains(std::string(kTestLabel));
-  json status = current;
+  const std::optional<Timestamp> completed = current.completion_time;
+  need.newest_pass =
+      spec.ttl_after_finished && completed && o.now >= *completed + *spec.ttl_after_finished &&
+      current.verdict == Verdict::Pass && spec.labels.contains(std::string(kTestLabel));
+  api::LoadTestStatus status = current;
   need.target = plan_target_usage(current, status, o.parsed, config, std::nullopt, o.now).measure;
   return need;
 }
 
 ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   ReconcilePlan out;
-  const json& metadata = member(o.loadtest, "metadata");
-  const json& current = member(o.loadtest, "status");
-  const std::string name = text(member(metadata, "name"));
-  const std::string uid = text(member(metadata, "uid"));
-  const std::string resource_version = text(member(metadata, "resourceVersion"));
-  const int64_t generation = member(metadata, "generation").is_number_integer()
-                                 ? member(metadata, "generation").get<int64_t>()
-                                 : 0;
-  const std::string current_phase = text(member(current, "phase"));
-  const bool already_final = api::is_final_phase(current_phase) &&
-                             member(current, "observedGeneration") == json(generation);
+  const api::ObjectMeta& metadata = o.loadtest.metadata;
+  const api::LoadTestStatus& current = o.loadtest.status;
+  const std::string& name = metadata.name;
+  const std::string& uid = metadata.uid;
+  const bool already_final = current.final() && current.observed_generation == metadata.generation;
   const bool valid = o.parsed.ok();
   const LoadTestSpec& spec = o.parsed.spec;
   const uint32_t workers = valid ? spec.workers : 0;
@@ -415,15 +367,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   const std::optional<JobView> job = own_job(o);
   const std::vector<PodView> pods = own_pods(o);
 
-  Observed observed;
-  observed.loadtest = o.loadtest;
-  observed.parsed = o.parsed;
-  if (job) observed.job = job->object;
-  observed.pods = pods;
-  observed.baseline_status = o.baseline_status;
-  observed.baseline_name = o.baseline_name;
-
-  std::optional<RunFailure> failure;
+  RunState run;
+  std::optional<RunFailure>& failure = run.failure;
   bool waiting_for_old_job = false;
   std::vector<uint64_t> running_done;  // requests done by each worker still running
   std::set<uint32_t> finishing;        // workers told to exit in this plan
@@ -434,7 +379,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
 
   if (!already_final && valid) {
     // ---- the Job: ours, another incarnation's, or someone else's
-    const bool started_before = member(current, "startTime").is_string();
+    const bool started_before = current.start_time.has_value();
     if (o.job && !job) {
       if (o.job->managed_by_us) {
         // The Job of an earlier LoadTest of this name, still being
@@ -442,9 +387,9 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         waiting_for_old_job = true;
         if (!o.job->deleting) out.actions.push_back(DeleteJob{o.job->name, o.job->uid});
       } else {
-        failure = RunFailure{
-            api::name(Reason::JobNameTaken),
-            "a Job named \"" + o.job->name + "\" exists and does not belong to this LoadTest"};
+        failure =
+            RunFailure{Reason::JobNameTaken, "a Job named \"" + o.job->name +
+                                                 "\" exists and does not belong to this LoadTest"};
       }
     } else if (!job && !started_before) {
       if (o.create_refused) {
@@ -453,15 +398,14 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         const std::string object(describe(refused));
         failure =
             o.create_refused->name_taken
-                ? RunFailure{api::name(Reason::ObjectNameTaken),
+                ? RunFailure{Reason::ObjectNameTaken,
                              "the name of " + object + " is taken: " + o.create_refused->message}
-                : RunFailure{api::name(refused == Object::Job ? Reason::JobRejected
-                                                              : Reason::ObjectRejected),
+                : RunFailure{refused == Object::Job ? Reason::JobRejected : Reason::ObjectRejected,
                              "the API server refused " + object + ": " + o.create_refused->message};
       } else if (auto refused = policy_refusal(o.loadtest, spec, config)) {
         // The admin's ceilings and scheduling rules, checked before anything
         // is created (a run already going is never stopped by a new rule).
-        failure = RunFailure{api::name(Reason::PolicyViolation), *refused};
+        failure = RunFailure{Reason::PolicyViolation, *refused};
       } else {
         if (config.worker_ingress_from.is_array()) {
           out.actions.push_back(
@@ -489,7 +433,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
           out.actions.push_back(StartWorker{index, ip, *start_at});
       }
     }
-    observed.start_issued_at = start_at;
+    run.start_issued_at = start_at;
 
     // ---- results: the kept merge of final results, then this pass's answers,
     // folded as they come (exact in any order: RunResult::merge)
@@ -498,7 +442,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     WorkerResults kept = kept_merge(o, kept_problems);
     if (!kept_problems.empty()) {
       // Writing over it would lose the workers it holds, who may have exited.
-      failure = RunFailure{api::name(Reason::ResultsUnreadable),
+      failure = RunFailure{Reason::ResultsUnreadable,
                            "the kept results cannot be read: " + kept_problems.front()};
     }
     std::vector<uint32_t> newly_kept;
@@ -559,7 +503,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       }
       if (size > kConfigMapDataLimit) {
         failure = RunFailure{
-            api::name(Reason::ResultsTooLarge),
+            Reason::ResultsTooLarge,
             "the merged result of " + std::to_string(kept.reports().size()) + " worker(s) is " +
                 std::to_string(size) + " bytes, over the " + std::to_string(kConfigMapDataLimit) +
                 " bytes a ConfigMap may hold; fewer stages or named requests keep it smaller"};
@@ -583,18 +527,18 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     }
     for (const auto& [index, collected] : partial)
       running_done.push_back(collected.run.result.requests);
-    observed.results = std::move(kept);
-    for (auto& [index, collected] : partial) observed.results.fold(index, std::move(collected));
+    run.results = std::move(kept);
+    for (auto& [index, collected] : partial) run.results.fold(index, std::move(collected));
 
     // ---- deadlines
     const auto final_ok = static_cast<uint32_t>(std::count_if(
-        observed.results.reports().begin(), observed.results.reports().end(),
+        run.results.reports().begin(), run.results.reports().end(),
         [](const auto& entry) { return entry.second.finished && entry.second.error.empty(); }));
     if (!failure && !refusing.empty()) {
       // It answered, so no network is in the way: the key the token is
       // derived from is not the one the run was started with.
       failure = RunFailure{
-          api::name(Reason::WorkerTokenRefused),
+          Reason::WorkerTokenRefused,
           std::to_string(refusing.size()) + " worker(s) refused the operator's token for " +
               format_duration(config.worker_unreachable_timeout) + ": " + refusing.front() +
               "; the run was started by an operator with another worker token key (every "
@@ -604,7 +548,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     }
     if (!failure && !unreachable.empty()) {
       failure = RunFailure{
-          api::name(Reason::WorkersUnreachable),
+          Reason::WorkersUnreachable,
           "no answer from " + std::to_string(unreachable.size()) + " worker(s) for " +
               format_duration(config.worker_unreachable_timeout) + ": " + unreachable.front() +
               "; the operator must reach every worker pod on TCP port " +
@@ -616,7 +560,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
           *start_at + std::chrono::duration_cast<Timestamp::duration>(run_time_bound(spec));
     }
     if (!failure && out.run_deadline && final_ok < workers && o.now > *out.run_deadline) {
-      failure = RunFailure{api::name(Reason::RunDeadlineExceeded),
+      failure = RunFailure{Reason::RunDeadlineExceeded,
                            "the run did not end within " + format_duration(run_time_bound(spec)) +
                                " of its start (spec.timeouts.run); " + std::to_string(final_ok) +
                                " of " + std::to_string(workers) + " workers finished"};
@@ -634,28 +578,23 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     }
   }
 
-  if (failure) {
-    observed.run_failure_reason = failure->reason;
-    observed.run_failure_message = failure->message;
-  }
-  out.status = compute_status(observed, o.now);
+  out.status = compute_status(o, run, o.now);
   const TargetUsageStep target =
       plan_target_usage(current, out.status, o.parsed, config, o.target_measurement, o.now);
   // A measurement due but not read in this pass (the status turned final in
   // it) is read on the next.
   const std::optional<milliseconds> target_again =
       target.measure ? std::optional(kPollForLookup) : target.requeue_after;
-  const std::string phase = text(member(out.status, "phase"));
   if (status_changed(current, out.status)) {
-    out.actions.push_back(WriteStatus{out.status, resource_version});
+    out.actions.push_back(WriteStatus{out.status, metadata.resource_version});
   }
-  if (phase != current_phase) {
-    const std::string reason = text(member(out.status, "reason"));
-    out.actions.push_back(RecordEvent{phase == to_string(Phase::Failed) ? "Warning" : "Normal",
-                                      reason.empty() ? phase : reason,
-                                      text(member(out.status, "message"))});
+  if (out.status.phase != current.phase) {
+    const std::string& reason = out.status.reason;
+    const std::string phase(out.status.phase ? to_string(*out.status.phase) : "");
+    out.actions.push_back(RecordEvent{out.status.phase == Phase::Failed ? "Warning" : "Normal",
+                                      reason.empty() ? phase : reason, out.status.message});
   }
-  if (current_phase.empty() && !o.job) {
+  if (!current.phase && !o.job) {
     // First sight: the status (Pending, Reconciling) goes out before anything
     // is created, so no tool reads a LoadTest without a status of ours as done.
     std::stable_partition(out.actions.begin(), out.actions.end(), [](const Action& action) {
@@ -665,7 +604,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   }
 
   out.actions.insert(out.actions.end(), finish_kept.begin(), finish_kept.end());
-  if (api::is_final_phase(phase)) {
+  if (out.status.final()) {
     // After the final status is stored (the executor stops at a failed
     // write): the workers may exit, and the Job goes per the cleanup policy.
     for (const PodView& pod : pods) {
@@ -675,13 +614,12 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     }
     if (job && valid) {
       const bool succeeded =
-          phase == to_string(Phase::Succeeded) &&
-          api::parse_verdict(text(member(out.status, "verdict"))) != Verdict::Fail;
+          out.status.phase == Phase::Succeeded && out.status.verdict != Verdict::Fail;
       const bool remove = spec.cleanup == CleanupPolicy::Always ||
                           (spec.cleanup == CleanupPolicy::OnSuccess && succeeded);
       if (remove && !job->deleting) {
         out.actions.push_back(DeleteJob{job->name, job->uid});
-      } else if (!remove && phase == to_string(Phase::Failed) && !job->failed && !job->complete &&
+      } else if (!remove && out.status.phase == Phase::Failed && !job->failed && !job->complete &&
                  !job->deleting) {
         out.actions.push_back(EndJob{job->name});
       }
@@ -695,12 +633,12 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
 
   if (waiting_for_old_job) {
     out.requeue_after = kPollWhileStarting;
-  } else if (observed.start_issued_at) {
-    out.requeue_after = running_requeue(valid ? &spec : nullptr, workers, *observed.start_issued_at,
+  } else if (run.start_issued_at) {
+    out.requeue_after = running_requeue(valid ? &spec : nullptr, workers, *run.start_issued_at,
                                         o.now, running_done);
   } else if (job) {
     out.requeue_after = kPollWhileStarting;
-    if (const auto deadline = start_deadline(observed)) {
+    if (const auto deadline = start_deadline(o)) {
       const auto until = std::chrono::duration_cast<milliseconds>(*deadline - o.now);
       out.requeue_after = std::clamp<milliseconds>(until, 100ms, kPollWhileStarting);
     }

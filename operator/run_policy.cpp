@@ -90,16 +90,16 @@ std::optional<std::string> ceiling_refusal(const LoadTestSpec& spec, const Opera
   return std::nullopt;
 }
 
-std::optional<std::string> service_refusal(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+std::optional<std::string> service_refusal(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                            const OperatorConfig& config) {
   if (!spec.service || config.allow_other_namespace_services) return std::nullopt;
   const std::string& target_namespace = spec.service->namespace_;
-  const json& own = member(member(loadtest, "metadata"), "namespace");
-  if (target_namespace.empty() || !own.is_string() || target_namespace == own.get<std::string>()) {
+  const std::string& own = loadtest.metadata.namespace_;
+  if (target_namespace.empty() || own.empty() || target_namespace == own) {
     return std::nullopt;
   }
   return "spec.target.service.namespace: \"" + target_namespace +
-         "\" is not this LoadTest's namespace \"" + own.get<std::string>() +
+         "\" is not this LoadTest's namespace \"" + own +
          "\" (the operator loads Services of the LoadTest's own namespace only unless it runs "
          "with --allow-other-namespace-services)";
 }
@@ -203,12 +203,12 @@ std::optional<std::string> scheduling_refusal(const json& worker_template,
 
 }  // namespace
 
-std::optional<std::string> policy_refusal(const json& loadtest, const LoadTestSpec& spec,
+std::optional<std::string> policy_refusal(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                           const OperatorConfig& config) {
   if (auto refused = ceiling_refusal(spec, config)) return refused;
   if (auto refused = service_refusal(loadtest, spec, config)) return refused;
   if (auto refused = image_refusal(spec, config)) return refused;
-  return scheduling_refusal(member(member(loadtest, "spec"), "workerTemplate"), config);
+  return scheduling_refusal(member(loadtest.spec, "workerTemplate"), config);
 }
 
 }  // namespace kubeload::controller

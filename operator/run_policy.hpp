@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 
@@ -22,7 +23,7 @@ inline constexpr const char* kControlPlaneKeys[] = {"node-role.kubernetes.io/con
 // Why `loadtest` (as the API returns it; `spec` its parse) may not run under
 // `config`, naming the field, its value, the rule and the flag that sets it;
 // nullopt when it may.
-std::optional<std::string> policy_refusal(const nlohmann::json& loadtest, const LoadTestSpec& spec,
+std::optional<std::string> policy_refusal(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                           const OperatorConfig& config);
 
 }  // namespace kubeload::controller

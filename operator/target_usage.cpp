@@ -5,26 +5,19 @@
 #include <cstdio>
 #include <string_view>
 
-#include "kubeload/json_access.hpp"
 #include "kubeload/text.hpp"
-#include "operator/status.hpp"
+#include "operator/conditions.hpp"
 
 namespace kubeload::controller {
 
 using json = nlohmann::json;
 using api::ConditionStatus;
+using api::ConditionType;
 using api::name;
 using api::Reason;
-using json_access::find_condition;
-using json_access::member;
-using json_access::text;
 using std::chrono::milliseconds;
 
 namespace {
-
-const std::string kTrue = name(ConditionStatus::True);
-const std::string kFalse = name(ConditionStatus::False);
-const std::string kUnknown = name(ConditionStatus::Unknown);
 
 Timestamp::duration seconds_as_duration(double seconds) {
   return std::chrono::duration_cast<Timestamp::duration>(std::chrono::duration<double>(seconds));
@@ -62,21 +55,19 @@ double rounded(double value, int decimals) {
   return std::round(value * scale) / scale;
 }
 
-json usage_json(const Usage& usage) {
-  json out = json::object();
-  json cpu = json::object();
-  if (usage.cpu_mean) cpu["mean"] = rounded(*usage.cpu_mean, 4);
-  if (usage.cpu_max) cpu["max"] = rounded(*usage.cpu_max, 4);
-  if (!cpu.empty()) out["cpuCores"] = std::move(cpu);
+api::UsageFigures usage_figures(const Usage& usage) {
+  api::UsageFigures out;
+  if (usage.cpu_mean) out.cpu_cores_mean = rounded(*usage.cpu_mean, 4);
+  if (usage.cpu_max) out.cpu_cores_max = rounded(*usage.cpu_max, 4);
   if (usage.memory_max_bytes) {
-    out["memoryBytes"] = {{"max", static_cast<int64_t>(std::llround(*usage.memory_max_bytes))}};
+    out.memory_bytes_max = static_cast<int64_t>(std::llround(*usage.memory_max_bytes));
   }
-  if (usage.restarts) out["restarts"] = *usage.restarts;
+  out.restarts = usage.restarts;
   return out;
 }
 
-json window_json(const UsageWindow& window) {
-  return {{"start", format_time(window.start)}, {"end", format_time(window.end)}};
+api::UsageWindowStatus window_status(const UsageWindow& window) {
+  return {api::whole_seconds(window.start), api::whole_seconds(window.end), false};
 }
 
 std::string measured_message(const TargetMeasurement& measured, const RunWindows& windows) {
@@ -96,34 +87,27 @@ std::string measured_message(const TargetMeasurement& measured, const RunWindows
   return out;
 }
 
-void set_condition(json& status, const json& current, const std::string& value,
-                   const std::string& reason, const std::string& message, Timestamp now) {
-  const json& generation = member(status, "observedGeneration");
-  json made =
-      condition(kTargetMetricsCondition, value, reason, message,
-                generation.is_number_integer() ? generation.get<int64_t>() : 0, current, now);
-  json& conditions = status["conditions"];
-  if (!conditions.is_array()) conditions = json::array();
-  for (json& existing : conditions) {
-    if (text(member(existing, "type")) == kTargetMetricsCondition) {
-      existing = std::move(made);
-      return;
-    }
-  }
-  conditions.push_back(std::move(made));
+// Sets the TargetMetrics condition of `status`.
+void set_target_condition(api::LoadTestStatus& status, const api::LoadTestStatus& current,
+                          ConditionStatus value, const std::string& reason,
+                          const std::string& message, Timestamp now) {
+  set_condition(status.conditions,
+                condition({std::string(kTargetMetricsCondition), name(value), reason, message},
+                          status.observed_generation, current, now));
 }
 
 }  // namespace
 
-std::optional<RunWindows> run_windows(const json& status, const LoadTestSpec& spec) {
-  const std::optional<Timestamp> started = parse_time(text(member(status, "startTime")));
-  const json& duration = member(member(status, "result"), "durationSeconds");
-  if (!started || !duration.is_number() || !(duration.get<double>() > 0)) return std::nullopt;
+std::optional<RunWindows> run_windows(const api::LoadTestStatus& status, const LoadTestSpec& spec) {
+  const std::optional<Timestamp> started = status.start_time;
+  const api::ResultFigures figures = api::result_figures(status);
+  const std::optional<double> duration = figures.duration_seconds;
+  if (!started || !duration || !(*duration > 0)) return std::nullopt;
   RunWindows windows;
   if (!spec.load.warmup && spec.load.warmup_requests.value_or(0) > 0) {
     // How long the warm-up took is not recorded: the window is the whole
     // run, warm-up included, up to the final status.
-    const std::optional<Timestamp> done = parse_time(text(member(status, "completionTime")));
+    const std::optional<Timestamp> done = status.completion_time;
     if (!done || *done <= *started) return std::nullopt;
     windows.run = {*started, *done};
     windows.includes_warmup = true;
@@ -131,17 +115,14 @@ std::optional<RunWindows> run_windows(const json& status, const LoadTestSpec& sp
   }
   Timestamp from = *started;
   if (spec.load.warmup) from += std::chrono::duration_cast<Timestamp::duration>(*spec.load.warmup);
-  windows.run = {from, from + seconds_as_duration(duration.get<double>())};
-  const json& stages = member(status, "stages");
-  if (!stages.is_array()) return windows;
+  windows.run = {from, from + seconds_as_duration(*duration)};
   Timestamp stage_start = from;
-  for (const json& stage : stages) {
-    const json& planned = member(stage, "plannedDurationSeconds");
-    if (!planned.is_number() || !(planned.get<double>() > 0)) {
+  for (const std::optional<double>& planned : figures.stage_planned_seconds) {
+    if (!planned || !(*planned > 0)) {
       windows.stages.clear();
       break;
     }
-    const Timestamp stage_end = stage_start + seconds_as_duration(planned.get<double>());
+    const Timestamp stage_end = stage_start + seconds_as_duration(*planned);
     windows.stages.push_back({stage_start, stage_end});
     stage_start = stage_end;
   }
@@ -176,45 +157,36 @@ UsageQueries usage_queries(const std::string& matcher, const UsageWindow& window
   return queries;
 }
 
-json target_status(const TargetMeasurement& measured, const RunWindows& windows) {
-  json out = usage_json(measured.run);
-  out["namespace"] = measured.namespace_;
-  out["selector"] = measured.selector;
-  out["pods"] = measured.pods.size();
-  out["window"] = window_json(windows.run);
-  if (windows.includes_warmup) out["window"]["includesWarmup"] = true;
-  if (!measured.stages.empty()) {
-    json stages = json::array();
-    for (size_t i = 0; i < measured.stages.size() && i < windows.stages.size(); ++i) {
-      json row = usage_json(measured.stages[i]);
-      row["index"] = i;
-      row["window"] = window_json(windows.stages[i]);
-      stages.push_back(std::move(row));
-    }
-    out["stages"] = std::move(stages);
+api::TargetUsageStatus target_status(const TargetMeasurement& measured, const RunWindows& windows) {
+  api::TargetUsageStatus out;
+  out.usage = usage_figures(measured.run);
+  out.namespace_ = measured.namespace_;
+  out.selector = measured.selector;
+  out.pods = measured.pods.size();
+  out.window = window_status(windows.run);
+  out.window.includes_warmup = windows.includes_warmup;
+  for (size_t i = 0; i < measured.stages.size() && i < windows.stages.size(); ++i) {
+    out.stages.push_back({i, window_status(windows.stages[i]), usage_figures(measured.stages[i])});
   }
   return out;
 }
 
-TargetUsageStep plan_target_usage(const json& current, json& status, const ParsedLoadTest& parsed,
-                                  const OperatorConfig& config,
+TargetUsageStep plan_target_usage(const api::LoadTestStatus& current, api::LoadTestStatus& status,
+                                  const ParsedLoadTest& parsed, const OperatorConfig& config,
                                   const std::optional<TargetMeasurement>& measured, Timestamp now) {
   TargetUsageStep step;
-  const std::string phase = text(member(status, "phase"));
-  if (!api::is_final_phase(phase)) return step;
+  if (!status.final()) return step;
 
   // Measured (or known not to be) once: kept, like the rest of a final status.
-  if (const json* kept = find_condition(member(current, "conditions"), kTargetMetricsCondition)) {
-    const std::string value = text(member(*kept, "status"));
-    if (value == kTrue || value == kFalse) {
-      if (current.contains("target")) status["target"] = current["target"];
-      set_condition(status, current, value, text(member(*kept, "reason")),
-                    text(member(*kept, "message")), now);
-      return step;
-    }
+  const api::Condition* kept =
+      api::find_condition(current.conditions, ConditionType::TargetMetrics);
+  if (kept != nullptr && kept->status != ConditionStatus::Unknown) {
+    status.target = current.target;
+    set_target_condition(status, current, kept->status, kept->reason, kept->message, now);
+    return step;
   }
   const auto not_measured = [&](const std::string& reason, const std::string& message) {
-    set_condition(status, current, kFalse, reason, message, now);
+    set_target_condition(status, current, ConditionStatus::False, reason, message, now);
     return step;
   };
   if (config.prometheus_url.empty()) {
@@ -261,15 +233,16 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
   const Timestamp give_up = windows->run.end + kTargetMetricsGiveUp;
   if (measured) {
     if (measured->reason.empty()) {
-      status["target"] = target_status(*measured, *windows);
-      set_condition(status, current, kTrue, name(Reason::Measured),
-                    measured_message(*measured, *windows), now);
+      status.target = target_status(*measured, *windows);
+      set_target_condition(status, current, ConditionStatus::True, name(Reason::Measured),
+                           measured_message(*measured, *windows), now);
     } else if (measured->transient && now < give_up) {
-      set_condition(status, current, kUnknown, measured->reason,
-                    measured->message + "; asking again", now);
+      set_target_condition(status, current, ConditionStatus::Unknown, measured->reason,
+                           measured->message + "; asking again", now);
       step.requeue_after = std::chrono::duration_cast<milliseconds>(kTargetMetricsRetry);
     } else {
-      set_condition(status, current, kFalse, measured->reason, measured->message, now);
+      set_target_condition(status, current, ConditionStatus::False, measured->reason,
+                           measured->message, now);
     }
     return step;
   }
@@ -277,18 +250,17 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
       windows->run.end + std::max<Timestamp::duration>(3 * config.prometheus_scrape_interval,
                                                        std::chrono::seconds(15));
   if (now < ready_at) {
-    set_condition(status, current, kUnknown, name(Reason::WaitingForScrapes),
-                  "reading the target's resource use from Prometheus at " + format_time(ready_at) +
-                      ", three scrape intervals after the run",
-                  now);
+    set_target_condition(status, current, ConditionStatus::Unknown, name(Reason::WaitingForScrapes),
+                         "reading the target's resource use from Prometheus at " +
+                             format_time(ready_at) + ", three scrape intervals after the run",
+                         now);
     step.requeue_after =
         std::max(std::chrono::duration_cast<milliseconds>(ready_at - now), milliseconds(100));
     return step;
   }
   // Keeps what the status says meanwhile (Unknown, waiting or retrying).
-  if (const json* kept = find_condition(member(current, "conditions"), kTargetMetricsCondition)) {
-    set_condition(status, current, text(member(*kept, "status")), text(member(*kept, "reason")),
-                  text(member(*kept, "message")), now);
+  if (kept != nullptr) {
+    set_target_condition(status, current, kept->status, kept->reason, kept->message, now);
   }
   step.measure = std::move(request);
   return step;
@@ -297,11 +269,7 @@ TargetUsageStep plan_target_usage(const json& current, json& status, const Parse
 std::string target_selector(const TargetRequest& request, const TargetFindings& found) {
   if (!request.selector.empty()) return request.selector;
   LabelSelector labels;
-  if (found.service_selector.is_object()) {
-    for (const auto& [key, value] : found.service_selector.items()) {
-      if (value.is_string()) labels.match_labels[key] = value.get<std::string>();
-    }
-  }
+  labels.match_labels = found.service_selector;
   return labels.empty() ? std::string() : to_string(labels);
 }
 

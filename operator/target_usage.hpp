@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/api/status.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
@@ -51,7 +52,7 @@ struct RunWindows {
 // The measured windows of a finished run, from its status (startTime, the
 // barrier, to the second; result.durationSeconds; stages[].plannedDurationSeconds)
 // and the spec's time-bounded warm-up. Unset when the run measured nothing.
-std::optional<RunWindows> run_windows(const nlohmann::json& status, const LoadTestSpec& spec);
+std::optional<RunWindows> run_windows(const api::LoadTestStatus& status, const LoadTestSpec& spec);
 
 // ---- PromQL -------------------------------------------------------------------------
 
@@ -113,8 +114,8 @@ struct TargetRequest {
 struct TargetFindings {
   int service_status = 0;  // GET the target Service (a request without a selector)
   std::string service_error;
-  nlohmann::json service_selector;  // its spec.selector
-  int pods_status = 0;              // LIST the pods by the selector
+  std::map<std::string, std::string> service_selector;  // its spec.selector
+  int pods_status = 0;                                  // LIST the pods by the selector
   std::string pods_error;
   std::vector<std::string> pods;
   bool usage_read = false;  // Prometheus, over the run's window (and the stages')
@@ -156,7 +157,7 @@ struct TargetUsageStep {
 // window's end is 3 scrape intervals (at least 15 s) behind, so its last
 // samples are in; a Prometheus that does not answer is asked again until
 // kTargetMetricsGiveUp after the window. A status that is not final is left alone.
-TargetUsageStep plan_target_usage(const nlohmann::json& current, nlohmann::json& status,
+TargetUsageStep plan_target_usage(const api::LoadTestStatus& current, api::LoadTestStatus& status,
                                   const ParsedLoadTest& parsed, const OperatorConfig& config,
                                   const std::optional<TargetMeasurement>& measured, Timestamp now);
 
@@ -164,6 +165,6 @@ inline constexpr std::chrono::minutes kTargetMetricsGiveUp{10};
 inline constexpr std::chrono::seconds kTargetMetricsRetry{30};
 
 // status.target for a measurement (its `reason` empty).
-nlohmann::json target_status(const TargetMeasurement& measured, const RunWindows& windows);
+api::TargetUsageStatus target_status(const TargetMeasurement& measured, const RunWindows& windows);
 
 }  // namespace kubeload::controller

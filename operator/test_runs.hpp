@@ -12,16 +12,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/loadtest.hpp"
+
 namespace kubeload::controller {
 
 struct TestRun {
   std::string name;
-  std::string completion_time;  // RFC 3339 in UTC, as the status holds it ("" when unfinished)
-  bool passed = false;          // verdict Pass
-  const nlohmann::json* status = nullptr;  // into the list it was read from
+  api::LoadTestStatus status;
+  bool passed() const { return status.verdict == api::Verdict::Pass; }
 };
 
-// The items of a LoadTest list, in list order; `list` must outlive the result.
+// The items of a LoadTest list, in list order.
 std::vector<TestRun> test_runs(const nlohmann::json& list);
 
 // The newest passed run other than `except` (a run never is its own

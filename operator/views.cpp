@@ -4,12 +4,14 @@
 #include <system_error>
 
 #include "kubeload/json_access.hpp"
+#include "kubeload/text.hpp"
 #include "operator/labels.hpp"
 #include "operator/timestamp.hpp"
 
 namespace kubeload::controller {
 namespace {
 
+using json_access::count_or_zero;
 using json_access::find_condition;
 using json_access::member;
 using json_access::text;
@@ -25,6 +27,53 @@ std::optional<uint32_t> decimal(const std::string& value) {
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
   if (value.empty() || ec != std::errc() || end != value.data() + value.size()) return std::nullopt;
   return number;
+}
+
+std::string termination_detail(const json& pod) {
+  const json& status = member(pod, "status");
+  const json& containers = member(status, "containerStatuses");
+  if (containers.is_array()) {
+    for (const json& container : containers) {
+      const json& terminated = member(member(container, "state"), "terminated");
+      if (!terminated.is_object()) continue;
+      std::string detail = text(member(terminated, "reason"));
+      if (member(terminated, "exitCode").is_number_integer()) {
+        if (!detail.empty()) detail += ", ";
+        detail += "exit code " + std::to_string(member(terminated, "exitCode").get<int64_t>());
+      }
+      // What the worker wrote to its termination log (policy File: never a
+      // log tail), e.g. why it refused its target; the first line says it.
+      std::string message = text(member(terminated, "message"));
+      message = message.substr(0, message.find('\n'));
+      if (message.size() > kMaxPodDetail)
+        message = std::string(utf8_head(message, kMaxPodDetail)) + "...";
+      if (!message.empty()) detail += (detail.empty() ? "" : ": ") + message;
+      if (!detail.empty()) return detail;
+    }
+  }
+  // Evictions and node loss leave no container state, only the pod's reason.
+  std::string detail = text(member(status, "reason"));
+  const std::string message = text(member(status, "message"));
+  if (!message.empty()) detail += (detail.empty() ? "" : ": ") + message;
+  return detail;
+}
+
+std::string waiting_detail(const json& pod) {
+  const json& status = member(pod, "status");
+  const json& containers = member(status, "containerStatuses");
+  if (containers.is_array()) {
+    for (const json& container : containers) {
+      const std::string reason =
+          text(member(member(member(container, "state"), "waiting"), "reason"));
+      if (!reason.empty() && reason != "ContainerCreating") return reason;
+    }
+  }
+  const json* scheduled = find_condition(member(status, "conditions"), "PodScheduled");
+  if (scheduled != nullptr && text(member(*scheduled, "status")) == "False") {
+    const std::string reason = text(member(*scheduled, "reason"));
+    return reason.empty() ? "not scheduled" : reason;
+  }
+  return "";
 }
 
 }  // namespace
@@ -68,6 +117,8 @@ PodView pod_view(std::shared_ptr<const json> shared) {
           text(member(member(member(container, "state"), "terminated"), "message"));
     }
   }
+  if (view.phase == "Failed") view.failure = termination_detail(pod);
+  if (!view.ready) view.waiting = waiting_detail(pod);
   return view;
 }
 
@@ -97,6 +148,8 @@ JobView job_view(const json& job) {
   if (view.failed)
     view.failed_reason = text(member(*find_condition(conditions, "Failed"), "reason"));
   view.complete = condition_true(conditions, "Complete");
+  view.pods_succeeded = count_or_zero(member(member(job, "status"), "succeeded"));
+  view.pods_failed = count_or_zero(member(member(job, "status"), "failed"));
   return view;
 }
 

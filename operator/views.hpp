@@ -35,7 +35,14 @@ struct PodView {
   std::string loadtest_uid;     // the kubeload.dev/loadtest-uid label
   std::string controller_uid;   // the controlling owner's uid (the Job)
   std::string termination_log;  // the loadgen container's termination message, if any
+  // Failed: why ("OOMKilled, exit code 137: <its message's first line>").
+  std::string failure;
+  // Not ready: what it waits for ("ImagePullBackOff", "Unschedulable"), if
+  // it says.
+  std::string waiting;
 };
+// Characters of a crashed container's message kept in PodView::failure.
+inline constexpr std::size_t kMaxPodDetail = 200;
 
 struct JobView {
   nlohmann::json object;
@@ -50,7 +57,9 @@ struct JobView {
   bool start_at_malformed = false;
   bool failed = false;  // condition Failed=True
   std::string failed_reason;
-  bool complete = false;  // condition Complete=True
+  bool complete = false;        // condition Complete=True
+  uint64_t pods_succeeded = 0;  // status.succeeded
+  uint64_t pods_failed = 0;     // status.failed
 };
 
 PodView pod_view(std::shared_ptr<const nlohmann::json> pod);

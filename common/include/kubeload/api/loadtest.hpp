@@ -1,0 +1,195 @@
+#pragma once
+// The LoadTest object (kubeload.dev/v1alpha1) as typed values: its metadata,
+// its spec as given (parsed by kubeload/spec.hpp) and its status, field by
+// field as crds/kubeload.dev_loadtests.yaml declares it. Each type has exactly
+// one to_json and one from_json (nlohmann's ADL hooks, so `json j = status;`
+// and `j.get<LoadTestStatus>()` both work); no other code reads a status
+// field by its key. tests/unit/common/crd_test.cpp checks the schema against
+// these types: a field added here and not there (or there and not here) fails.
+//
+// Reading is lenient, as the API server already checked the types against
+// the schema: a member that is missing or of another type reads as unset.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/api/status.hpp"
+
+namespace kubeload::api {
+
+// metav1.Time: RFC 3339 in UTC with whole seconds.
+using Time = std::chrono::system_clock::time_point;
+// `time` to the whole second metav1.Time keeps, so a value decided in this
+// pass equals the one read back from the status in the next.
+Time whole_seconds(Time time);
+
+// ---- metadata (metav1.ObjectMeta, the fields the operator reads)
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  int64_t generation = 0;
+  std::optional<Time> creation_timestamp;
+  bool deleting = false;  // deletionTimestamp is set
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  bool operator==(const ObjectMeta&) const = default;
+};
+
+// ---- status
+
+// metav1.Condition. The type is kept as spelled, so a condition of another
+// operator version survives a rewrite.
+struct Condition {
+  std::string type;
+  ConditionStatus status = ConditionStatus::Unknown;
+  std::string reason;
+  std::string message;
+  Time last_transition_time;
+  int64_t observed_generation = 0;
+  bool operator==(const Condition&) const = default;
+};
+// The condition of `type` in `conditions`, or nullptr.
+const Condition* find_condition(const std::vector<Condition>& conditions, ConditionType type);
+
+struct WorkerCounts {
+  uint64_t desired = 0;
+  uint64_t ready = 0;
+  uint64_t succeeded = 0;
+  uint64_t failed = 0;
+  // max - min of the workers' start times, once every worker started.
+  std::optional<int64_t> start_skew_ms;
+  bool operator==(const WorkerCounts&) const = default;
+};
+
+// One row of status.thresholds: a threshold of spec.thresholds, judged.
+struct ThresholdRow {
+  std::string expression;
+  std::string observed;         // as shown ("12.3ms")
+  std::optional<double> value;  // the observed number, when there is one
+  bool passed = false;
+  bool operator==(const ThresholdRow&) const = default;
+};
+
+struct BaselineCheck {
+  std::string metric;
+  std::optional<double> observed;  // unset: not measured in this run or the baseline
+  std::optional<double> baseline;
+  std::string delta;  // "+3.5%", "+inf%", "n/a"
+  double max_regression_percent = 0;
+  bool passed = false;
+  bool operator==(const BaselineCheck&) const = default;
+};
+
+struct BaselineOutcome {
+  std::optional<std::string> load_test_name;  // the run compared with, when one was found
+  std::map<std::string, std::string> deltas;  // metric -> delta
+  std::vector<BaselineCheck> checks;
+  bool passed = false;
+  std::optional<std::string> message;  // why nothing was compared
+  bool operator==(const BaselineOutcome&) const = default;
+};
+
+struct UsageWindowStatus {
+  Time start;
+  Time end;
+  bool includes_warmup = false;
+  bool operator==(const UsageWindowStatus&) const = default;
+};
+
+// The target pods' resource use over a window, as Prometheus measured it.
+struct UsageFigures {
+  std::optional<double> cpu_cores_mean;
+  std::optional<double> cpu_cores_max;
+  std::optional<int64_t> memory_bytes_max;
+  std::optional<uint64_t> restarts;
+  bool operator==(const UsageFigures&) const = default;
+};
+
+struct TargetStageUsage {
+  uint64_t index = 0;
+  UsageWindowStatus window;
+  UsageFigures usage;
+  bool operator==(const TargetStageUsage&) const = default;
+};
+
+struct TargetUsageStatus {
+  std::string namespace_;
+  std::string selector;
+  uint64_t pods = 0;
+  UsageWindowStatus window;
+  UsageFigures usage;
+  std::vector<TargetStageUsage> stages;
+  bool operator==(const TargetUsageStatus&) const = default;
+};
+
+struct LoadTestStatus {
+  int64_t observed_generation = 0;
+  std::optional<Phase> phase;  // unset: not decided yet (or a spelling this version does not know)
+  std::optional<Verdict> verdict;
+  std::string reason;
+  std::string message;
+  std::optional<Time> start_time;
+  std::optional<Time> completion_time;
+  std::optional<std::string> progress;  // "42%"
+  std::optional<double> error_percent;
+  std::optional<WorkerCounts> workers;
+  // The merged result in the result encoding of kubeload/result.hpp (with
+  // its histograms), and its stage and named-request rows as numbers only.
+  // Opaque to the schema (x-kubernetes-preserve-unknown-fields): kept as
+  // written; ResultFigures reads what decisions need of them.
+  std::optional<nlohmann::json> result;
+  std::optional<nlohmann::json> stages;
+  std::optional<nlohmann::json> request_results;
+  std::optional<TargetUsageStatus> target;
+  std::vector<ThresholdRow> thresholds;
+  std::optional<BaselineOutcome> baseline;
+  std::vector<Condition> conditions;
+
+  bool final() const { return phase && is_final(*phase); }
+  bool operator==(const LoadTestStatus&) const = default;
+};
+
+// What decisions read of status.result and status.stages: the figures a
+// baseline compares and the run's timing.
+struct ResultFigures {
+  std::optional<double> rps;
+  std::optional<double> error_rate;
+  std::map<std::string, double> latency_ms;  // "p99" -> 12.5, "mean", "max", ...
+  std::optional<double> duration_seconds;
+  std::optional<uint64_t> requests;
+  // Each stage's planned duration, in order; an unreadable one is unset.
+  std::vector<std::optional<double>> stage_planned_seconds;
+  // A baseline metric ("rps", "errorRate", "p99", "mean"...), when measured.
+  std::optional<double> metric(const std::string& name) const;
+};
+ResultFigures result_figures(const LoadTestStatus& status);
+
+// ---- the object
+
+struct LoadTest {
+  ObjectMeta metadata;
+  // The spec as given, for parse_loadtest (kubeload/spec.hpp: the typed spec
+  // and its field errors) and the worker pod template passed through as is.
+  nlohmann::json spec;
+  LoadTestStatus status;
+};
+
+void to_json(nlohmann::json& out, const ObjectMeta& value);
+void from_json(const nlohmann::json& in, ObjectMeta& value);
+void to_json(nlohmann::json& out, const Condition& value);
+void from_json(const nlohmann::json& in, Condition& value);
+void to_json(nlohmann::json& out, const LoadTestStatus& value);
+void from_json(const nlohmann::json& in, LoadTestStatus& value);
+void to_json(nlohmann::json& out, const LoadTest& value);
+void from_json(const nlohmann::json& in, LoadTest& value);
+
+}  // namespace kubeload::api

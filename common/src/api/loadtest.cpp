@@ -1,0 +1,335 @@
+#include "kubeload/api/loadtest.hpp"
+
+#include "kubeload/api/meta.hpp"
+#include "kubeload/json_access.hpp"
+#include "kubeload/rfc3339.hpp"
+
+namespace kubeload::api {
+namespace {
+
+using json_access::count;
+using json_access::member;
+using json_access::number;
+using json_access::text;
+using nlohmann::json;
+
+// ---- reading, leniently (see the header)
+
+std::optional<Time> time_of(const json& value) {
+  if (!value.is_string()) return std::nullopt;
+  const std::optional<Time> parsed = rfc3339::parse(value.get_ref<const std::string&>());
+  if (!parsed) return std::nullopt;
+  return whole_seconds(*parsed);
+}
+std::optional<int64_t> integer(const json& value) {
+  if (!value.is_number_integer()) return std::nullopt;
+  return value.get<int64_t>();
+}
+std::optional<std::string> optional_text(const json& value) {
+  if (!value.is_string()) return std::nullopt;
+  return value.get<std::string>();
+}
+bool flag(const json& value) {
+  return value.is_boolean() && value.get<bool>();
+}
+std::map<std::string, std::string> string_map(const json& value) {
+  std::map<std::string, std::string> out;
+  if (!value.is_object()) return out;
+  for (const auto& [key, item] : value.items()) {
+    if (item.is_string()) out.emplace(key, item.get<std::string>());
+  }
+  return out;
+}
+template <typename T, typename Read>
+std::vector<T> list_of(const json& value, Read read) {
+  std::vector<T> out;
+  if (!value.is_array()) return out;
+  for (const json& item : value) {
+    if (item.is_object()) out.push_back(read(item));
+  }
+  return out;
+}
+
+// ---- the status's parts
+
+json to_json(const WorkerCounts& w) {
+  json out = {
+      {"desired", w.desired}, {"ready", w.ready}, {"succeeded", w.succeeded}, {"failed", w.failed}};
+  if (w.start_skew_ms) out["startSkewMs"] = *w.start_skew_ms;
+  return out;
+}
+WorkerCounts worker_counts(const json& in) {
+  WorkerCounts w;
+  w.desired = count(member(in, "desired")).value_or(0);
+  w.ready = count(member(in, "ready")).value_or(0);
+  w.succeeded = count(member(in, "succeeded")).value_or(0);
+  w.failed = count(member(in, "failed")).value_or(0);
+  w.start_skew_ms = integer(member(in, "startSkewMs"));
+  return w;
+}
+
+json to_json(const ThresholdRow& row) {
+  json out = {{"expression", row.expression}, {"observed", row.observed}, {"passed", row.passed}};
+  if (row.value) out["value"] = *row.value;
+  return out;
+}
+ThresholdRow threshold_row(const json& in) {
+  return {text(member(in, "expression")), text(member(in, "observed")), number(member(in, "value")),
+          flag(member(in, "passed"))};
+}
+
+json to_json(const BaselineCheck& check) {
+  json out = {{"metric", check.metric},
+              {"delta", check.delta},
+              {"maxRegressionPercent", check.max_regression_percent},
+              {"passed", check.passed}};
+  if (check.observed) out["observed"] = *check.observed;
+  if (check.baseline) out["baseline"] = *check.baseline;
+  return out;
+}
+BaselineCheck baseline_check(const json& in) {
+  return {text(member(in, "metric")),
+          number(member(in, "observed")),
+          number(member(in, "baseline")),
+          text(member(in, "delta")),
+          number(member(in, "maxRegressionPercent")).value_or(0),
+          flag(member(in, "passed"))};
+}
+
+json to_json(const BaselineOutcome& baseline) {
+  json checks = json::array();
+  for (const BaselineCheck& check : baseline.checks) checks.push_back(to_json(check));
+  json out = {
+      {"deltas", baseline.deltas}, {"checks", std::move(checks)}, {"passed", baseline.passed}};
+  if (baseline.load_test_name) out["loadTestName"] = *baseline.load_test_name;
+  if (baseline.message) out["message"] = *baseline.message;
+  return out;
+}
+BaselineOutcome baseline_outcome(const json& in) {
+  BaselineOutcome out;
+  out.load_test_name = optional_text(member(in, "loadTestName"));
+  out.deltas = string_map(member(in, "deltas"));
+  out.checks = list_of<BaselineCheck>(member(in, "checks"), baseline_check);
+  out.passed = flag(member(in, "passed"));
+  out.message = optional_text(member(in, "message"));
+  return out;
+}
+
+json to_json(const UsageWindowStatus& window) {
+  json out = {{"start", rfc3339::format(window.start)}, {"end", rfc3339::format(window.end)}};
+  if (window.includes_warmup) out["includesWarmup"] = true;
+  return out;
+}
+UsageWindowStatus usage_window(const json& in) {
+  return {time_of(member(in, "start")).value_or(Time{}),
+          time_of(member(in, "end")).value_or(Time{}), flag(member(in, "includesWarmup"))};
+}
+
+// The usage figures are members of the object they describe (the target,
+// or one of its stages).
+void add_usage(json& out, const UsageFigures& usage) {
+  json cpu = json::object();
+  if (usage.cpu_cores_mean) cpu["mean"] = *usage.cpu_cores_mean;
+  if (usage.cpu_cores_max) cpu["max"] = *usage.cpu_cores_max;
+  if (!cpu.empty()) out["cpuCores"] = std::move(cpu);
+  if (usage.memory_bytes_max) out["memoryBytes"] = {{"max", *usage.memory_bytes_max}};
+  if (usage.restarts) out["restarts"] = *usage.restarts;
+}
+UsageFigures usage_figures(const json& in) {
+  return {number(member(member(in, "cpuCores"), "mean")),
+          number(member(member(in, "cpuCores"), "max")),
+          integer(member(member(in, "memoryBytes"), "max")), count(member(in, "restarts"))};
+}
+
+json to_json(const TargetUsageStatus& target) {
+  json out = json::object();
+  add_usage(out, target.usage);
+  out["namespace"] = target.namespace_;
+  out["selector"] = target.selector;
+  out["pods"] = target.pods;
+  out["window"] = to_json(target.window);
+  if (!target.stages.empty()) {
+    json stages = json::array();
+    for (const TargetStageUsage& stage : target.stages) {
+      json row = json::object();
+      add_usage(row, stage.usage);
+      row["index"] = stage.index;
+      row["window"] = to_json(stage.window);
+      stages.push_back(std::move(row));
+    }
+    out["stages"] = std::move(stages);
+  }
+  return out;
+}
+TargetUsageStatus target_usage(const json& in) {
+  TargetUsageStatus out;
+  out.namespace_ = text(member(in, "namespace"));
+  out.selector = text(member(in, "selector"));
+  out.pods = count(member(in, "pods")).value_or(0);
+  out.window = usage_window(member(in, "window"));
+  out.usage = usage_figures(in);
+  out.stages = list_of<TargetStageUsage>(member(in, "stages"), [](const json& row) {
+    return TargetStageUsage{count(member(row, "index")).value_or(0),
+                            usage_window(member(row, "window")), usage_figures(row)};
+  });
+  return out;
+}
+
+}  // namespace
+
+Time whole_seconds(Time time) {
+  return std::chrono::floor<std::chrono::seconds>(time);
+}
+
+const Condition* find_condition(const std::vector<Condition>& conditions, ConditionType type) {
+  for (const Condition& condition : conditions) {
+    if (condition.type == to_string(type)) return &condition;
+  }
+  return nullptr;
+}
+
+std::optional<double> ResultFigures::metric(const std::string& name) const {
+  if (name == "rps") return rps;
+  if (name == "errorRate") return error_rate;
+  const auto it = latency_ms.find(name);
+  if (it == latency_ms.end()) return std::nullopt;
+  return it->second;
+}
+
+ResultFigures result_figures(const LoadTestStatus& status) {
+  ResultFigures figures;
+  if (status.result) {
+    const json& result = *status.result;
+    figures.rps = number(member(result, "rps"));
+    figures.error_rate = number(member(result, "errorRate"));
+    figures.duration_seconds = number(member(result, "durationSeconds"));
+    figures.requests = count(member(result, "requests"));
+    if (const json& latency = member(result, "latencyMs"); latency.is_object()) {
+      for (const auto& [key, value] : latency.items()) {
+        if (value.is_number()) figures.latency_ms.emplace(key, value.get<double>());
+      }
+    }
+  }
+  if (status.stages && status.stages->is_array()) {
+    for (const json& stage : *status.stages) {
+      figures.stage_planned_seconds.push_back(number(member(stage, "plannedDurationSeconds")));
+    }
+  }
+  return figures;
+}
+
+// ---- public to_json / from_json
+
+void to_json(json& out, const ObjectMeta& meta) {
+  out = json::object();
+  out["name"] = meta.name;
+  if (!meta.namespace_.empty()) out["namespace"] = meta.namespace_;
+  if (!meta.uid.empty()) out["uid"] = meta.uid;
+  if (!meta.resource_version.empty()) out["resourceVersion"] = meta.resource_version;
+  if (meta.generation != 0) out["generation"] = meta.generation;
+  if (meta.creation_timestamp) out["creationTimestamp"] = rfc3339::format(*meta.creation_timestamp);
+  if (meta.deleting) out["deletionTimestamp"] = rfc3339::format(Time{});
+  if (!meta.labels.empty()) out["labels"] = meta.labels;
+  if (!meta.annotations.empty()) out["annotations"] = meta.annotations;
+}
+void from_json(const json& in, ObjectMeta& meta) {
+  meta = ObjectMeta{};
+  meta.name = text(member(in, "name"));
+  meta.namespace_ = text(member(in, "namespace"));
+  meta.uid = text(member(in, "uid"));
+  meta.resource_version = text(member(in, "resourceVersion"));
+  meta.generation = integer(member(in, "generation")).value_or(0);
+  meta.creation_timestamp = time_of(member(in, "creationTimestamp"));
+  meta.deleting = !member(in, "deletionTimestamp").is_null();
+  meta.labels = string_map(member(in, "labels"));
+  meta.annotations = string_map(member(in, "annotations"));
+}
+
+void to_json(json& out, const Condition& condition) {
+  out = {{"type", condition.type},
+         {"status", to_string(condition.status)},
+         {"reason", condition.reason},
+         {"message", condition.message},
+         {"lastTransitionTime", rfc3339::format(condition.last_transition_time)},
+         {"observedGeneration", condition.observed_generation}};
+}
+void from_json(const json& in, Condition& condition) {
+  condition.type = text(member(in, "type"));
+  condition.status =
+      parse_condition_status(text(member(in, "status"))).value_or(ConditionStatus::Unknown);
+  condition.reason = text(member(in, "reason"));
+  condition.message = text(member(in, "message"));
+  condition.last_transition_time = time_of(member(in, "lastTransitionTime")).value_or(Time{});
+  condition.observed_generation = integer(member(in, "observedGeneration")).value_or(0);
+}
+
+void to_json(json& out, const LoadTestStatus& status) {
+  out = json::object();
+  out["observedGeneration"] = status.observed_generation;
+  if (status.phase) {
+    out["phase"] = to_string(*status.phase);
+    out["reason"] = status.reason;
+    out["message"] = status.message;
+  }
+  if (status.verdict) out["verdict"] = to_string(*status.verdict);
+  if (status.start_time) out["startTime"] = rfc3339::format(*status.start_time);
+  if (status.completion_time) out["completionTime"] = rfc3339::format(*status.completion_time);
+  if (status.progress) out["progress"] = *status.progress;
+  if (status.error_percent) out["errorPercent"] = *status.error_percent;
+  if (status.workers) out["workers"] = to_json(*status.workers);
+  if (status.result) out["result"] = *status.result;
+  if (status.stages) out["stages"] = *status.stages;
+  if (status.request_results) out["requestResults"] = *status.request_results;
+  if (status.target) out["target"] = to_json(*status.target);
+  if (!status.thresholds.empty()) {
+    json rows = json::array();
+    for (const ThresholdRow& row : status.thresholds) rows.push_back(to_json(row));
+    out["thresholds"] = std::move(rows);
+  }
+  if (status.baseline) out["baseline"] = to_json(*status.baseline);
+  if (status.phase || !status.conditions.empty()) out["conditions"] = status.conditions;
+}
+void from_json(const json& in, LoadTestStatus& status) {
+  status = LoadTestStatus{};
+  status.observed_generation = integer(member(in, "observedGeneration")).value_or(0);
+  status.phase = parse_phase(text(member(in, "phase")));
+  status.verdict = parse_verdict(text(member(in, "verdict")));
+  status.reason = text(member(in, "reason"));
+  status.message = text(member(in, "message"));
+  status.start_time = time_of(member(in, "startTime"));
+  status.completion_time = time_of(member(in, "completionTime"));
+  status.progress = optional_text(member(in, "progress"));
+  status.error_percent = number(member(in, "errorPercent"));
+  if (const json& workers = member(in, "workers"); workers.is_object()) {
+    status.workers = worker_counts(workers);
+  }
+  if (const json& result = member(in, "result"); result.is_object()) status.result = result;
+  if (const json& stages = member(in, "stages"); stages.is_array()) status.stages = stages;
+  if (const json& rows = member(in, "requestResults"); rows.is_array()) {
+    status.request_results = rows;
+  }
+  if (const json& target = member(in, "target"); target.is_object()) {
+    status.target = target_usage(target);
+  }
+  status.thresholds = list_of<ThresholdRow>(member(in, "thresholds"), threshold_row);
+  if (const json& baseline = member(in, "baseline"); baseline.is_object()) {
+    status.baseline = baseline_outcome(baseline);
+  }
+  status.conditions = list_of<Condition>(member(in, "conditions"),
+                                         [](const json& item) { return item.get<Condition>(); });
+}
+
+void to_json(json& out, const LoadTest& loadtest) {
+  out = {{"apiVersion", kApiVersion},
+         {"kind", kKind},
+         {"metadata", loadtest.metadata},
+         {"spec", loadtest.spec.is_null() ? json::object() : loadtest.spec},
+         {"status", loadtest.status}};
+}
+void from_json(const json& in, LoadTest& loadtest) {
+  loadtest.metadata = member(in, "metadata").get<ObjectMeta>();
+  loadtest.spec = member(in, "spec");
+  loadtest.status = member(in, "status").get<LoadTestStatus>();
+}
+
+}  // namespace kubeload::api

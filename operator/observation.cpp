@@ -1,0 +1,35 @@
+#include "operator/observation.hpp"
+
+namespace kubeload::controller {
+
+std::string_view describe(CreateRefusal::Object object) {
+  switch (object) {
+    case CreateRefusal::Object::Job:
+      return "the worker Job";
+    case CreateRefusal::Object::NetworkPolicy:
+      return "the workers' NetworkPolicy";
+    case CreateRefusal::Object::TokenSecret:
+      return "the worker token Secret";
+  }
+  return "an object of the run";
+}
+
+std::optional<JobView> own_job(const Observation& o) {
+  const std::string& uid = o.loadtest.metadata.uid;
+  if (o.job && !uid.empty() && o.job->owner_uid == uid) return o.job;
+  return std::nullopt;
+}
+
+std::vector<PodView> own_pods(const Observation& o) {
+  const std::string& uid = o.loadtest.metadata.uid;
+  const std::optional<JobView> job = own_job(o);
+  std::vector<PodView> pods;
+  for (const PodView& pod : o.pods) {
+    const bool labelled = !uid.empty() && pod.loadtest_uid == uid;
+    const bool controlled = job && !job->uid.empty() && pod.controller_uid == job->uid;
+    if (labelled || controlled) pods.push_back(pod);
+  }
+  return pods;
+}
+
+}  // namespace kubeload::controller

@@ -1,0 +1,101 @@
+#pragma once
+// What one reconcile pass observed of a LoadTest, parsed once into typed
+// values: the LoadTest, its Job and pods, the kept results, the workers'
+// answers, what lookups_for() asked to be read, and the clock. plan() reads
+// nothing else (reconcile_plan.hpp); compute_status reads it too
+// (status.hpp).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/api/loadtest.hpp"
+#include "kubeload/spec.hpp"
+#include "operator/target_usage.hpp"
+#include "operator/timestamp.hpp"
+#include "operator/views.hpp"
+#include "operator/worker_results.hpp"
+
+namespace kubeload::controller {
+
+// One worker's answer to GET /result in this pass, as digested on arrival.
+struct WorkerAnswer {
+  bool reached = false;        // it served a /result document
+  std::string error;           // not reached: why
+  bool token_refused = false;  // not reached: it refused the run's token (401, 403)
+  bool other_run = false;      // the document is another run's (an IP reused after its pod went)
+  std::string unreadable;      // the document's result cannot be read or merged: why
+  bool folded = false;         // its final result is in PassAnswers::finals
+  std::optional<CollectedResult> partial;  // a result before the final one (counters only)
+};
+
+// The workers' answers of one pass. A final result is folded into `finals`
+// as it arrives and its document dropped, so a pass holds one merge and the
+// documents in flight, not one document per worker (issue 12). Built by
+// begin_pass() and take_answer(), pure functions of what was observed.
+struct PassAnswers {
+  std::map<uint32_t, WorkerAnswer> by_worker;
+  WorkerResults finals;  // this pass's final results, not yet kept
+  // Workers outside the Job or already in the kept merge: their answers are
+  // not taken (a result counts once).
+  std::set<uint32_t> not_taken;
+  std::string uid;  // the run's: another run's document is not ours to merge
+};
+
+struct CreateRefusal {
+  enum class Object { Job, NetworkPolicy, TokenSecret };
+  Object object = Object::Job;
+  std::string message;  // the API server's, or whose the object of that name is
+  // The name is taken: an object of it exists that this run does not
+  // control (made by someone else, e.g. to open the workers or to hand them
+  // a token of its own). Never taken for the run's.
+  bool name_taken = false;
+};
+// "the worker Job", "the workers' NetworkPolicy", "the worker token Secret":
+// how messages and errors name the object.
+std::string_view describe(CreateRefusal::Object object);
+
+struct Observation {
+  api::LoadTest loadtest;      // as the API returns it (fresh read, not the cache)
+  ParsedLoadTest parsed;       // parse_loadtest(loadtest.spec)
+  std::optional<JobView> job;  // the Job of the worker Job's name, whoever owns it
+  std::vector<PodView> pods;   // pods labelled with the LoadTest's name (any incarnation)
+  // The results ConfigMap as read (the running merge of the final results
+  // kept so far, see kept_merge); unset when there is none yet.
+  std::optional<nlohmann::json> kept_results;
+  PassAnswers answers;  // the workers asked this pass (see begin_pass)
+  // Since when each worker has not answered (kept by the executor across
+  // passes; a restart starts the clock over, which only delays the verdict).
+  std::map<uint32_t, Timestamp> unreachable_since;
+  // The API server's refusal (a 4xx that a retry would not fix: a quota, an
+  // admission webhook, Kyverno, Gatekeeper) of an object the run needs,
+  // remembered by the executor from the pass that tried. A refusal is a
+  // status, not a retry: nothing else would ever end the run.
+  std::optional<CreateRefusal> create_refused;
+  // What observe() read because lookups_for() said this pass needs it:
+  // the baseline (spec.baseline) ...
+  bool baseline_looked_up = false;
+  std::optional<api::LoadTestStatus> baseline_status;
+  std::string baseline_name;
+  // ... the newest passed run of the LoadTest's kubeload.dev/test label
+  // (retention must not delete what a baseline may need) ...
+  bool newest_pass_looked_up = false;
+  std::string newest_pass_name;
+  // ... and the target's resource use.
+  std::optional<TargetMeasurement> target_measurement;
+  Timestamp now;
+};
+
+// The Job and pods of this incarnation of the LoadTest: the Job whose
+// controller is the LoadTest's uid, the pods labelled with that uid or
+// controlled by that Job. Never by name alone.
+std::optional<JobView> own_job(const Observation& observed);
+std::vector<PodView> own_pods(const Observation& observed);
+
+}  // namespace kubeload::controller
