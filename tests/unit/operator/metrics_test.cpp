@@ -12,6 +12,15 @@ namespace kubeload::controller {
 namespace {
 
 using nlohmann::json;
+
+// The metrics read the typed LoadTest and status; the tables below write them as the API does.
+void observe(OperatorMetrics& metrics, const json& loadtest, const json& status,
+             std::optional<double> run_deadline = std::nullopt) {
+  metrics.observe_loadtest(loadtest.get<kubeload::api::LoadTest>(),
+                           status.get<kubeload::api::LoadTestStatus>(), run_deadline);
+}
+
+using nlohmann::json;
 using Labels = std::map<std::string, std::string>;
 
 // The value of the gauge `name` whose labels include all of `want`, or
@@ -69,12 +78,12 @@ TEST(OperatorMetricsHistory, NewestRunAndTheOneBeforeWhateverTheOrderSeen) {
   for (const bool newest_first : {true, false}) {
     OperatorMetrics metrics;
     const auto older = [&] {
-      metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                               finished("Pass", "2026-11-30T10:01:00Z", 500));
+      observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+              finished("Pass", "2026-11-30T10:01:00Z", 500));
     };
     const auto newer = [&] {
-      metrics.observe_loadtest(loadtest("checkout-b", "uid-b", "checkout"),
-                               finished("Fail", "2026-11-30T11:01:00Z", 80));
+      observe(metrics, loadtest("checkout-b", "uid-b", "checkout"),
+              finished("Fail", "2026-11-30T11:01:00Z", 80));
     };
     if (newest_first) {
       newer();
@@ -99,8 +108,8 @@ TEST(OperatorMetricsHistory, NewestRunAndTheOneBeforeWhateverTheOrderSeen) {
 
 TEST(OperatorMetricsHistory, SeriesAreLabelledByTestNotByRun) {
   OperatorMetrics metrics;
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           finished("Pass", "2026-11-30T10:01:00Z", 500));
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          finished("Pass", "2026-11-30T10:01:00Z", 500));
   for (const auto& family : metrics.registry()->Collect()) {
     if (family.name.rfind("kubeload_test_", 0) != 0) continue;
     for (const auto& metric : family.metric) {
@@ -111,8 +120,8 @@ TEST(OperatorMetricsHistory, SeriesAreLabelledByTestNotByRun) {
 
 TEST(OperatorMetricsHistory, ThresholdsInBaseUnitsAndOnlyTheNewestRunsOnes) {
   OperatorMetrics metrics;
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           finished("Pass", "2026-11-30T10:01:00Z", 500));
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          finished("Pass", "2026-11-30T10:01:00Z", 500));
   EXPECT_DOUBLE_EQ(*gauge(metrics, "kubeload_test_last_threshold_value",
                           with(kCheckout, "threshold", "p99 < 20ms")),
                    0.0125);
@@ -126,7 +135,7 @@ TEST(OperatorMetricsHistory, ThresholdsInBaseUnitsAndOnlyTheNewestRunsOnes) {
   json next = finished("Fail", "2026-11-30T11:01:00Z", 80);
   next["thresholds"].erase(0);           // the p99 threshold was dropped from the test
   next["thresholds"][0].erase("value");  // and rps was not measured
-  metrics.observe_loadtest(loadtest("checkout-b", "uid-b", "checkout"), next);
+  observe(metrics, loadtest("checkout-b", "uid-b", "checkout"), next);
   EXPECT_FALSE(gauge(metrics, "kubeload_test_last_threshold_passed",
                      with(kCheckout, "threshold", "p99 < 20ms")));
   EXPECT_FALSE(gauge(metrics, "kubeload_test_last_threshold_value",
@@ -138,12 +147,12 @@ TEST(OperatorMetricsHistory, ThresholdsInBaseUnitsAndOnlyTheNewestRunsOnes) {
 
 TEST(OperatorMetricsHistory, ARunWithoutAResultLeavesAGapNotTheOldNumbers) {
   OperatorMetrics metrics;
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           finished("Pass", "2026-11-30T10:01:00Z", 500));
-  metrics.observe_loadtest(loadtest("checkout-b", "uid-b", "checkout"),
-                           {{"phase", "Failed"},
-                            {"reason", "WorkersNotReady"},
-                            {"completionTime", "2026-11-30T11:01:00Z"}});
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          finished("Pass", "2026-11-30T10:01:00Z", 500));
+  observe(metrics, loadtest("checkout-b", "uid-b", "checkout"),
+          {{"phase", "Failed"},
+           {"reason", "WorkersNotReady"},
+           {"completionTime", "2026-11-30T11:01:00Z"}});
   EXPECT_FALSE(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout));
   EXPECT_FALSE(gauge(metrics, "kubeload_test_last_latency_seconds", kCheckout));
   EXPECT_EQ(gauge(metrics, "kubeload_test_last_verdict", with(kCheckout, "verdict", "None")), 1);
@@ -151,15 +160,14 @@ TEST(OperatorMetricsHistory, ARunWithoutAResultLeavesAGapNotTheOldNumbers) {
 
 TEST(OperatorMetricsHistory, OutlivesTheRunsAndSkipsUnlabelledOrUnfinishedOnes) {
   OperatorMetrics metrics;
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           finished("Pass", "2026-11-30T10:01:00Z", 500));
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          finished("Pass", "2026-11-30T10:01:00Z", 500));
   metrics.forget_loadtest("shop", "checkout-a");  // deleted (ttlSecondsAfterFinished)
   EXPECT_EQ(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout), 500);
 
-  metrics.observe_loadtest(loadtest("adhoc", "uid-c", ""),
-                           finished("Pass", "2026-11-30T12:00:00Z", 1));
-  metrics.observe_loadtest(loadtest("checkout-c", "uid-d", "checkout"),
-                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}});
+  observe(metrics, loadtest("adhoc", "uid-c", ""), finished("Pass", "2026-11-30T12:00:00Z", 1));
+  observe(metrics, loadtest("checkout-c", "uid-d", "checkout"),
+          {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}});
   EXPECT_EQ(gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout), 500);
   EXPECT_FALSE(gauge(metrics, "kubeload_test_last_requests_per_second", {{"test", ""}}));
 }
@@ -167,25 +175,22 @@ TEST(OperatorMetricsHistory, OutlivesTheRunsAndSkipsUnlabelledOrUnfinishedOnes) 
 TEST(OperatorMetrics, RunDeadlineOnlyWhileTheRunIsUnderWay) {
   OperatorMetrics metrics;
   const Labels run = {{"loadtest", "checkout-c"}, {"namespace", "shop"}};
-  metrics.observe_loadtest(loadtest("checkout-c", "uid-d", "checkout"),
-                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}},
-                           1796040000.0);
+  observe(metrics, loadtest("checkout-c", "uid-d", "checkout"),
+          {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}}, 1796040000.0);
   EXPECT_EQ(gauge(metrics, "kubeload_loadtest_run_deadline_timestamp_seconds", run), 1796040000.0);
-  metrics.observe_loadtest(loadtest("checkout-c", "uid-d", "checkout"),
-                           finished("Pass", "2026-11-30T12:01:00Z", 500), 1796040000.0);
+  observe(metrics, loadtest("checkout-c", "uid-d", "checkout"),
+          finished("Pass", "2026-11-30T12:01:00Z", 500), 1796040000.0);
   EXPECT_FALSE(gauge(metrics, "kubeload_loadtest_run_deadline_timestamp_seconds", run));
 }
 
 TEST(OperatorMetrics, ADeletedLoadTestLeavesNoSeriesOfItsRun) {
   OperatorMetrics metrics;
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}},
-                           1796040000.0);
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           finished("Pass", "2026-11-30T12:01:00Z", 500));
-  metrics.observe_loadtest(loadtest("checkout-b", "uid-b", "checkout"),
-                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:02:00Z"}},
-                           1796040100.0);
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}}, 1796040000.0);
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          finished("Pass", "2026-11-30T12:01:00Z", 500));
+  observe(metrics, loadtest("checkout-b", "uid-b", "checkout"),
+          {{"phase", "Running"}, {"startTime", "2026-11-30T12:02:00Z"}}, 1796040100.0);
   ASSERT_NE(exposition(metrics).find("loadtest=\"checkout-a\""), std::string::npos);
 
   metrics.forget_loadtest("shop", "checkout-a");  // its watch event said DELETED
@@ -197,11 +202,10 @@ TEST(OperatorMetrics, ADeletedLoadTestLeavesNoSeriesOfItsRun) {
 
 TEST(OperatorMetrics, ARelabelledLoadTestLeavesNoSeriesUnderItsOldTest) {
   OperatorMetrics metrics;
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}},
-                           1796040000.0);
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "payments"),
-                           finished("Pass", "2026-11-30T12:01:00Z", 500));
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          {{"phase", "Running"}, {"startTime", "2026-11-30T12:00:00Z"}}, 1796040000.0);
+  observe(metrics, loadtest("checkout-a", "uid-a", "payments"),
+          finished("Pass", "2026-11-30T12:01:00Z", 500));
   const Labels old_run = {{"loadtest", "checkout-a"}, {"test", "checkout"}};
   EXPECT_FALSE(gauge(metrics, "kubeload_loadtest_phase", old_run));
   EXPECT_FALSE(gauge(metrics, "kubeload_loadtest_run_deadline_timestamp_seconds", old_run));
@@ -221,20 +225,18 @@ TEST(OperatorMetrics, TheLastFailureOfATestIsItsNewestFailedRunsEndAndOutlivesIt
                 {"completionTime", ended}};
   };
   const Labels checkout = {{"namespace", "shop"}, {"test", "checkout"}};
-  metrics.observe_loadtest(loadtest("checkout-a", "uid-a", "checkout"),
-                           finished("Pass", "2026-11-30T09:00:00Z", 500));
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
+          finished("Pass", "2026-11-30T09:00:00Z", 500));
   EXPECT_FALSE(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds", checkout));
   // Seen in any order (a relist after a restart): the newest failure stays.
-  metrics.observe_loadtest(loadtest("checkout-c", "uid-c", "checkout"),
-                           failed("2026-11-30T11:01:00Z"));
-  metrics.observe_loadtest(loadtest("checkout-b", "uid-b", "checkout"),
-                           failed("2026-11-30T10:01:00Z"));
+  observe(metrics, loadtest("checkout-c", "uid-c", "checkout"), failed("2026-11-30T11:01:00Z"));
+  observe(metrics, loadtest("checkout-b", "uid-b", "checkout"), failed("2026-11-30T10:01:00Z"));
   EXPECT_EQ(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds", checkout),
             1796036460);                          // 2026-11-30T11:01:00Z
   metrics.forget_loadtest("shop", "checkout-c");  // deleted (ttlSecondsAfterFinished)
   EXPECT_EQ(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds", checkout), 1796036460);
   // A LoadTest without the kubeload.dev/test label counts under test="".
-  metrics.observe_loadtest(loadtest("adhoc", "uid-d", ""), failed("2026-11-30T12:00:00Z"));
+  observe(metrics, loadtest("adhoc", "uid-d", ""), failed("2026-11-30T12:00:00Z"));
   EXPECT_EQ(gauge(metrics, "kubeload_test_last_failure_timestamp_seconds",
                   {{"namespace", "shop"}, {"test", ""}}),
             1796040000);

@@ -29,6 +29,15 @@ using namespace kubeload::controller;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+// Statuses as the API returns them, typed as observe() types them, and
+// back as the API server would store them.
+api::LoadTestStatus S(const json& status) {
+  return status.get<api::LoadTestStatus>();
+}
+json J(const api::LoadTestStatus& status) {
+  return status;
+}
+
 const Timestamp kCreated = *parse_time("2026-11-29T19:00:00Z");
 const Timestamp kStartAt = kCreated + seconds(20);
 constexpr const char* kUid = "4a1c2d3e-0000-4000-8000-000000000001";
@@ -218,7 +227,7 @@ struct Row {
 // A started run at `now`: Job with the barrier, both pods running.
 Observation running(Timestamp now, const std::string& extra_spec = "") {
   Observation o = observe(loadtest_json(extra_spec), now);
-  o.loadtest["status"] = {{"phase", "Running"}, {"startTime", format_time(kStartAt)}};
+  o.loadtest.status = S({{"phase", "Running"}, {"startTime", format_time(kStartAt)}});
   o.job = job_view(job_json(kUid, kStartAt));
   o.pods = {pod_view(pod_json(0, "Running", true)), pod_view(pod_json(1, "Running", true))};
   return o;
@@ -227,7 +236,7 @@ Observation running(Timestamp now, const std::string& extra_spec = "") {
 // The stored final status completed as this operator writes it (every
 // condition), so a row starts from what an earlier pass of it stored.
 Observation settled(Observation o) {
-  o.loadtest["status"] = plan(o, test_config()).status;
+  o.loadtest.status = plan(o, test_config()).status;
   return o;
 }
 
@@ -235,11 +244,11 @@ Observation settled(Observation o) {
 Observation finished(Timestamp now, const std::string& phase, const std::string& verdict,
                      const std::string& extra_spec = R"({"ttlSecondsAfterFinished": 600})") {
   Observation o = observe(loadtest_json(extra_spec), now);
-  o.loadtest["status"] = {{"phase", phase},
-                          {"observedGeneration", 1},
-                          {"verdict", verdict},
-                          {"reason", phase == "Failed" ? "WorkerFailed" : "ThresholdsPassed"},
-                          {"completionTime", format_time(kStartAt + seconds(40))}};
+  o.loadtest.status = S({{"phase", phase},
+                         {"observedGeneration", 1},
+                         {"verdict", verdict},
+                         {"reason", phase == "Failed" ? "WorkerFailed" : "ThresholdsPassed"},
+                         {"completionTime", format_time(kStartAt + seconds(40))}});
   return settled(o);
 }
 
@@ -338,7 +347,7 @@ std::vector<Row> rows() {
       {"killed after recording the barrier: workers that did not start get the same barrier",
        [=] {
          Observation o = running(kStartAt - seconds(1));
-         o.loadtest["status"] = {{"phase", "Starting"}};
+         o.loadtest.status = S({{"phase", "Starting"}});
          json not_started = answer_document(1, 0, false);
          not_started.erase("startedAtMs");
          answer(o, 0, answer_document(0, 0, false));
@@ -376,10 +385,10 @@ std::vector<Row> rows() {
       {"killed after writing the final status, before /finish: the workers are told now",
        [=] {
          Observation o = running(mid + seconds(40));
-         o.loadtest["status"] = {{"phase", "Succeeded"},
-                                 {"observedGeneration", 1},
-                                 {"verdict", "Pass"},
-                                 {"reason", "ThresholdsPassed"}};
+         o.loadtest.status = S({{"phase", "Succeeded"},
+                                {"observedGeneration", 1},
+                                {"verdict", "Pass"},
+                                {"reason", "ThresholdsPassed"}});
          return settled(o);
        },
        "Succeeded",
@@ -636,13 +645,14 @@ TEST(ReconcilePlan, Table) {
     const ReconcilePlan planned = plan(observed, config);
     EXPECT_EQ(names(planned), row.actions);
     if (!row.phase.empty()) {
-      EXPECT_EQ(planned.status.value("phase", ""), row.phase) << planned.status.dump();
-      EXPECT_EQ(planned.status.value("reason", ""), row.reason) << planned.status.dump();
+      EXPECT_EQ(J(planned.status).value("phase", ""), row.phase) << J(planned.status).dump();
+      EXPECT_EQ(J(planned.status).value("reason", ""), row.reason) << J(planned.status).dump();
     }
     EXPECT_EQ(planned.requeue_after, row.requeue);
     if (!row.message_contains.empty()) {
-      EXPECT_NE(planned.status.value("message", "").find(row.message_contains), std::string::npos)
-          << planned.status.value("message", "");
+      EXPECT_NE(J(planned.status).value("message", "").find(row.message_contains),
+                std::string::npos)
+          << J(planned.status).value("message", "");
     }
     // Planning is pure: the same observation, the same plan.
     EXPECT_EQ(names(plan(observed, config)), names(planned));
@@ -705,7 +715,7 @@ TEST(ReconcilePlan, TheRunsTokenSecretIsCreatedBeforeTheJobThatRefersToIt) {
   EXPECT_TRUE(referenced) << create->job.dump();
   // Once the Job exists nothing is created again.
   Observation started = observe(loadtest_json(), kCreated + seconds(6));
-  started.loadtest["status"] = planned.status;
+  started.loadtest.status = S(planned.status);
   started.job = job_view(job_json());
   for (const Action& action : plan(started, config).actions) {
     EXPECT_FALSE(std::holds_alternative<CreateTokenSecret>(action));
@@ -733,7 +743,7 @@ TEST(ReconcilePlan, WithWorkerIngressPeersEachRunGetsItsNetworkPolicyBeforeAnyth
             json::parse(R"([{"protocol": "TCP", "port": 8080}])"));
   // Once the Job exists nothing is created again.
   Observation started = observe(loadtest_json(), kCreated + seconds(6));
-  started.loadtest["status"] = planned.status;
+  started.loadtest.status = S(planned.status);
   started.job = job_view(job_json());
   for (const Action& action : plan(started, config).actions) {
     EXPECT_FALSE(std::holds_alternative<CreateNetworkPolicy>(action));
@@ -884,8 +894,8 @@ void expect_the_merge_of_all_five(const ReconcilePlan& p) {
   for (uint64_t requests : {70, 1234, 9, 333}) all_at_once.merge(run_of(requests, true));
   json expected;
   to_json(expected, all_at_once.result, true);
-  const json& result = p.status["result"];
-  ASSERT_TRUE(result.is_object()) << p.status.dump();
+  const json result = J(p.status)["result"];
+  ASSERT_TRUE(result.is_object()) << J(p.status).dump();
   for (const auto& [key, value] : expected.items()) EXPECT_EQ(result[key], value) << key;
   EXPECT_EQ(result["requests"], 500 + 70 + 1234 + 9 + 333);
 }
@@ -955,9 +965,9 @@ TEST(ReconcilePlan, AKeptWorkersErrorAndStartAreWhatTheStatusNeeds) {
   ASSERT_TRUE(kept.apply(plan(o, OperatorConfig{})));
   // A restarted operator, worker 2 gone: its error still fails the run.
   const ReconcilePlan p = plan(five_workers(kept, {}), OperatorConfig{});
-  EXPECT_EQ(p.status.value("reason", ""), "WorkerFailed") << p.status.dump();
-  EXPECT_NE(p.status.value("message", "").find("interrupted (SIGTERM)"), std::string::npos)
-      << p.status.value("message", "");
+  EXPECT_EQ(J(p.status).value("reason", ""), "WorkerFailed") << J(p.status).dump();
+  EXPECT_NE(J(p.status).value("message", "").find("interrupted (SIGTERM)"), std::string::npos)
+      << J(p.status).value("message", "");
 }
 
 // A worker's final /result of 10 stages x 5 named requests, latencies spread
@@ -1038,10 +1048,11 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
   ASSERT_GT(bytes, kConfigMapDataLimit);
 
   const ReconcilePlan p = plan(o, OperatorConfig{});
-  EXPECT_EQ(p.status.value("phase", ""), "Failed");
-  EXPECT_EQ(p.status.value("reason", ""), "ResultsTooLarge");
-  EXPECT_NE(p.status.value("message", "").find(std::to_string(bytes) + " bytes"), std::string::npos)
-      << p.status.value("message", "");
+  EXPECT_EQ(J(p.status).value("phase", ""), "Failed");
+  EXPECT_EQ(J(p.status).value("reason", ""), "ResultsTooLarge");
+  EXPECT_NE(J(p.status).value("message", "").find(std::to_string(bytes) + " bytes"),
+            std::string::npos)
+      << J(p.status).value("message", "");
   // Nothing is kept that the API server would refuse; the run ends, not hangs.
   EXPECT_EQ(names(p), (Strings{"WriteStatus", "Event ResultsTooLarge", "FinishWorker 0",
                                "FinishWorker 1", "EndJob"}));
@@ -1052,7 +1063,7 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
   Observation all = o;
   answer(all, 1, answer_document(1, 200, true));
   const ReconcilePlan done = plan(all, OperatorConfig{});
-  EXPECT_EQ(done.status.value("phase", ""), "Succeeded");
+  EXPECT_EQ(J(done.status).value("phase", ""), "Succeeded");
   EXPECT_EQ(names(done), (Strings{"WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
                                   "FinishWorker 1", "DeleteJob j-1"}));
 }
@@ -1071,7 +1082,7 @@ TEST(ReconcilePlan, AResultThatDoesNotMergeIsNeitherKeptNorCounted) {
   EXPECT_EQ(names(p)[0], "KeepResults 0");
   ASSERT_EQ(p.warnings.size(), 1u);
   EXPECT_NE(p.warnings[0].find("worker 1"), std::string::npos) << p.warnings[0];
-  EXPECT_EQ(p.status["result"]["requests"], 500);
+  EXPECT_EQ(J(p.status)["result"]["requests"], 500);
 }
 
 // ---- a pass's answers, digested as they arrive ---------------------------------
@@ -1185,7 +1196,7 @@ TEST(ReconcilePlan, EveryWorkerHearsTheStartBarrierInOneBatch) {
   // Ten ready workers: the plan's starts follow RecordStartAt in a row, so the
   // executor sends them all at once and a slow worker delays none of the others.
   Observation o = observe(loadtest_json(R"({"workers": 10})"), kStartAt);
-  o.loadtest["status"] = {{"phase", "Starting"}};
+  o.loadtest.status = S({{"phase", "Starting"}});
   o.job = job_view(job_json(kUid, std::nullopt));
   for (uint32_t i = 0; i < 10; ++i) o.pods.push_back(pod_view(pod_json(i, "Running", true)));
   const ReconcilePlan p = plan(o, test_config());
@@ -1231,11 +1242,11 @@ std::size_t final_status_bytes(uint32_t workers) {
        {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
       {"data", kept_results_data(kept, kUid)}};
   const ReconcilePlan p = plan(o, test_config());
-  EXPECT_EQ(p.status.value("phase", ""), "Succeeded") << p.status.value("message", "");
-  EXPECT_EQ(p.status["stages"].size(), 100u);
-  EXPECT_EQ(p.status["thresholds"].size(), 100u);
-  EXPECT_EQ(p.status["result"]["requests"], 50);
-  return p.status.dump().size();
+  EXPECT_EQ(J(p.status).value("phase", ""), "Succeeded") << J(p.status).value("message", "");
+  EXPECT_EQ(J(p.status)["stages"].size(), 100u);
+  EXPECT_EQ(J(p.status)["thresholds"].size(), 100u);
+  EXPECT_EQ(J(p.status)["result"]["requests"], 50);
+  return J(p.status).dump().size();
 }
 
 TEST(ReconcilePlan, TheStatusAtTheCrdsMaximumShapeIsBoundedWhateverTheWorkerCount) {
@@ -1264,8 +1275,8 @@ TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
   o.kept_results = legacy_config_map({{0, answer_document(0, 500, true)}});
   answer(o, 1, answer_document(1, 400, true));
   const ReconcilePlan p = plan(o, test_config());
-  EXPECT_EQ(p.status.value("phase", ""), "Succeeded") << p.status.value("message", "");
-  EXPECT_EQ(p.status["result"]["requests"], 900);
+  EXPECT_EQ(J(p.status).value("phase", ""), "Succeeded") << J(p.status).value("message", "");
+  EXPECT_EQ(J(p.status)["result"]["requests"], 900);
   ASSERT_FALSE(p.actions.empty());
   const auto* keep = std::get_if<KeepResults>(&p.actions[0]);
   ASSERT_NE(keep, nullptr) << testing::PrintToString(names(p));
@@ -1280,7 +1291,7 @@ TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
   next.kept_results = {{"metadata", o.kept_results->at("metadata")}, {"data", after}};
   next.pods = {pod_view(pod_json(0, "Succeeded", false)),
                pod_view(pod_json(1, "Succeeded", false))};
-  EXPECT_EQ(plan(next, test_config()).status["result"]["requests"], 900);
+  EXPECT_EQ(J(plan(next, test_config()).status)["result"]["requests"], 900);
 }
 
 TEST(ReconcilePlan, AnOldResultsConfigMapOfAnotherRunIsUnreadableNotMerged) {
@@ -1288,9 +1299,9 @@ TEST(ReconcilePlan, AnOldResultsConfigMapOfAnotherRunIsUnreadableNotMerged) {
   o.kept_results = legacy_config_map({{0, answer_document(0, 500, true, kOldUid)}});
   answer(o, 1, answer_document(1, 400, true));
   const ReconcilePlan p = plan(o, test_config());
-  EXPECT_EQ(p.status.value("reason", ""), "ResultsUnreadable");
-  EXPECT_NE(p.status.value("message", "").find("worker-0: not this run's"), std::string::npos)
-      << p.status.value("message", "");
+  EXPECT_EQ(J(p.status).value("reason", ""), "ResultsUnreadable");
+  EXPECT_NE(J(p.status).value("message", "").find("worker-0: not this run's"), std::string::npos)
+      << J(p.status).value("message", "");
 }
 
 // What observe() reads before the one plan of a pass: each lookup exactly
@@ -1362,12 +1373,12 @@ TEST(Lookups, Table) {
              observe(loadtest_json(R"({"target": {"url": "http://checkout.shop.svc:8080/",
                                           "podSelector": {"matchLabels": {"app": "checkout"}}}})"),
                      kStartAt + seconds(40 + 600));
-         o.loadtest["status"] = {{"phase", "Succeeded"},
-                                 {"verdict", "Fail"},
-                                 {"observedGeneration", 1},
-                                 {"startTime", format_time(kStartAt)},
-                                 {"completionTime", format_time(kStartAt + seconds(31))},
-                                 {"result", {{"durationSeconds", 30.0}}}};
+         o.loadtest.status = S({{"phase", "Succeeded"},
+                                {"verdict", "Fail"},
+                                {"observedGeneration", 1},
+                                {"startTime", format_time(kStartAt)},
+                                {"completionTime", format_time(kStartAt + seconds(31))},
+                                {"result", {{"durationSeconds", 30.0}}}});
          return o;
        },
        &with_prometheus, false, false, true},
@@ -1397,7 +1408,7 @@ TEST(Lookups, ThePlanFindsWhatItNeeds) {
   ASSERT_TRUE(lookups_for(o, test_config()).baseline);
   o.baseline_looked_up = true;  // what the executor does; none was found
   const ReconcilePlan planned = plan(o, test_config());
-  EXPECT_EQ(planned.status.value("phase", ""), "Succeeded");
+  EXPECT_EQ(J(planned.status).value("phase", ""), "Succeeded");
   EXPECT_NE(planned.requeue_after, std::optional(kPollForLookup));
 }
 
@@ -1415,7 +1426,7 @@ TEST(ReconcilePlan, TheRunDeadlineIsTheBarrierPlusTheRunBound) {
   answer(late, 0, answer_document(0, 200, false));
   answer(late, 1, answer_document(1, 200, false));
   const ReconcilePlan failed = plan(late, test_config());
-  EXPECT_EQ(failed.status.value("reason", ""), "RunDeadlineExceeded");
+  EXPECT_EQ(J(failed.status).value("reason", ""), "RunDeadlineExceeded");
 
   EXPECT_EQ(plan(finished(kStartAt + seconds(50), "Succeeded", "Pass"), test_config()).run_deadline,
             std::nullopt);

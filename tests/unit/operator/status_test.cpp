@@ -146,6 +146,55 @@ CollectedResult collected(RunResult run, int64_t skew_ms = 0) {
   return c;
 }
 
+// The tables write what a pass observed as the API returns it (the LoadTest,
+// its Job) and what plan() made of it; status_of() types it as observe()
+// and plan() do, and computes the status.
+struct Observed {
+  json loadtest;
+  ParsedLoadTest parsed;
+  std::optional<json> job;
+  std::vector<PodView> pods;
+  WorkerResults results;
+  std::optional<Timestamp> start_issued_at;
+  std::optional<json> baseline_status;
+  std::string baseline_name;
+  std::optional<RunFailure> failure;
+};
+
+Observation observation_of(const Observed& o) {
+  Observation observation;
+  observation.loadtest = o.loadtest.get<api::LoadTest>();
+  observation.parsed = o.parsed;
+  const std::string& uid = observation.loadtest.metadata.uid;
+  if (o.job) {
+    // The Job of this incarnation: controlled by the LoadTest's uid.
+    json job = *o.job;
+    job["metadata"]["ownerReferences"] = {{{"uid", uid}, {"controller", true}}};
+    observation.job = job_view(job);
+  }
+  for (PodView pod : o.pods) {
+    pod.loadtest_uid = uid;
+    observation.pods.push_back(std::move(pod));
+  }
+  if (o.baseline_status)
+    observation.baseline_status = o.baseline_status->get<api::LoadTestStatus>();
+  observation.baseline_name = o.baseline_name;
+  return observation;
+}
+
+json status_of(const Observed& o, Timestamp now) {
+  return compute_status(observation_of(o), RunState{o.results, o.start_issued_at, o.failure}, now);
+}
+
+std::optional<Timestamp> start_deadline(const Observed& o) {
+  return kubeload::controller::start_deadline(observation_of(o));
+}
+
+bool status_changed(const json& current, const json& next) {
+  return kubeload::controller::status_changed(current.get<api::LoadTestStatus>(),
+                                              next.get<api::LoadTestStatus>());
+}
+
 Observed observe(const json& loadtest) {
   Observed o;
   o.loadtest = loadtest;
@@ -180,7 +229,6 @@ Observed running(bool final_results, uint64_t failed_per_worker = 0, int64_t lat
   for (uint32_t i = 0; i < 3; ++i) o.pods.push_back(pod_json(i, "Running", true));
   o.results = folded(worker_results(final_results, failed_per_worker, latency_us));
   o.start_issued_at = kStartAt;
-  o.start_skew_ms = 9;
   return o;
 }
 
@@ -196,7 +244,7 @@ const json& condition(const json& status, const std::string& type) {
 // ---- phases ----------------------------------------------------------------------
 
 TEST(OperatorStatus, NoJobYetIsPending) {
-  const json status = compute_status(observe(loadtest_json()), kCreated + seconds(1));
+  const json status = status_of(observe(loadtest_json()), kCreated + seconds(1));
   EXPECT_EQ(status["phase"], "Pending");
   EXPECT_EQ(status["reason"], "WaitingForWorkers");
   EXPECT_EQ(status["verdict"], "None");
@@ -216,7 +264,7 @@ TEST(OperatorStatus, SomeWorkersNotReadyIsStartingWithTheirReasons) {
   o.job = job_json();
   o.pods = {pod_json(0, "Running", true), waiting_pod(1, "ImagePullBackOff"),
             pod_json(2, "Running", false)};
-  const json status = compute_status(o, kCreated + seconds(30));
+  const json status = status_of(o, kCreated + seconds(30));
   EXPECT_EQ(status["phase"], "Starting");
   EXPECT_EQ(status["reason"], "WaitingForWorkers");
   EXPECT_NE(status["message"].get<std::string>().find("1/3 workers ready"), std::string::npos)
@@ -232,7 +280,7 @@ TEST(OperatorStatus, AllReadyBeforeTheStartIsStartingWorkersReady) {
   Observed o = observe(loadtest_json());
   o.job = job_json();
   for (uint32_t i = 0; i < 3; ++i) o.pods.push_back(pod_json(i, "Running", true));
-  const json status = compute_status(o, kCreated + seconds(15));
+  const json status = status_of(o, kCreated + seconds(15));
   EXPECT_EQ(status["phase"], "Starting");
   EXPECT_EQ(status["reason"], "WorkersReady");
   EXPECT_EQ(condition(status, "WorkersReady")["status"], "True");
@@ -241,7 +289,7 @@ TEST(OperatorStatus, AllReadyBeforeTheStartIsStartingWorkersReady) {
 
 TEST(OperatorStatus, StartedWithPartialResultsIsRunningWithProgress) {
   const Observed o = running(false);
-  const json status = compute_status(o, kStartAt + seconds(10));
+  const json status = status_of(o, kStartAt + seconds(10));
   EXPECT_EQ(status["phase"], "Running");
   EXPECT_EQ(status["reason"], "Running");
   EXPECT_EQ(status["verdict"], "None");
@@ -249,11 +297,11 @@ TEST(OperatorStatus, StartedWithPartialResultsIsRunningWithProgress) {
   EXPECT_EQ(status["startTime"], format_time(kStartAt));
   EXPECT_FALSE(status.contains("completionTime"));
   EXPECT_EQ(status["result"]["requests"], 1000 + 1001 + 1002);
-  EXPECT_EQ(status["workers"]["startSkewMs"], 9);
+  EXPECT_EQ(status["workers"]["startSkewMs"], 8);
   EXPECT_FALSE(status.contains("thresholds"));  // no verdict on partial results
   EXPECT_EQ(condition(status, "Passed")["status"], "Unknown");
   // Never 100% before the end, even when the clock says the time is up.
-  EXPECT_EQ(compute_status(o, kStartAt + minutes(5))["progress"], "99%");
+  EXPECT_EQ(status_of(o, kStartAt + minutes(5))["progress"], "99%");
 }
 
 TEST(OperatorStatus, ProgressByRequestsWhenThatEndsTheRunFirst) {
@@ -262,13 +310,13 @@ TEST(OperatorStatus, ProgressByRequestsWhenThatEndsTheRunFirst) {
   Observed o = running(false);
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
-  const json status = compute_status(o, kStartAt + seconds(6));  // 1% of the time
-  EXPECT_EQ(status["progress"], "30%");                          // 3003 of 10000 requests
+  const json status = status_of(o, kStartAt + seconds(6));  // 1% of the time
+  EXPECT_EQ(status["progress"], "30%");                     // 3003 of 10000 requests
 }
 
 TEST(OperatorStatus, AllFinalResultsMeetingThresholdsSucceedWithPass) {
   const Timestamp now = kStartAt + seconds(31);
-  const json status = compute_status(running(true), now);
+  const json status = status_of(running(true), now);
   EXPECT_EQ(status["phase"], "Succeeded");
   EXPECT_EQ(status["reason"], "ThresholdsPassed");
   EXPECT_EQ(status["message"], "all 2 thresholds met");
@@ -295,7 +343,7 @@ TEST(OperatorStatus, AllFinalResultsMeetingThresholdsSucceedWithPass) {
 TEST(OperatorStatus, MissedThresholdsSucceedWithFailNeverFailed) {
   // 5% errors and ~250 ms latencies miss both thresholds: the run worked,
   // the gate did not pass.
-  const json status = compute_status(running(true, 53, 250000), kStartAt + seconds(31));
+  const json status = status_of(running(true, 53, 250000), kStartAt + seconds(31));
   EXPECT_EQ(status["phase"], "Succeeded");
   EXPECT_EQ(status["reason"], "ThresholdsFailed");
   EXPECT_EQ(status["verdict"], "Fail");
@@ -316,7 +364,7 @@ TEST(OperatorStatus, NoGateCompletesWithVerdictNone) {
   Observed o = running(true);
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
-  const json status = compute_status(o, kStartAt + seconds(31));
+  const json status = status_of(o, kStartAt + seconds(31));
   EXPECT_EQ(status["phase"], "Succeeded");
   EXPECT_EQ(status["reason"], "Completed");
   EXPECT_EQ(status["verdict"], "None");
@@ -345,7 +393,7 @@ TEST(OperatorStatus, MergesWorkersExactly) {
       c.connect.record(k % 10 == 0 ? 300 : 0);
     }
   }
-  const json status = compute_status(o, kStartAt + seconds(31));
+  const json status = status_of(o, kStartAt + seconds(31));
   json expected;
   to_json(expected, combined.result, true);
   EXPECT_TRUE(result_from_json(status["result"]) == combined.result);
@@ -361,7 +409,7 @@ TEST(OperatorStatus, InvalidSpecFailsNamingTheFieldsWithoutAJob) {
   json loadtest = loadtest_json();
   loadtest["spec"]["load"]["connections"] = 2;  // fewer than the 3 workers
   loadtest["spec"]["thresholds"] = {"p98 < 10ms"};
-  const json status = compute_status(observe(loadtest), kCreated + seconds(1));
+  const json status = status_of(observe(loadtest), kCreated + seconds(1));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "InvalidSpec");
   EXPECT_EQ(status["verdict"], "None");
@@ -377,7 +425,7 @@ TEST(OperatorStatus, InvalidSpecFailsNamingTheFieldsWithoutAJob) {
 TEST(OperatorStatus, WorkerCrashMidRunFailsKeepingPartialResults) {
   Observed o = running(false);
   o.pods[1] = failed_pod(1, "OOMKilled", 137);
-  const json status = compute_status(o, kStartAt + seconds(12));
+  const json status = status_of(o, kStartAt + seconds(12));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
   EXPECT_EQ(status["verdict"], "None");
@@ -400,7 +448,7 @@ TEST(OperatorStatus, CrashBeforeTheStartQuotesTheWorkersLastWords) {
   cannot_listen["status"]["containerStatuses"][0]["state"]["terminated"]["message"] =
       "loadgen worker: cannot listen on \"0.0.0.0:8080\": Address in use\nmore log";
   o.pods = {pod_json(0, "Running", true), pod_json(1, "Running", true), pod_view(cannot_listen)};
-  const json status = compute_status(o, kCreated + seconds(30));
+  const json status = status_of(o, kCreated + seconds(30));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
   EXPECT_EQ(status["message"],
@@ -421,7 +469,7 @@ TEST(OperatorStatus, LongTerminationMessagesAreCutBetweenCharacters) {
   for (int i = 0; i < 400; ++i) words += "\xC3\xA9";
   crashed["status"]["containerStatuses"][0]["state"]["terminated"]["message"] = words;
   o.pods = {pod_json(0, "Running", true), pod_json(1, "Running", true), pod_view(crashed)};
-  const json status = compute_status(o, kCreated + seconds(30));
+  const json status = status_of(o, kCreated + seconds(30));
   EXPECT_EQ(status["reason"], "WorkerFailed");
   EXPECT_NO_THROW((void)status.dump());
   EXPECT_NE(status["message"].get<std::string>().find("..."), std::string::npos);
@@ -430,7 +478,7 @@ TEST(OperatorStatus, LongTerminationMessagesAreCutBetweenCharacters) {
 TEST(OperatorStatus, WorkerPodVanishingMidRunFails) {
   Observed o = running(false);
   o.pods.erase(o.pods.begin() + 2);
-  const json status = compute_status(o, kStartAt + seconds(12));
+  const json status = status_of(o, kStartAt + seconds(12));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
   EXPECT_NE(status["message"].get<std::string>().find("worker 2's pod disappeared"),
@@ -442,7 +490,7 @@ TEST(OperatorStatus, DeletedJobMidRunFails) {
   Observed o = running(false);
   o.job.reset();
   o.pods.clear();
-  const json status = compute_status(o, kStartAt + seconds(12));
+  const json status = status_of(o, kStartAt + seconds(12));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
   EXPECT_NE(status["message"].get<std::string>().find("the worker Job was deleted"),
@@ -455,7 +503,7 @@ TEST(OperatorStatus, WorkerReportingARunErrorFails) {
   auto results = worker_results(true);
   results[0].error = "cannot resolve checkout.shop.svc";
   o.results = folded(std::move(results));
-  const json status = compute_status(o, kStartAt + seconds(31));
+  const json status = status_of(o, kStartAt + seconds(31));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
   EXPECT_NE(status["message"].get<std::string>().find("worker 0 reported: cannot resolve"),
@@ -468,7 +516,7 @@ TEST(OperatorStatus, WorkerExitingWithoutItsResultIsResultsLost) {
   results.erase(2);
   o.results = folded(std::move(results));
   o.pods[2] = pod_json(2, "Succeeded", false);
-  const json status = compute_status(o, kStartAt + seconds(40));
+  const json status = status_of(o, kStartAt + seconds(40));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "ResultsLost");
   EXPECT_NE(status["message"].get<std::string>().find("worker 2 exited"), std::string::npos);
@@ -478,7 +526,7 @@ TEST(OperatorStatus, WorkerExitingWithoutItsResultIsResultsLost) {
 TEST(OperatorStatus, CompleteResultsWinOverALaterCrash) {
   Observed o = running(true);
   o.pods[0] = failed_pod(0, "Error", 1);  // died after its final result was collected
-  EXPECT_EQ(compute_status(o, kStartAt + seconds(31))["phase"], "Succeeded");
+  EXPECT_EQ(status_of(o, kStartAt + seconds(31))["phase"], "Succeeded");
 }
 
 TEST(OperatorStatus, WorkersNeverReadyFailAfterTheStartTimeout) {
@@ -487,9 +535,9 @@ TEST(OperatorStatus, WorkersNeverReadyFailAfterTheStartTimeout) {
   o.pods = {pod_json(0, "Running", true), waiting_pod(1, "ErrImagePull"),
             pod_json(2, "Pending", false)};
   // timeouts.start defaults to 5m, counted from the Job's creation.
-  const json before = compute_status(o, kJobCreated + minutes(5));
+  const json before = status_of(o, kJobCreated + minutes(5));
   EXPECT_EQ(before["phase"], "Starting");
-  const json after = compute_status(o, kJobCreated + minutes(5) + seconds(1));
+  const json after = status_of(o, kJobCreated + minutes(5) + seconds(1));
   EXPECT_EQ(after["phase"], "Failed");
   EXPECT_EQ(after["reason"], "WorkersNotReady");
   const std::string message = after["message"];
@@ -505,8 +553,8 @@ TEST(OperatorStatus, JobNeverCreatedFailsAfterTheStartTimeoutFromTheLoadTest) {
   json loadtest = loadtest_json();
   loadtest["spec"]["timeouts"] = {{"start", "1m"}};
   const Observed o = observe(loadtest);
-  EXPECT_EQ(compute_status(o, kCreated + seconds(59))["phase"], "Pending");
-  const json status = compute_status(o, kCreated + seconds(61));
+  EXPECT_EQ(status_of(o, kCreated + seconds(59))["phase"], "Pending");
+  const json status = status_of(o, kCreated + seconds(61));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkersNotReady");
 }
@@ -514,7 +562,7 @@ TEST(OperatorStatus, JobNeverCreatedFailsAfterTheStartTimeoutFromTheLoadTest) {
 TEST(OperatorStatus, JobFailedWithoutPodsLeftFails) {
   Observed o = observe(loadtest_json());
   o.job = job_json("Failed");
-  const json status = compute_status(o, kCreated + seconds(30));
+  const json status = status_of(o, kCreated + seconds(30));
   EXPECT_EQ(status["phase"], "Failed");
   EXPECT_EQ(status["reason"], "WorkerFailed");
   EXPECT_NE(status["message"].get<std::string>().find("BackoffLimitExceeded"), std::string::npos);
@@ -549,8 +597,8 @@ TEST(OperatorStatus, RecomputingWithALaterClockChangesNothing) {
   cases.push_back({"invalid", observe(invalid), kCreated + seconds(1)});
   for (Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const json first = compute_status(c.observed, c.first);
-    const json second = compute_status(with_status(c.observed, first), c.first + seconds(40));
+    const json first = status_of(c.observed, c.first);
+    const json second = status_of(with_status(c.observed, first), c.first + seconds(40));
     EXPECT_FALSE(status_changed(first, second)) << first.dump() << "\n" << second.dump();
   }
 }
@@ -560,13 +608,13 @@ TEST(OperatorStatus, ConditionsKeepTheirTransitionTimeUntilTheirStatusFlips) {
   o.job = job_json();
   for (uint32_t i = 0; i < 3; ++i) o.pods.push_back(pod_json(i, "Running", i != 2));
   const Timestamp t1 = kCreated + seconds(10);
-  const json starting = compute_status(o, t1);
+  const json starting = status_of(o, t1);
   EXPECT_EQ(condition(starting, "WorkersReady")["lastTransitionTime"], format_time(t1));
 
   Observed run = running(false);
   run.loadtest["status"] = starting;
   const Timestamp t2 = kStartAt + seconds(5);
-  const json status = compute_status(run, t2);
+  const json status = status_of(run, t2);
   ASSERT_EQ(status["phase"], "Running");
   // WorkersReady flipped to True: new time. Completed stayed False and Passed
   // Unknown, with new reasons: their times stay.
@@ -580,23 +628,23 @@ TEST(OperatorStatus, ConditionsKeepTheirTransitionTimeUntilTheirStatusFlips) {
   Observed later = running(false);
   later.start_issued_at.reset();
   later.loadtest["status"] = status;
-  EXPECT_EQ(compute_status(later, t2 + seconds(3))["startTime"], format_time(kStartAt));
+  EXPECT_EQ(status_of(later, t2 + seconds(3))["startTime"], format_time(kStartAt));
 }
 
 TEST(OperatorStatus, FinalStatusSurvivesCleanupOfJobAndPods) {
-  const json done = compute_status(running(true), kStartAt + seconds(31));
+  const json done = status_of(running(true), kStartAt + seconds(31));
   Observed after_cleanup = observe(loadtest_json());
   after_cleanup.loadtest["status"] = done;  // no Job, no pods, no results any more
-  EXPECT_EQ(compute_status(after_cleanup, kStartAt + minutes(30)), done);
+  EXPECT_EQ(status_of(after_cleanup, kStartAt + minutes(30)), done);
 }
 
 TEST(OperatorStatus, EditAfterTheEndOnlyMovesObservedGeneration) {
-  const json done = compute_status(running(true), kStartAt + seconds(31));
+  const json done = status_of(running(true), kStartAt + seconds(31));
   Observed edited = observe(loadtest_json());
   edited.loadtest["metadata"]["generation"] = 2;
   edited.loadtest["spec"]["workers"] = 5;
   edited.loadtest["status"] = done;
-  const json status = compute_status(edited, kStartAt + minutes(30));
+  const json status = status_of(edited, kStartAt + minutes(30));
   EXPECT_EQ(status["observedGeneration"], 2);
   EXPECT_EQ(condition(status, "Passed")["observedGeneration"], 2);
   json expected = done;
@@ -604,18 +652,18 @@ TEST(OperatorStatus, EditAfterTheEndOnlyMovesObservedGeneration) {
   for (json& c : expected["conditions"]) c["observedGeneration"] = 2;
   EXPECT_EQ(status, expected);
   EXPECT_FALSE(
-      status_changed(status, compute_status(with_status(edited, status), kStartAt + minutes(31))));
+      status_changed(status, status_of(with_status(edited, status), kStartAt + minutes(31))));
 }
 
 TEST(OperatorStatus, EditedSpecAfterInvalidSpecIsDerivedAgain) {
   json invalid = loadtest_json();
   invalid["spec"]["load"]["connections"] = 1;
-  const json failed = compute_status(observe(invalid), kCreated + seconds(1));
+  const json failed = status_of(observe(invalid), kCreated + seconds(1));
   ASSERT_EQ(failed["reason"], "InvalidSpec");
   json fixed = loadtest_json();
   fixed["metadata"]["generation"] = 2;
   fixed["status"] = failed;
-  const json status = compute_status(observe(fixed), kCreated + seconds(20));
+  const json status = status_of(observe(fixed), kCreated + seconds(20));
   EXPECT_EQ(status["phase"], "Pending");
   EXPECT_EQ(status["observedGeneration"], 2);
   EXPECT_EQ(condition(status, "Passed")["observedGeneration"], 2);
@@ -623,13 +671,12 @@ TEST(OperatorStatus, EditedSpecAfterInvalidSpecIsDerivedAgain) {
 
 TEST(OperatorStatus, StartSkewFromTheWorkersWhenTheOperatorRecordedNone) {
   Observed o = running(false);
-  o.start_skew_ms.reset();
   // Workers started at +0, +4 and +8 ms.
-  EXPECT_EQ(compute_status(o, kStartAt + seconds(3))["workers"]["startSkewMs"], 8);
+  EXPECT_EQ(status_of(o, kStartAt + seconds(3))["workers"]["startSkewMs"], 8);
   auto results = worker_results(false);
   results.erase(1);  // not every worker has said when it started
   o.results = folded(std::move(results));
-  EXPECT_FALSE(compute_status(o, kStartAt + seconds(3))["workers"].contains("startSkewMs"));
+  EXPECT_FALSE(status_of(o, kStartAt + seconds(3))["workers"].contains("startSkewMs"));
 }
 
 // ---- what gates read --------------------------------------------------------------
@@ -660,7 +707,7 @@ TEST(OperatorStatus, GatesReadEveryComputedStateRight) {
       {"failed run", crashed, kStartAt + seconds(12), GateState::Error},
   };
   for (const auto& row : rows) {
-    const json status = compute_status(row.observed, row.now);
+    const json status = status_of(row.observed, row.now);
     const GateReading reading = read_gate(with_computed_status(row.observed.loadtest, status));
     EXPECT_EQ(static_cast<int>(reading.state), static_cast<int>(row.expected))
         << row.name << ": " << reading.message;
@@ -676,19 +723,19 @@ TEST(OperatorStatus, GatesReadEveryComputedStateRight) {
 TEST(OperatorStatus, EditMidRunMovesEveryConditionToTheNewGeneration) {
   Observed o = running(false);
   o.loadtest["metadata"]["generation"] = 2;
-  const json status = compute_status(o, kStartAt + seconds(10));
+  const json status = status_of(o, kStartAt + seconds(10));
   EXPECT_EQ(status["observedGeneration"], 2);
   for (const json& c : status["conditions"]) EXPECT_EQ(c["observedGeneration"], 2) << c["type"];
   // Before the operator wrote that, a gate reads the old status as stale.
   json before = o.loadtest;
-  before["status"] = compute_status(running(false), kStartAt + seconds(9));
+  before["status"] = status_of(running(false), kStartAt + seconds(9));
   EXPECT_EQ(static_cast<int>(read_gate(before).state), static_cast<int>(GateState::InProgress));
 }
 
 TEST(OperatorStatus, FinalStatusOfAnOlderOperatorGainsTheGateConditions) {
   const Timestamp done = kStartAt + seconds(31);
   for (const bool pass : {true, false}) {
-    const json full = compute_status(pass ? running(true) : running(true, 53, 250000), done);
+    const json full = status_of(pass ? running(true) : running(true, 53, 250000), done);
     json old = full;  // what an operator without Ready/Stalled/Finished wrote
     json kept_conditions = json::array();
     for (const json& c : full["conditions"]) {
@@ -697,8 +744,7 @@ TEST(OperatorStatus, FinalStatusOfAnOlderOperatorGainsTheGateConditions) {
       }
     }
     old["conditions"] = kept_conditions;
-    const json status =
-        compute_status(with_status(observe(loadtest_json()), old), done + minutes(60));
+    const json status = status_of(with_status(observe(loadtest_json()), old), done + minutes(60));
     EXPECT_EQ(condition(status, "Ready")["status"], pass ? "True" : "False");
     EXPECT_EQ(condition(status, "Stalled")["status"], pass ? "False" : "True");
     EXPECT_EQ(condition(status, "Finished")["status"], "True");
@@ -727,29 +773,29 @@ std::map<std::string, json> gitops_fixtures() {
   // Created, not seen by the operator yet: the status the CRD defaults.
   out["unseen"] = object(loadtest_json(), {{"observedGeneration", 0}});
   const Observed pending = observe(loadtest_json());
-  out["pending"] = object(pending.loadtest, compute_status(pending, kCreated + seconds(1)));
+  out["pending"] = object(pending.loadtest, status_of(pending, kCreated + seconds(1)));
   Observed starting = observe(loadtest_json());
   starting.job = job_json();
   starting.pods = {pod_json(0, "Running", true), waiting_pod(1, "ContainerCreating"),
                    pod_json(2, "Running", false)};
-  out["starting"] = object(starting.loadtest, compute_status(starting, kCreated + seconds(5)));
-  out["running"] = object(loadtest_json(), compute_status(running(false), kStartAt + seconds(10)));
-  const json passed = compute_status(running(true), done);
+  out["starting"] = object(starting.loadtest, status_of(starting, kCreated + seconds(5)));
+  out["running"] = object(loadtest_json(), status_of(running(false), kStartAt + seconds(10)));
+  const json passed = status_of(running(true), done);
   out["passed"] = object(loadtest_json(), passed);
   json no_gate = loadtest_json();
   no_gate["spec"].erase("thresholds");
   Observed no_gate_run = running(true);
   no_gate_run.loadtest = no_gate;
   no_gate_run.parsed = parse_loadtest(no_gate.dump());
-  out["no-gate"] = object(no_gate, compute_status(no_gate_run, done));
-  const json failed_gate = compute_status(running(true, 53, 250000), done);
+  out["no-gate"] = object(no_gate, status_of(no_gate_run, done));
+  const json failed_gate = status_of(running(true, 53, 250000), done);
   out["failed-gate"] = object(loadtest_json(), failed_gate);
   Observed crashed = running(false);
   crashed.pods[1] = failed_pod(1, "OOMKilled", 137);
-  out["failed-run"] = object(loadtest_json(), compute_status(crashed, kStartAt + seconds(12)));
+  out["failed-run"] = object(loadtest_json(), status_of(crashed, kStartAt + seconds(12)));
   json invalid = loadtest_json();
   invalid["spec"]["thresholds"] = {"nope.p99 < 10ms"};
-  out["invalid-spec"] = object(invalid, compute_status(observe(invalid), kCreated + seconds(1)));
+  out["invalid-spec"] = object(invalid, status_of(observe(invalid), kCreated + seconds(1)));
   // Edited after the end; the operator has not seen generation 2 yet.
   json stale = object(loadtest_json(), passed);
   stale["metadata"]["generation"] = 2;
@@ -795,13 +841,13 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
   ASSERT_TRUE(o.parsed.ok());
-  const json current = compute_status(running(true), kStartAt + seconds(31))["result"];
+  const json current = status_of(running(true), kStartAt + seconds(31))["result"];
   const double p99 = current["latencyMs"]["p99"];
   const double rps = current["rps"];
 
   o.baseline_name = "checkout-yesterday";
   o.baseline_status = json{{"result", {{"latencyMs", {{"p99", p99 / 1.05}}}, {"rps", rps}}}};
-  json status = compute_status(o, kStartAt + seconds(31));
+  json status = status_of(o, kStartAt + seconds(31));
   EXPECT_EQ(status["verdict"], "Pass") << status["message"];
   EXPECT_EQ(status["baseline"]["passed"], true);
   EXPECT_EQ(status["baseline"]["deltas"]["p99"], "+5.0%");
@@ -812,7 +858,7 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
   EXPECT_EQ(status["baseline"]["checks"][1]["passed"], true);
 
   o.baseline_status = json{{"result", {{"latencyMs", {{"p99", p99 / 1.25}}}, {"rps", rps * 1.1}}}};
-  status = compute_status(o, kStartAt + seconds(31));
+  status = status_of(o, kStartAt + seconds(31));
   EXPECT_EQ(status["phase"], "Succeeded");
   EXPECT_EQ(status["verdict"], "Fail");
   EXPECT_EQ(status["reason"], "ThresholdsFailed");
@@ -836,7 +882,7 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
       << status["message"];
 
   o.baseline_status.reset();  // the named baseline does not exist
-  EXPECT_EQ(compute_status(o, kStartAt + seconds(31))["verdict"], "Fail");
+  EXPECT_EQ(status_of(o, kStartAt + seconds(31))["verdict"], "Fail");
 }
 
 TEST(OperatorStatus, FirstRunOfATestPassesALastPassedBaseline) {
@@ -846,7 +892,7 @@ TEST(OperatorStatus, FirstRunOfATestPassesALastPassedBaseline) {
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
   ASSERT_TRUE(o.parsed.ok());
-  const json status = compute_status(o, kStartAt + seconds(31));
+  const json status = status_of(o, kStartAt + seconds(31));
   EXPECT_EQ(status["verdict"], "Pass");
   EXPECT_EQ(status["baseline"]["passed"], true);
 }

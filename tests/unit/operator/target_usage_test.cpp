@@ -17,6 +17,19 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
+// The rows write statuses as the API stores them; the plan reads them typed.
+kubeload::controller::TargetUsageStep plan_target_usage(
+    const json& current, json& status, const kubeload::ParsedLoadTest& parsed,
+    const kubeload::controller::OperatorConfig& config,
+    const std::optional<kubeload::controller::TargetMeasurement>& measured,
+    kubeload::controller::Timestamp now) {
+  auto typed = status.get<kubeload::api::LoadTestStatus>();
+  const auto step = kubeload::controller::plan_target_usage(
+      current.get<kubeload::api::LoadTestStatus>(), typed, parsed, config, measured, now);
+  status = typed;
+  return step;
+}
+
 Timestamp at(const std::string& text) {
   return *parse_time(text);
 }
@@ -347,14 +360,14 @@ TEST(JudgeTarget, Table) {
     std::string reason;
     std::string message_contains;
   };
-  const auto service = [](int status, nlohmann::json selector) {
+  const auto service = [](int status, std::map<std::string, std::string> selector) {
     TargetFindings f;
     f.service_status = status;
     f.service_error = "HTTP " + std::to_string(status);
     f.service_selector = std::move(selector);
     return f;
   };
-  const nlohmann::json app = {{"app", "checkout"}};
+  const std::map<std::string, std::string> app = {{"app", "checkout"}};
   const auto pods = [=](int status, std::vector<std::string> names) {
     TargetFindings f = service(200, app);
     f.pods_status = status;
@@ -367,13 +380,12 @@ TEST(JudgeTarget, Table) {
        TargetRead::Service, "", ""},
       {"a podSelector target lists the pods first", &by_selector, [] { return TargetFindings{}; },
        TargetRead::Pods, "", ""},
-      {"the Service is gone", &by_service, [=] { return service(404, nullptr); }, std::nullopt,
+      {"the Service is gone", &by_service, [=] { return service(404, {}); }, std::nullopt,
        "TargetNotFound", "shop/checkout does not exist"},
-      {"the Service may not be read", &by_service, [=] { return service(403, nullptr); },
-       std::nullopt, "Forbidden", "may not read Services in namespace shop"},
-      {"the Service selects by no label", &by_service,
-       [=] { return service(200, nlohmann::json::object()); }, std::nullopt, "NoPodSelector",
-       "selects no pods by label"},
+      {"the Service may not be read", &by_service, [=] { return service(403, {}); }, std::nullopt,
+       "Forbidden", "may not read Services in namespace shop"},
+      {"the Service selects by no label", &by_service, [=] { return service(200, {}); },
+       std::nullopt, "NoPodSelector", "selects no pods by label"},
       {"then the pods of its selector", &by_service, [=] { return service(200, app); },
        TargetRead::Pods, "", ""},
       {"the pods may not be listed", &by_service, [=] { return pods(403, {}); }, std::nullopt,
