@@ -119,7 +119,7 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
     kube::Response kept =
         client_.get(kube::resources::configmaps(namespace_), results_config_map_name(name, uid));
     if (kept.ok()) {
-      observed.kept_results = std::move(kept.body);
+      observed.kept_results = config_map_view(kept.body);
     } else if (!kept.is_not_found()) {
       throw std::runtime_error("reading the kept results of " + namespace_ + "/" + name + ": " +
                                kept.describe());

@@ -68,7 +68,7 @@ struct Observation {
   std::vector<PodView> pods;   // pods labelled with the LoadTest's name (any incarnation)
   // The results ConfigMap as read (the running merge of the final results
   // kept so far, see kept_merge); unset when there is none yet.
-  std::optional<nlohmann::json> kept_results;
+  std::optional<ConfigMapView> kept_results;
   PassAnswers answers;  // the workers asked this pass (see begin_pass)
   // Since when each worker has not answered (kept by the executor across
   // passes; a restart starts the clock over, which only delays the verdict).

@@ -15,8 +15,6 @@
 namespace kubeload::controller {
 namespace {
 
-using json_access::member;
-using json_access::text;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
@@ -34,10 +32,6 @@ constexpr auto kEndingWindow = 2s;
 constexpr auto kPollWhilePaced = 250ms;
 constexpr auto kPollWhileStarting = 2s;
 constexpr auto kPollOtherwise = 5s;
-
-constexpr const char* kKeptUidKey = "loadTestUid";
-constexpr const char* kKeptWorkersKey = "workers";
-constexpr const char* kKeptMergeKey = "merged";
 
 const std::string& loadtest_uid(const Observation& o) {
   return o.loadtest.metadata.uid;
@@ -160,17 +154,7 @@ std::string results_config_map_name(const std::string& loadtest_name, const std:
 }
 
 json kept_results_data(const WorkerResults& kept, const std::string& loadtest_uid) {
-  json workers = json::object();
-  for (const auto& [index, report] : kept.reports()) {
-    json facts = {{"finished", report.finished}};
-    if (report.started_at_ms) facts["startedAtMs"] = *report.started_at_ms;
-    if (!report.error.empty())
-      facts["error"] = std::string(utf8_head(report.error, kKeptErrorLength));
-    workers[std::to_string(index)] = std::move(facts);
-  }
-  json data = {{kKeptUidKey, loadtest_uid}, {kKeptWorkersKey, workers.dump()}};
-  if (kept.merged()) data[kKeptMergeKey] = to_json(*kept.merged()).dump();
-  return data;
+  return api::to_config_map_data(api::KeptResults{loadtest_uid, kept.reports(), kept.merged()});
 }
 
 std::size_t config_map_data_size(const json& data) {
@@ -182,81 +166,23 @@ std::size_t config_map_data_size(const json& data) {
 }
 
 std::vector<std::string> legacy_result_keys(const json& data) {
-  std::vector<std::string> keys;
-  if (!data.is_object()) return keys;
-  for (const auto& [key, value] : data.items()) {
-    if (key.starts_with(kLegacyResultKeyPrefix)) keys.push_back(key);
-  }
-  return keys;
+  return api::legacy_result_keys(data);
 }
-
-namespace {
-
-// The results ConfigMap as operators before the running merge wrote it: one
-// final /result document per worker under "worker-<index>". A run in flight
-// across an upgrade folds them as the workers' answers would have been.
-WorkerResults legacy_kept_merge(const json& data, uint32_t workers, const std::string& uid,
-                                std::vector<std::string>& problems) {
-  WorkerResults kept(workers);
-  for (const std::string& key : legacy_result_keys(data)) {
-    try {
-      const unsigned long index = std::stoul(key.substr(kLegacyResultKeyPrefix.size()));
-      const json document = json::parse(text(member(data, key)));
-      if (text(member(document, "loadTestUid")) != uid) {
-        throw std::invalid_argument("not this run's");
-      }
-      if (index >= workers ||
-          !kept.fold(static_cast<uint32_t>(index), collected_result_from_json(document))) {
-        throw std::invalid_argument("not one of the " + std::to_string(workers) + " workers");
-      }
-    } catch (const std::exception& e) {
-      problems.push_back("the results ConfigMap's " + key + ": " + e.what());
-      return WorkerResults(workers);
-    }
-  }
-  return kept;
-}
-
-}  // namespace
 
 WorkerResults kept_merge(const Observation& o, std::vector<std::string>& problems) {
   const uint32_t workers = o.parsed.ok() ? o.parsed.spec.workers : 0;
-  const json& data = o.kept_results ? member(*o.kept_results, "data") : json();
-  if (!data.is_object() || data.empty()) return WorkerResults(workers);
-  const std::string where = "the results ConfigMap";
-  if (!data.contains(kKeptUidKey) && !legacy_result_keys(data).empty()) {
-    return legacy_kept_merge(data, workers, loadtest_uid(o), problems);
-  }
-  if (text(member(data, kKeptUidKey)) != loadtest_uid(o)) {
-    problems.push_back(where + " is not this run's");
-    return WorkerResults(workers);
-  }
+  if (!o.kept_results) return WorkerResults(workers);
   try {
-    const json facts = json::parse(text(member(data, kKeptWorkersKey)));
-    if (!facts.is_object()) throw std::invalid_argument("\"workers\" is not an object");
-    std::map<uint32_t, WorkerReport> reports;
-    for (const auto& [key, fact] : facts.items()) {
-      const unsigned long index = std::stoul(key);
-      if (index >= workers) {
-        throw std::invalid_argument("worker " + key + " is not one of the " +
-                                    std::to_string(workers) + " workers");
-      }
-      WorkerReport report;
-      report.finished = member(fact, "finished") == json(true);
-      if (member(fact, "startedAtMs").is_number_integer()) {
-        report.started_at_ms = member(fact, "startedAtMs").get<int64_t>();
-      }
-      report.error = text(member(fact, "error"));
-      reports.emplace(static_cast<uint32_t>(index), std::move(report));
+    std::optional<api::KeptResults> kept =
+        api::kept_results_from_config_map_data(o.kept_results->data, loadtest_uid(o));
+    if (!kept) return WorkerResults(workers);
+    if (!kept->workers.empty() && kept->workers.rbegin()->first >= workers) {
+      throw std::invalid_argument("worker " + std::to_string(kept->workers.rbegin()->first) +
+                                  " is not one of the " + std::to_string(workers) + " workers");
     }
-    std::optional<RunResult> merged;
-    if (!reports.empty())
-      merged = run_result_from_json(json::parse(text(member(data, kKeptMergeKey))));
-    return WorkerResults(workers, std::move(reports), std::move(merged));
+    return WorkerResults(workers, std::move(kept->workers), std::move(kept->merged));
   } catch (const std::exception& e) {
-    // json::parse_error, std::invalid_argument (a bad field or index),
-    // std::out_of_range (an index too large).
-    problems.push_back(where + ": " + e.what());
+    problems.push_back(std::string("the results ConfigMap: ") + e.what());
     return WorkerResults(workers);
   }
 }
@@ -297,11 +223,12 @@ DigestedAnswer digest_answer(const std::string& uid, const std::optional<json>& 
     return digested;
   }
   answer.reached = true;
-  if (text(member(*document, "loadTestUid")) != uid) {
-    answer.other_run = true;
-    return digested;
-  }
   try {
+    // Whose it is first: another run's document is not ours to read.
+    if (api::result_head_from_json(*document).loadtest_uid != uid) {
+      answer.other_run = true;
+      return digested;
+    }
     CollectedResult collected = collected_result_from_json(*document);
     if (collected.run.finished) {
       digested.final_result = std::move(collected);
@@ -497,7 +424,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
       const std::size_t size = config_map_data_size(data);
       if (o.kept_results) {
         // Written as a merge patch: the previous format's keys go (null).
-        for (const std::string& key : legacy_result_keys(member(*o.kept_results, "data"))) {
+        for (const std::string& key : legacy_result_keys(o.kept_results->data)) {
           data[key] = nullptr;
         }
       }
@@ -512,8 +439,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         // one place only.
         const std::string config_map = results_config_map_name(name, uid);
         const std::string kept_version =
-            o.kept_results ? text(member(member(*o.kept_results, "metadata"), "resourceVersion"))
-                           : std::string();
+            o.kept_results ? o.kept_results->resource_version : std::string();
         out.actions.push_back(KeepResults{config_map, results_config_map(o.loadtest, config_map),
                                           kept_version, std::move(data), newly_kept});
         for (const uint32_t index : newly_kept) {

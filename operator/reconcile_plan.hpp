@@ -133,14 +133,11 @@ std::string results_config_map_name(const std::string& loadtest_name, const std:
 
 // The Kubernetes limit on a ConfigMap's data (keys and values together).
 inline constexpr std::size_t kConfigMapDataLimit = 1024 * 1024;
-// Errors are kept this long at most per worker, so the kept facts stay small.
-inline constexpr std::size_t kKeptErrorLength = 256;
 
-// The results ConfigMap's data for a running merge of final results: the
-// merge as one document (the result encoding of a worker's /result, so
-// histograms in their compact encoding), the workers folded into it with
-// what the status needs of each, and the run's uid. Its size does not grow
-// with the worker count beyond a few bytes per worker.
+// The results ConfigMap's data for a running merge of final results
+// (api::KeptResults): the merge, the workers folded into it with what the
+// status needs of each, and the run's uid. Its size does not grow with the
+// worker count beyond a few bytes per worker.
 nlohmann::json kept_results_data(const WorkerResults& kept, const std::string& loadtest_uid);
 // The size the API server counts against kConfigMapDataLimit.
 std::size_t config_map_data_size(const nlohmann::json& data);
@@ -152,7 +149,6 @@ WorkerResults kept_merge(const Observation& observed, std::vector<std::string>& 
 // final document per worker, "worker-<index>"): kept_merge() reads them, so a
 // run in flight across an operator upgrade keeps its results, and the next
 // write removes them.
-inline constexpr std::string_view kLegacyResultKeyPrefix = "worker-";
 std::vector<std::string> legacy_result_keys(const nlohmann::json& config_map_data);
 // The workers plan() wants /result from in this pass (index -> pod IP).
 std::map<uint32_t, std::string> workers_to_ask(const Observation& observed);

@@ -153,4 +153,11 @@ JobView job_view(const json& job) {
   return view;
 }
 
+ConfigMapView config_map_view(const json& config_map) {
+  ConfigMapView view;
+  view.resource_version = text(member(member(config_map, "metadata"), "resourceVersion"));
+  if (const json& data = member(config_map, "data"); data.is_object()) view.data = data;
+  return view;
+}
+
 }  // namespace kubeload::controller

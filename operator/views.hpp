@@ -62,9 +62,18 @@ struct JobView {
   uint64_t pods_failed = 0;     // status.failed
 };
 
+// A ConfigMap as a reconcile reads it: the resourceVersion (the precondition
+// of the next write) and the data (string values; api/kept_results.hpp
+// decodes the results ConfigMap's).
+struct ConfigMapView {
+  std::string resource_version;
+  nlohmann::json data = nlohmann::json::object();
+};
+
 PodView pod_view(std::shared_ptr<const nlohmann::json> pod);
 PodView pod_view(const nlohmann::json& pod);  // a copy of `pod` (tables in tests)
 JobView job_view(const nlohmann::json& job);
+ConfigMapView config_map_view(const nlohmann::json& config_map);
 
 // The uid of the controlling owner reference (controller: true), "" if none.
 std::string controller_uid(const nlohmann::json& object);

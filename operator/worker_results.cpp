@@ -1,23 +1,12 @@
 #include "operator/worker_results.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include "kubeload/json_access.hpp"
+#include "kubeload/api/worker_protocol.hpp"
 
 namespace kubeload::controller {
 
-using json_access::member;
-using json_access::text;
-
 CollectedResult collected_result_from_json(const nlohmann::json& document) {
-  CollectedResult collected;
-  collected.run = run_result_from_json(document);
-  const nlohmann::json& started = member(document, "startedAtMs");
-  if (started.is_number_integer() && started.get<int64_t>() > 0) {
-    collected.started_at_ms = started.get<int64_t>();
-  }
-  collected.error = text(member(document, "error"));
-  return collected;
+  api::ResultDocument read = api::result_document_from_json(document);
+  return CollectedResult{std::move(read.run), read.head.started_at_ms, std::move(read.head.error)};
 }
 
 bool WorkerResults::fold(uint32_t index, CollectedResult collected) {

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kubeload/api/kept_results.hpp"
+#include "kubeload/api/worker_protocol.hpp"
 #include "kubeload/result.hpp"
 
 namespace kubeload::controller {
@@ -25,17 +27,13 @@ struct CollectedResult {
   std::string error;  // the worker's own report of a run that broke off
 };
 
-// Parses a worker's GET /result body. Throws std::invalid_argument naming
-// the bad field.
+// Parses a worker's GET /result body (api::ResultDocument). Throws
+// std::invalid_argument naming the bad field.
 CollectedResult collected_result_from_json(const nlohmann::json& document);
 
-// What the status keeps of a worker once its result is in the merge.
-struct WorkerReport {
-  bool finished = false;  // its result was the final one, not partial counters
-  std::optional<int64_t> started_at_ms;
-  std::string error;
-  bool operator==(const WorkerReport&) const = default;
-};
+// What the status keeps of a worker once its result is in the merge: what
+// the results ConfigMap keeps of it.
+using WorkerReport = api::KeptWorker;
 
 class WorkerResults {
  public:

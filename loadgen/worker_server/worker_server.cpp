@@ -16,6 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/worker_protocol.hpp"
 #include "kubeload/text.hpp"
 #include "loadgen/engine/asio.hpp"
 #include "loadgen/engine/metrics.hpp"
@@ -56,8 +57,10 @@ tcp::endpoint parse_listen(const std::string& listen) {
 
 // The result document while the run is going: counters only (histograms
 // arrive with the final result).
-json partial_document(const LiveSnapshot& s) {
-  Result r;
+api::ProgressDocument progress_document(const LiveSnapshot& s, api::ResultHead head) {
+  api::ProgressDocument progress;
+  progress.head = std::move(head);
+  Result& r = progress.result;
   // Counted stages only, so the live rate is not diluted by the warm-up.
   r.duration_seconds = s.counted_seconds;
   for (const auto& row : s.requests) {
@@ -67,13 +70,9 @@ json partial_document(const LiveSnapshot& s) {
     r.bytes_received += row.bytes_received;
     r.bytes_sent += row.bytes_sent;
   }
-  json out;
-  out["version"] = RunResult::kVersion;
-  out["finished"] = false;
-  out["warmupRequests"] = s.warmup_requests;
-  to_json(out["result"], r, false);
-  out["stage"] = s.stage;
-  return out;
+  progress.warmup_requests = s.warmup_requests;
+  progress.stage = s.stage;
+  return progress;
 }
 
 // What was planned for this worker's share, for "interrupted after N of M".
@@ -99,19 +98,7 @@ std::string planned_share(const RunPlan& plan) {
 
 // A few headline numbers; a termination message is limited to 4 KiB.
 std::string termination_summary(const RunResult& run, const std::string& error) {
-  const Result& r = run.result;
-  const LatencySummary latency = LatencySummary::of(r.latency);
-  json out = {{"requests", r.requests},
-              {"failures", r.failures()},
-              {"rps", r.rps()},
-              {"durationSeconds", r.duration_seconds},
-              {"p50Ms", latency.p50},
-              {"p99Ms", latency.p99},
-              {"maxMs", latency.max},
-              {"warmupRequests", run.warmup_requests},
-              {"bytesReceived", r.bytes_received}};
-  if (!error.empty()) out["error"] = error;
-  return out.dump();
+  return api::to_json(api::TerminationSummary::of(run, error)).dump();
 }
 
 // The final result, served as ResultDocumentWriter writes it, chunked: the
@@ -265,8 +252,8 @@ class WorkerService {
       started_ = true;
       run_thread_ = std::thread([this, at_ms, &stop] { run(at_ms, stop); });
     }
-    json body = {{"started", true}, {"worker", config_.index}, {"startAt", at_ms}};
-    return reply(http::status::accepted, body.dump() + "\n", "application/json");
+    const api::StartAnswer answer{true, config_.index, at_ms};
+    return reply(http::status::accepted, api::to_json(answer).dump() + "\n", "application/json");
   }
 
   void run(int64_t at_ms, const std::atomic<bool>& stop) {
@@ -314,19 +301,16 @@ class WorkerService {
   // every stage and named request) is written as it is sent.
   Reply result(unsigned http_version) {
     std::lock_guard lock(mutex_);
-    json head = {{"worker", config_.index},
-                 {"loadTestUid", config_.loadtest_uid},
-                 {"startedAtMs", started_at_ms_}};
-    if (!error_.empty()) head["error"] = error_;
+    api::ResultHead head{config_.index, config_.loadtest_uid, std::nullopt, error_};
+    if (started_at_ms_ > 0) head.started_at_ms = started_at_ms_;
     if (!final_) {
-      json document = partial_document(latest_);
-      document.update(head);
+      const json document = api::to_json(progress_document(latest_, std::move(head)));
       return reply(http::status::ok, document.dump() + "\n", "application/json");
     }
     http::response<ResultDocumentBody> response(http::status::ok, http_version);
     response.set(http::field::content_type, "application/json");
     response.set(http::field::server, kServerName);
-    response.body() = {final_, std::move(head)};
+    response.body() = {final_, api::to_json(head)};
     // HTTP/1.0 has no chunks: the end of the body is the end of the connection.
     if (http_version >= 11) {
       response.chunked(true);
@@ -342,7 +326,8 @@ class WorkerService {
     std::lock_guard lock(mutex_);
     if (!final_) return reply(http::status::conflict, "the run has not finished\n", "text/plain");
     collected_ = true;
-    return reply(http::status::ok, "{\"finished\":true}\n", "application/json");
+    return reply(http::status::ok, api::to_json(api::FinishAnswer{true}).dump() + "\n",
+                 "application/json");
   }
 
   const WorkerConfig& config_;

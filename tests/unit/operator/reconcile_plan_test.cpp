@@ -374,8 +374,8 @@ std::vector<Row> rows() {
          Observation o = running(mid + seconds(40));
          o.pods = {pod_view(pod_json(0, "Succeeded", false)),
                    pod_view(pod_json(1, "Succeeded", false))};
-         o.kept_results = kept_config_map(
-             {{0, answer_document(0, 500, true)}, {1, answer_document(1, 400, true)}});
+         o.kept_results = config_map_view(kept_config_map(
+             {{0, answer_document(0, 500, true)}, {1, answer_document(1, 400, true)}}));
          return o;
        },
        "Succeeded",
@@ -578,7 +578,8 @@ std::vector<Row> rows() {
       {"kept results of another incarnation are not this run's",
        [=] {
          Observation o = running(mid);
-         o.kept_results = kept_config_map({{0, answer_document(0, 500, true)}}, 2, kOldUid);
+         o.kept_results =
+             config_map_view(kept_config_map({{0, answer_document(0, 500, true)}}, 2, kOldUid));
          answer(o, 1, answer_document(1, 200, false));
          return o;
        },
@@ -880,7 +881,7 @@ Observation five_workers(const ResultsConfigMap& kept,
   Observation o = running(kStartAt + seconds(40), R"({"workers": 5})");
   o.pods.clear();
   for (uint32_t i = 0; i < 5; ++i) o.pods.push_back(pod_view(pod_json(i, "Running", true)));
-  o.kept_results = kept.object;
+  if (kept.object) o.kept_results = config_map_view(*kept.object);
   for (const auto& [index, requests] : answers) {
     answer(o, index, answer_document(index, requests, true));
   }
@@ -1237,10 +1238,10 @@ std::size_t final_status_bytes(uint32_t workers) {
   const WorkerResults kept(
       workers, reports,
       collected_result_from_json(staged_document(0, 100, 100, 50, 30'000'000)).run);
-  o.kept_results = {
-      {"metadata",
-       {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
-      {"data", kept_results_data(kept, kUid)}};
+  o.kept_results = config_map_view(
+      {{"metadata",
+        {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
+       {"data", kept_results_data(kept, kUid)}});
   const ReconcilePlan p = plan(o, test_config());
   EXPECT_EQ(J(p.status).value("phase", ""), "Succeeded") << J(p.status).value("message", "");
   EXPECT_EQ(J(p.status)["stages"].size(), 100u);
@@ -1272,7 +1273,7 @@ TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
   // Worker 0's result was kept by the previous operator version, one
   // document per worker; worker 1 finishes now.
   Observation o = running(kStartAt + seconds(40));
-  o.kept_results = legacy_config_map({{0, answer_document(0, 500, true)}});
+  o.kept_results = config_map_view(legacy_config_map({{0, answer_document(0, 500, true)}}));
   answer(o, 1, answer_document(1, 400, true));
   const ReconcilePlan p = plan(o, test_config());
   EXPECT_EQ(J(p.status).value("phase", ""), "Succeeded") << J(p.status).value("message", "");
@@ -1285,10 +1286,10 @@ TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
   // The merge patch writes the new form and removes the old key...
   EXPECT_TRUE(keep->data.at("worker-0").is_null()) << keep->data.dump();
   // ... and what it leaves reads back as both workers.
-  json after = o.kept_results->at("data");
+  json after = o.kept_results->data;
   after.merge_patch(keep->data);
   Observation next = running(kStartAt + seconds(41));
-  next.kept_results = {{"metadata", o.kept_results->at("metadata")}, {"data", after}};
+  next.kept_results = ConfigMapView{o.kept_results->resource_version, after};
   next.pods = {pod_view(pod_json(0, "Succeeded", false)),
                pod_view(pod_json(1, "Succeeded", false))};
   EXPECT_EQ(J(plan(next, test_config()).status)["result"]["requests"], 900);
@@ -1296,7 +1297,8 @@ TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
 
 TEST(ReconcilePlan, AnOldResultsConfigMapOfAnotherRunIsUnreadableNotMerged) {
   Observation o = running(kStartAt + seconds(40));
-  o.kept_results = legacy_config_map({{0, answer_document(0, 500, true, kOldUid)}});
+  o.kept_results =
+      config_map_view(legacy_config_map({{0, answer_document(0, 500, true, kOldUid)}}));
   answer(o, 1, answer_document(1, 400, true));
   const ReconcilePlan p = plan(o, test_config());
   EXPECT_EQ(J(p.status).value("reason", ""), "ResultsUnreadable");
@@ -1350,7 +1352,7 @@ TEST(Lookups, Table) {
       {"a final result kept by an earlier pass counts",
        [=] {
          Observation o = running(mid + seconds(40), baseline);
-         o.kept_results = kept_config_map({{0, answer_document(0, 500, true)}});
+         o.kept_results = config_map_view(kept_config_map({{0, answer_document(0, 500, true)}}));
          answer(o, 1, answer_document(1, 400, true));
          return o;
        },
