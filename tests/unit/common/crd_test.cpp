@@ -12,7 +12,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/duration.hpp"
+#include "kubeload/rfc3339.hpp"
 #include "kubeload/spec.hpp"
 #include "kubeload/threshold.hpp"
 #include "operator/phase.hpp"
@@ -479,6 +481,115 @@ TEST(Crd, StatusEnumsMatchTheOperator) {
        {"observedGeneration", "reason", "message", "startTime", "completionTime", "progress",
         "workers", "stages", "requestResults", "thresholds", "baseline"}) {
     EXPECT_TRUE(status_schema()["properties"][field]) << field;
+  }
+}
+
+
+// Every field of the typed status (kubeload/api/loadtest.hpp), as its
+// to_json writes it, against the CRD's status schema, both ways: a field the
+// code writes that the schema lacks would be pruned by the API server (the
+// status loses it silently), and a schema field no code writes is a lie in
+// `kubectl explain`. The JSON type of each value is the schema's type.
+kubeload::api::LoadTestStatus every_status_field() {
+  using namespace kubeload::api;
+  const Time at = whole_seconds(std::chrono::system_clock::now());
+  LoadTestStatus status;
+  status.observed_generation = 3;
+  status.phase = Phase::Succeeded;
+  status.verdict = Verdict::Pass;
+  status.reason = "ThresholdsPassed";
+  status.message = "all 1 threshold met";
+  status.start_time = at;
+  status.completion_time = at;
+  status.progress = "100%";
+  status.error_percent = 0.5;
+  status.workers = WorkerCounts{2, 2, 2, 0, 4};
+  status.result = nlohmann::json{{"requests", 10}};
+  status.stages = nlohmann::json::array({{{"index", 0}}});
+  status.request_results = nlohmann::json::array({{{"name", "home"}}});
+  const UsageFigures usage{0.5, 0.75, 1 << 20, 0};
+  status.target = TargetUsageStatus{"shop", "app=web", 2, {at, at, true}, usage,
+                                    {TargetStageUsage{0, {at, at, false}, usage}}};
+  status.thresholds = {ThresholdRow{"p99 < 20ms", "12.5ms", 12.5, true}};
+  status.baseline = BaselineOutcome{"checkout-1", {{"p99", "+1.0%"}},
+                                    {BaselineCheck{"p99", 12.5, 12.4, "+1.0%", 10, true}},
+                                    true, "compared"};
+  status.conditions = {Condition{"Ready", ConditionStatus::True, "ThresholdsPassed", "ok", at, 3}};
+  return status;
+}
+
+std::string json_type(const nlohmann::json& value) {
+  if (value.is_object()) return "object";
+  if (value.is_array()) return "array";
+  if (value.is_string()) return "string";
+  if (value.is_boolean()) return "boolean";
+  if (value.is_number_integer()) return "integer";
+  if (value.is_number()) return "number";
+  return "null";
+}
+
+// Compares `value` with `schema` at `path`, recording every property seen.
+void check_against_schema(const nlohmann::json& value, const YAML::Node& schema,
+                          const std::string& path, std::set<std::string>& written) {
+  const std::string type = schema["type"].as<std::string>();
+  const std::string actual = json_type(value);
+  // A JSON number with no fraction is an integer to nlohmann; the schema's
+  // "number" takes it too.
+  EXPECT_TRUE(actual == type || (type == "number" && actual == "integer"))
+      << path << ": the code writes " << actual << ", the schema says " << type;
+  if (schema["format"] && schema["format"].as<std::string>() == "date-time") {
+    EXPECT_TRUE(value.is_string() && kubeload::rfc3339::parse(value.get<std::string>()))
+        << path << ": not a date-time: " << value.dump();
+  }
+  if (schema["x-kubernetes-preserve-unknown-fields"]) return;  // opaque: the result encoding
+  if (value.is_object() && schema["properties"]) {
+    for (const auto& [key, member] : value.items()) {
+      const std::string at = path + "." + key;
+      written.insert(at);
+      const YAML::Node property = schema["properties"][key];
+      if (!property) {
+        ADD_FAILURE() << at << " is written by the code but not in the CRD's schema";
+        continue;
+      }
+      check_against_schema(member, property, at, written);
+    }
+  } else if (value.is_object() && schema["additionalProperties"]) {
+    for (const auto& [key, member] : value.items()) {
+      check_against_schema(member, schema["additionalProperties"], path + ".{}", written);
+    }
+  } else if (value.is_array() && schema["items"]) {
+    for (const nlohmann::json& item : value) {
+      check_against_schema(item, schema["items"], path + ".[]", written);
+    }
+  }
+}
+
+void schema_properties(const YAML::Node& schema, const std::string& path,
+                       std::set<std::string>& out) {
+  if (schema["x-kubernetes-preserve-unknown-fields"]) return;
+  for (const auto& property : schema["properties"]) {
+    const std::string at = path + "." + property.first.as<std::string>();
+    out.insert(at);
+    schema_properties(property.second, at, out);
+  }
+  if (schema["items"]) schema_properties(schema["items"], path + ".[]", out);
+}
+
+TEST(Crd, StatusSchemaIsTheTypedStatus) {
+  const kubeload::api::LoadTestStatus status = every_status_field();
+  const nlohmann::json written_status = status;
+  std::set<std::string> written;
+  check_against_schema(written_status, status_schema(), "status", written);
+  std::set<std::string> declared;
+  schema_properties(status_schema(), "status", declared);
+  for (const std::string& field : declared) {
+    EXPECT_TRUE(written.contains(field)) << field << " is in the CRD's schema but no code writes it";
+  }
+  // And what is written reads back as the same status.
+  EXPECT_EQ(written_status.get<kubeload::api::LoadTestStatus>(), status);
+  EXPECT_EQ(strings(at(status_schema(), "verdict")["enum"]).size(), kubeload::api::kVerdicts.size());
+  for (const auto& [verdict, spelling] : kubeload::api::kVerdicts) {
+    EXPECT_TRUE(any_contains(strings(at(status_schema(), "verdict")["enum"]), std::string(spelling)));
   }
 }
 
