@@ -33,9 +33,6 @@ Time whole_seconds(Time time);
 
 struct ObjectMeta {
   std::string name;
-  // The prefix the API server named it from ("checkout-" of "checkout-x7k2p"),
-  // when it was created so.
-  std::string generate_name;
   std::string namespace_;
   std::string uid;
   std::string resource_version;
@@ -44,6 +41,10 @@ struct ObjectMeta {
   bool deleting = false;  // deletionTimestamp is set
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
+  // The prefix the API server named it from ("checkout-" of "checkout-x7k2p"),
+  // when it was created so. Last, so that an aggregate initialisation of the
+  // fields above keeps its meaning.
+  std::string generate_name;
   bool operator==(const ObjectMeta&) const = default;
 };
 
@@ -169,12 +170,12 @@ struct ResultFigures {
   std::map<std::string, double> latency_ms;  // "p99" -> 12.5, "mean", "max", ...
   std::optional<double> duration_seconds;
   std::optional<uint64_t> requests;
+  // Each stage's planned duration, in order; an unreadable one is unset.
+  std::vector<std::optional<double>> stage_planned_seconds;
   std::optional<uint64_t> failures;
   // Responses that completed (the sum of statusCodes): without one, the
   // latencies are unknown, not 0.
   uint64_t complete_responses = 0;
-  // Each stage's planned duration, in order; an unreadable one is unset.
-  std::vector<std::optional<double>> stage_planned_seconds;
   // A baseline metric ("rps", "errorRate", "p99", "mean"...), when measured.
   std::optional<double> metric(const std::string& name) const;
 };
