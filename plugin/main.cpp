@@ -12,6 +12,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/names.hpp"
 #include "operator/kube/client.hpp"
@@ -132,7 +133,7 @@ int command_run(const kp::Options& options) {
                 "\": " + created.describe());
   }
   json current = created.body;
-  const std::string name = current["metadata"].value("name", std::string());
+  const std::string name = current.get<kubeload::api::LoadTest>().metadata.name;
   std::fprintf(stderr, "loadtest.kubeload.dev/%s created in namespace %s (test %s)\n", name.c_str(),
                run.namespace_.c_str(), run.test.c_str());
   if (!options.wait) {
@@ -149,7 +150,7 @@ int command_run(const kp::Options& options) {
   const auto started = std::chrono::steady_clock::now();
   const auto deadline =
       started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
-  std::string resource_version = current["metadata"].value("resourceVersion", std::string());
+  std::string resource_version = current.get<kubeload::api::LoadTest>().metadata.resource_version;
   std::string last_line;
   bool deleted = false;
   const auto show = [&](const json& loadtest) {
@@ -206,7 +207,7 @@ int command_run(const kp::Options& options) {
           deleted = true;
         } else if (fresh.ok()) {
           current = fresh.body;
-          resource_version = current["metadata"].value("resourceVersion", std::string());
+          resource_version = current.get<kubeload::api::LoadTest>().metadata.resource_version;
           show(current);
         } else if (++failures_in_a_row > 5) {
           return fail("follow loadtest " + name + ": " + fresh.describe());
@@ -314,11 +315,11 @@ int command_complete(const kp::Options& options) {
       for (const json& item :
            list_loadtests(session, kubeload::kube::resources::loadtests(session.namespace_),
                           tests ? std::string(kubeload::kTestLabel) : std::string())) {
-        const json& metadata = item.value("metadata", json::object());
-        const std::string value = tests
-                                      ? metadata.value("labels", json::object())
-                                            .value(std::string(kubeload::kTestLabel), std::string())
-                                      : metadata.value("name", std::string());
+        const kubeload::api::ObjectMeta metadata = item.get<kubeload::api::LoadTest>().metadata;
+        const auto label = metadata.labels.find(std::string(kubeload::kTestLabel));
+        const std::string value =
+            tests ? (label == metadata.labels.end() ? std::string() : label->second)
+                  : metadata.name;
         if (!value.empty() &&
             std::find(from_cluster.begin(), from_cluster.end(), value) == from_cluster.end()) {
           from_cluster.push_back(value);

@@ -1,11 +1,13 @@
 // The pure parts of `kubectl kubeload run`: the object to create from a
 // manifest, when a run is finished, and what its status means for the exit.
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/api/status.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
@@ -79,88 +81,76 @@ bool gated(const json& spec) {
 
 }  // namespace
 
+namespace {
+
+// A final phase written for an older generation describes another spec.
+bool is_finished(const api::LoadTest& loadtest) {
+  if (!loadtest.status.final()) return false;
+  return loadtest.metadata.generation == 0 ||
+         loadtest.status.observed_generation >= loadtest.metadata.generation;
+}
+
+}  // namespace
+
 bool is_finished(const json& loadtest) {
-  const json& status = member(loadtest, "status");
-  if (!api::is_final_phase(text(member(status, "phase")))) return false;
-  const json& generation = member(member(loadtest, "metadata"), "generation");
-  const json& observed = member(status, "observedGeneration");
-  // A final phase written for an older generation describes another spec.
-  if (generation.is_number_integer()) {
-    return observed.is_number_integer() && observed.get<int64_t>() >= generation.get<int64_t>();
-  }
-  return true;
+  return is_finished(loadtest.get<api::LoadTest>());
 }
 
 Outcome outcome_of(const json& loadtest) {
-  const json& status = member(loadtest, "status");
-  const std::string phase = text(member(status, "phase"));
-  const std::string verdict = text(member(status, "verdict"));
-  const std::string reason = text(member(status, "reason"));
-  const std::string message = text(member(status, "message"));
-  const std::string why = reason + (message.empty() ? "" : ": " + message);
-  if (!is_finished(loadtest)) {
-    return {kExitError,
-            "the run has not finished (phase " + (phase.empty() ? "none" : phase) + ")"};
+  const api::LoadTest object = loadtest.get<api::LoadTest>();
+  const api::LoadTestStatus& status = object.status;
+  const api::StatusSpelling spelled = api::status_spelling(loadtest);
+  const std::string why = status.reason + (status.message.empty() ? "" : ": " + status.message);
+  if (!is_finished(object)) {
+    return {kExitError, "the run has not finished (phase " +
+                            (spelled.phase.empty() ? "none" : spelled.phase) + ")"};
   }
-  if (api::parse_phase(phase) == api::Phase::Failed) return {kExitError, "the run failed: " + why};
-  const json& thresholds = member(status, "thresholds");
-  bool threshold_missed = false;
-  if (thresholds.is_array()) {
-    for (const json& t : thresholds) {
-      if (member(t, "passed") != json(true)) threshold_missed = true;
-    }
+  if (status.phase == api::Phase::Failed) return {kExitError, "the run failed: " + why};
+  const bool threshold_missed =
+      std::any_of(status.thresholds.begin(), status.thresholds.end(),
+                  [](const api::ThresholdRow& row) { return !row.passed; });
+  const bool baseline_missed = status.baseline && !status.baseline->passed;
+  if (status.verdict == api::Verdict::Fail) {
+    return {kExitGateFailed, "verdict Fail: " + status.message};
   }
-  const bool baseline_missed = member(status, "baseline").is_object() &&
-                               member(member(status, "baseline"), "passed") != json(true);
-  const std::optional<api::Verdict> read_verdict = api::parse_verdict(verdict);
-  if (read_verdict == api::Verdict::Fail) return {kExitGateFailed, "verdict Fail: " + message};
-  if (read_verdict == api::Verdict::Pass) {
+  if (status.verdict == api::Verdict::Pass) {
     if (threshold_missed || baseline_missed) {
       return {kExitError,
               "the status says Pass but lists a missed threshold or baseline: not trusted"};
     }
-    return {kExitPass, "verdict Pass: " + message};
+    return {kExitPass, "verdict Pass: " + status.message};
   }
-  if (read_verdict == api::Verdict::None) {
-    if (gated(member(loadtest, "spec"))) {
+  if (status.verdict == api::Verdict::None) {
+    if (gated(object.spec)) {
       return {kExitError, "the spec has a gate but the status has no verdict: not trusted"};
     }
     return {kExitPass, "no gate (no thresholds or baseline): the run finished"};
   }
-  return {kExitError, "unknown verdict \"" + verdict + "\""};
+  return {kExitError, "unknown verdict \"" + spelled.verdict + "\""};
 }
 
 std::string progress_line(const json& loadtest) {
-  const json& status = member(loadtest, "status");
-  std::string line = text(member(status, "phase"));
+  const api::LoadTestStatus status = loadtest.get<api::LoadTest>().status;
+  std::string line = api::status_spelling(loadtest).phase;
   if (line.empty()) return "waiting for the operator to pick it up";
-  if (const std::string progress = text(member(status, "progress")); !progress.empty()) {
-    line += " " + progress;
+  if (status.progress && !status.progress->empty()) line += " " + *status.progress;
+  if (status.workers) {
+    line += ", " + std::to_string(status.workers->ready) + "/" +
+            std::to_string(status.workers->desired) + " workers ready";
   }
-  const json& workers = member(status, "workers");
-  if (workers.is_object()) {
-    line += ", " + std::to_string(count(member(workers, "ready")).value_or(0)) + "/" +
-            std::to_string(count(member(workers, "desired")).value_or(0)) + " workers ready";
-  }
-  const json& result = member(status, "result");
-  if (result.is_object()) {
-    const json& requests = member(result, "requests");
-    const json& rps = member(result, "rps");
-    const json& p99 = member(member(result, "latencyMs"), "p99");
-    const json& error_rate = member(result, "errorRate");
-    if (const std::optional<uint64_t> n = count(requests)) {
-      line += ", " + loadgen::report::grouped(*n) + " requests";
+  if (status.result) {
+    const api::ResultFigures figures = api::result_figures(status);
+    if (figures.requests) line += ", " + loadgen::report::grouped(*figures.requests) + " requests";
+    if (figures.rps) line += ", " + loadgen::report::grouped_fixed(*figures.rps, 1) + "/s";
+    if (const std::optional<double> p99 = figures.metric("p99")) {
+      line += ", p99 " + loadgen::report::fixed(*p99, 3) + " ms";
     }
-    if (rps.is_number()) line += ", " + loadgen::report::grouped_fixed(rps.get<double>(), 1) + "/s";
-    if (p99.is_number()) line += ", p99 " + loadgen::report::fixed(p99.get<double>(), 3) + " ms";
-    if (error_rate.is_number()) {
-      line += ", " + loadgen::report::fixed(error_rate.get<double>() * 100.0, 2) + "% errors";
+    if (figures.error_rate) {
+      line += ", " + loadgen::report::fixed(*figures.error_rate * 100.0, 2) + "% errors";
     }
   }
-  const std::string phase = text(member(status, "phase"));
-  if (const std::string message = text(member(status, "message"));
-      !message.empty() && phase != "Running") {
-    line += " (" + message + ")";
+  if (!status.message.empty() && status.phase != api::Phase::Running) {
+    line += " (" + status.message + ")";
   }
   return line;
 }

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/api/status.hpp"
-#include "kubeload/json_access.hpp"
+#include "kubeload/rfc3339.hpp"
 #include "plugin/cli.hpp"
 #include "reports/escape.hpp"
 #include "reports/report_writers.hpp"
@@ -14,10 +15,6 @@
 namespace kubeload::plugin {
 namespace {
 
-using json_access::count;
-using json_access::member;
-using json_access::number;
-using json_access::text;
 using loadgen::markdown_cell;
 using loadgen::report::fixed;
 using loadgen::report::grouped;
@@ -36,34 +33,30 @@ struct Run {
   bool latency_measured = false;
 };
 
+std::string time_text(const std::optional<api::Time>& time) {
+  return time ? rfc3339::format(*time) : std::string();
+}
+
 Run run_of(const json& loadtest) {
+  const api::LoadTest object = loadtest.get<api::LoadTest>();
+  const api::StatusSpelling spelled = api::status_spelling(loadtest);
   Run run;
-  const json& metadata = member(loadtest, "metadata");
-  run.name = text(member(metadata, "name"));
-  run.created = text(member(metadata, "creationTimestamp"));
-  const json& status = member(loadtest, "status");
-  run.phase = text(member(status, "phase"));
-  if (run.phase.empty()) run.phase = api::name(api::Phase::Pending);
-  run.verdict = text(member(status, "verdict"));
-  if (run.verdict.empty()) run.verdict = api::name(api::Verdict::None);
-  const json& result = member(status, "result");
-  if (!result.is_object()) return run;
-  run.requests = count(member(result, "requests"));
-  run.failures = count(member(result, "failures"));
-  run.rps = number(member(result, "rps"));
-  run.error_rate = number(member(result, "errorRate"));
+  run.name = object.metadata.name;
+  run.created = time_text(object.metadata.creation_timestamp);
+  run.phase = spelled.phase.empty() ? api::name(api::Phase::Pending) : spelled.phase;
+  run.verdict = spelled.verdict.empty() ? api::name(api::Verdict::None) : spelled.verdict;
+  if (!object.status.result) return run;
+  const api::ResultFigures figures = api::result_figures(object.status);
+  run.requests = figures.requests;
+  run.failures = figures.failures;
+  run.rps = figures.rps;
+  run.error_rate = figures.error_rate;
   // Latencies of a run without a complete response are unknown, not 0.
-  const json& codes = member(result, "statusCodes");
-  if (codes.is_object()) {
-    for (const auto& [code, n] : codes.items()) {
-      if (count(n).value_or(0) > 0) run.latency_measured = true;
-    }
-  }
+  run.latency_measured = figures.complete_responses > 0;
   if (run.latency_measured) {
-    const json& latency = member(result, "latencyMs");
-    run.p50 = number(member(latency, "p50"));
-    run.p90 = number(member(latency, "p90"));
-    run.p99 = number(member(latency, "p99"));
+    run.p50 = figures.metric("p50");
+    run.p90 = figures.metric("p90");
+    run.p99 = figures.metric("p99");
   }
   return run;
 }
@@ -210,16 +203,19 @@ void write_compare(std::ostream& out, const std::vector<json>& loadtests, TableF
 }
 
 std::vector<json> newest_first(std::vector<json> loadtests, std::optional<uint32_t> limit) {
-  const auto created = [](const json& loadtest) {
-    return text(member(member(loadtest, "metadata"), "creationTimestamp"));
-  };
-  const auto name = [](const json& loadtest) {
-    return text(member(member(loadtest, "metadata"), "name"));
-  };
-  // RFC 3339 UTC timestamps of one format sort as text.
-  std::stable_sort(loadtests.begin(), loadtests.end(), [&](const json& a, const json& b) {
-    return created(a) != created(b) ? created(a) > created(b) : name(a) > name(b);
+  // Each object's metadata read once, sorted with it.
+  std::vector<std::pair<api::ObjectMeta, json>> rows;
+  for (json& loadtest : loadtests) {
+    rows.emplace_back(loadtest.get<api::LoadTest>().metadata, std::move(loadtest));
+  }
+  // Newest first; an unknown creation time sorts below every known one.
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.first.creation_timestamp != b.first.creation_timestamp
+               ? a.first.creation_timestamp > b.first.creation_timestamp
+               : a.first.name > b.first.name;
   });
+  loadtests.clear();
+  for (auto& row : rows) loadtests.push_back(std::move(row.second));
   if (limit && loadtests.size() > *limit) loadtests.resize(*limit);
   return loadtests;
 }
@@ -230,7 +226,7 @@ void write_history(std::ostream& out, std::vector<json> loadtests, TableFormat f
   std::vector<std::string> namespaces;
   for (const json& loadtest : newest_first(std::move(loadtests), limit)) {
     runs.push_back(run_of(loadtest));
-    namespaces.push_back(text(member(member(loadtest, "metadata"), "namespace")));
+    namespaces.push_back(loadtest.get<api::LoadTest>().metadata.namespace_);
   }
   if (format == TableFormat::json) {
     json document = json::array();

@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
+#include "kubeload/rfc3339.hpp"
 #include "kubeload/spec.hpp"
 #include "kubeload/url.hpp"
 #include "reports/report_writers.hpp"
@@ -21,41 +23,38 @@ using json_access::member;
 using json_access::text;
 using nlohmann::json;
 
-double number(const json& value) {
-  return json_access::number(value).value_or(0.0);
-}
-
-LatencySummary latency_of(const json& summary) {
+// A summary as the status writes it (api::ResultRow's latency_ms...); a
+// figure it lacks reads as 0.
+LatencySummary latency_of(const std::map<std::string, double>& summary) {
+  const auto figure = [&](const char* name) {
+    const auto it = summary.find(name);
+    return it == summary.end() ? 0.0 : it->second;
+  };
   LatencySummary s;
-  s.min = number(member(summary, "min"));
-  s.mean = number(member(summary, "mean"));
-  s.stddev = number(member(summary, "stddev"));
-  s.p50 = number(member(summary, "p50"));
-  s.p66 = number(member(summary, "p66"));
-  s.p75 = number(member(summary, "p75"));
-  s.p80 = number(member(summary, "p80"));
-  s.p90 = number(member(summary, "p90"));
-  s.p95 = number(member(summary, "p95"));
-  s.p98 = number(member(summary, "p98"));
-  s.p99 = number(member(summary, "p99"));
-  s.p999 = number(member(summary, "p999"));
-  s.max = number(member(summary, "max"));
+  s.min = figure("min");
+  s.mean = figure("mean");
+  s.stddev = figure("stddev");
+  s.p50 = figure("p50");
+  s.p66 = figure("p66");
+  s.p75 = figure("p75");
+  s.p80 = figure("p80");
+  s.p90 = figure("p90");
+  s.p95 = figure("p95");
+  s.p98 = figure("p98");
+  s.p99 = figure("p99");
+  s.p999 = figure("p999");
+  s.max = figure("max");
   return s;
 }
 
-uint64_t complete_responses(const json& row) {
-  uint64_t total = 0;
-  const json& codes = member(row, "statusCodes");
-  if (codes.is_object()) {
-    for (const auto& [code, n] : codes.items()) total += count_or_zero(n);
-  }
-  return total;
+std::string time_text(const std::optional<api::Time>& time) {
+  return time ? rfc3339::format(*time) : std::string();
 }
 
 // A row of status.result, status.stages or status.requestResults: the
 // result schema, histograms optional.
-SummaryRow summary_of(const json& row, std::string label) {
-  const Result numbers = result_from_json(row);  // validates the counters
+SummaryRow summary_of(const api::ResultRow& row, std::string label) {
+  const Result numbers = result_from_json(row.encoded);  // validates the counters
   SummaryRow out;
   out.label = std::move(label);
   out.requests = numbers.requests;
@@ -63,8 +62,8 @@ SummaryRow summary_of(const json& row, std::string label) {
   out.error_rate = numbers.error_rate();
   out.duration_seconds = numbers.duration_seconds;
   out.rps = numbers.rps();
-  out.latency_measured = complete_responses(row) > 0 || numbers.latency.total_count() > 0;
-  out.latency_ms = latency_of(member(row, "latencyMs"));
+  out.latency_measured = row.complete_responses > 0 || numbers.latency.total_count() > 0;
+  out.latency_ms = latency_of(row.latency_ms);
   return out;
 }
 
@@ -91,23 +90,19 @@ std::string stage_label(int index, std::optional<uint64_t> connections,
   return label;
 }
 
-BaselineReport baseline_of(const json& status_baseline) {
+BaselineReport baseline_of(const api::BaselineOutcome& status_baseline) {
   BaselineReport out;
-  out.load_test_name = text(member(status_baseline, "loadTestName"));
-  out.passed = member(status_baseline, "passed") == json(true);
-  out.message = text(member(status_baseline, "message"));
-  const json& checks = member(status_baseline, "checks");
-  if (!checks.is_array()) return out;
-  for (const json& row : checks) {
+  out.load_test_name = status_baseline.load_test_name.value_or("");
+  out.passed = status_baseline.passed;
+  out.message = status_baseline.message.value_or("");
+  for (const api::BaselineCheck& row : status_baseline.checks) {
     BaselineCheck check;
-    check.metric = text(member(row, "metric"));
-    check.delta = text(member(row, "delta"));
-    if (const json& limit = member(row, "maxRegressionPercent"); limit.is_number()) {
-      check.max_regression_percent = limit.get<double>();
-    }
+    check.metric = row.metric;
+    check.delta = row.delta;
+    check.max_regression_percent = row.max_regression_percent;
     // The operator's own decision: a delta rounded to 0.1% cannot tell
     // 10.04% from a 10% limit.
-    check.passed = member(row, "passed") == json(true);
+    check.passed = row.passed;
     out.checks.push_back(std::move(check));
   }
   return out;
@@ -127,7 +122,7 @@ std::string target_of(const json& spec_target) {
   return out;
 }
 
-RunInfo run_info_of(const json& loadtest, const ParsedLoadTest& parsed, const std::string& target) {
+RunInfo run_info_of(const json& spec, const ParsedLoadTest& parsed, const std::string& target) {
   RunInfo info;
   info.url = target;
   const std::string parse_url =
@@ -157,7 +152,7 @@ RunInfo run_info_of(const json& loadtest, const ParsedLoadTest& parsed, const st
     info.rate = load.stages.front().rate;
   }
   info.keep_alive = load.keep_alive;
-  const json& workers = member(member(loadtest, "spec"), "workers");
+  const json& workers = member(spec, "workers");
   info.workers = workers.is_number_integer() && workers.get<int64_t>() > 0
                      ? static_cast<uint32_t>(count_or_zero(workers))
                      : parsed.spec.workers;
@@ -166,12 +161,12 @@ RunInfo run_info_of(const json& loadtest, const ParsedLoadTest& parsed, const st
 
 // A ResultView from a status row without histograms: the latency summaries
 // come from its latencyMs, waitingMs and connectMs.
-report::ResultView view_of_summary(const json& row) {
-  report::ResultView view = report::view_of(result_from_json(row));
-  view.complete_responses = complete_responses(row);
-  view.total = latency_of(member(row, "latencyMs"));
-  view.waiting = latency_of(member(row, "waitingMs"));
-  view.connect = latency_of(member(row, "connectMs"));
+report::ResultView view_of_summary(const api::ResultRow& row) {
+  report::ResultView view = report::view_of(result_from_json(row.encoded));
+  view.complete_responses = row.complete_responses;
+  view.total = latency_of(row.latency_ms);
+  view.waiting = latency_of(row.waiting_ms);
+  view.connect = latency_of(row.connect_ms);
   return view;
 }
 
@@ -200,62 +195,48 @@ std::string threshold_limit(const std::string& expression) {
 
 GateReport gate_report_from_loadtest(const json& loadtest) {
   if (!loadtest.is_object()) throw std::invalid_argument("a LoadTest must be a JSON object");
+  const api::LoadTest object = loadtest.get<api::LoadTest>();
+  const api::ObjectMeta& metadata = object.metadata;
   GateReport out;
-  const json& metadata = member(loadtest, "metadata");
-  const std::string ns = text(member(metadata, "namespace"));
-  out.run_name = text(member(metadata, "name"));
-  out.namespace_ = ns;
-  out.title = (ns.empty() ? "" : ns + "/") + out.run_name;
-  out.test = text(member(member(metadata, "labels"), kTestLabel));
-  out.target = target_of(member(member(loadtest, "spec"), "target"));
-  out.identity =
-      test_identity(out.test, text(member(metadata, "generateName")), out.run_name, out.target);
-  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  out.run_name = metadata.name;
+  out.namespace_ = metadata.namespace_;
+  out.title = (metadata.namespace_.empty() ? "" : metadata.namespace_ + "/") + out.run_name;
+  if (const auto label = metadata.labels.find(std::string(kTestLabel));
+      label != metadata.labels.end()) {
+    out.test = label->second;
+  }
+  out.target = target_of(member(object.spec, "target"));
+  out.identity = test_identity(out.test, metadata.generate_name, out.run_name, out.target);
 
-  const json& status = member(loadtest, "status");
-  out.phase = text(member(status, "phase"));
-  if (out.phase.empty()) out.phase = "Pending";
-  out.verdict = text(member(status, "verdict"));
-  if (out.verdict.empty()) out.verdict = api::name(api::Verdict::None);
-  out.reason = text(member(status, "reason"));
-  out.message = text(member(status, "message"));
-  out.started = text(member(status, "startTime"));
-  out.completed = text(member(status, "completionTime"));
+  const api::LoadTestStatus& status = object.status;
+  const api::StatusSpelling spelled = api::status_spelling(loadtest);
+  out.phase = spelled.phase.empty() ? api::name(api::Phase::Pending) : spelled.phase;
+  out.verdict = spelled.verdict.empty() ? api::name(api::Verdict::None) : spelled.verdict;
+  out.reason = status.reason;
+  out.message = status.message;
+  out.started = time_text(status.start_time);
+  out.completed = time_text(status.completion_time);
 
-  if (const json& result = member(status, "result"); result.is_object()) {
+  if (const std::optional<api::ResultRow> result = api::result_row(status)) {
     out.has_result = true;
-    out.run = summary_of(result, "");
-    const Result full = result_from_json(result);
+    out.run = summary_of(*result, "");
+    const Result full = result_from_json(result->encoded);
     out.status_codes = full.status_codes;
     out.errors = full.errors;
-    if (result.contains("histogram")) out.latency_us = full.latency;
+    if (result->histograms) out.latency_us = full.latency;
   }
-  if (const json& stages = member(status, "stages"); stages.is_array()) {
-    for (const json& row : stages) {
-      std::optional<uint64_t> connections;
-      std::optional<double> rate;
-      if (member(row, "connections").is_number())
-        connections = count_or_zero(member(row, "connections"));
-      if (member(row, "targetRate").is_number()) rate = number(member(row, "targetRate"));
-      out.stages.push_back(summary_of(
-          row,
-          stage_label(static_cast<int>(count_or_zero(member(row, "index"))), connections, rate)));
-    }
+  for (const api::ResultRow& row : api::stage_rows(status)) {
+    out.stages.push_back(summary_of(
+        row, stage_label(static_cast<int>(row.index), row.connections, row.target_rate)));
   }
-  if (const json& rows = member(status, "requestResults"); rows.is_array()) {
-    for (const json& row : rows) out.requests.push_back(summary_of(row, text(member(row, "name"))));
+  for (const api::ResultRow& row : api::request_rows(status)) {
+    out.requests.push_back(summary_of(row, row.name));
   }
-  if (const json& thresholds = member(status, "thresholds"); thresholds.is_array()) {
-    for (const json& row : thresholds) {
-      const std::string expression = text(member(row, "expression"));
-      out.thresholds.push_back(ThresholdRow{expression, text(member(row, "observed")),
-                                            threshold_limit(expression),
-                                            member(row, "passed") == json(true)});
-    }
+  for (const api::ThresholdRow& row : status.thresholds) {
+    out.thresholds.push_back(
+        ThresholdRow{row.expression, row.observed, threshold_limit(row.expression), row.passed});
   }
-  if (const json& baseline = member(status, "baseline"); baseline.is_object()) {
-    out.baseline = baseline_of(baseline);
-  }
+  if (status.baseline) out.baseline = baseline_of(*status.baseline);
   return out;
 }
 
@@ -362,19 +343,20 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& l
     default:
       break;
   }
-  const json& status = member(loadtest, "status");
-  const json& result = member(status, "result");
+  const api::LoadTest object = loadtest.get<api::LoadTest>();
   const GateReport gate = gate_report_from_loadtest(loadtest);
   if (format == ReportFormat::json) {
     // The status as the operator wrote it, under the LoadTest's name.
-    json document = {{"name", text(member(member(loadtest, "metadata"), "name"))},
-                     {"namespace", text(member(member(loadtest, "metadata"), "namespace"))},
+    const json& status = member(loadtest, "status");
+    json document = {{"name", object.metadata.name},
+                     {"namespace", object.metadata.namespace_},
                      {"test", gate.test},
                      {"status", status.is_object() ? status : json::object()}};
     out << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
     return;
   }
-  if (!result.is_object()) {
+  const std::optional<api::ResultRow> result = api::result_row(object.status);
+  if (!result) {
     out << gate.title << ": " << gate.phase << ", no result yet";
     if (!gate.message.empty()) out << " (" << gate.message << ")";
     out << '\n';
@@ -382,36 +364,31 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& l
     return;
   }
   RunResult run;
-  run.result = result_from_json(result);
+  run.result = result_from_json(result->encoded);
   run.finished = gate.finished();
-  const json& stages = member(status, "stages");
-  if (stages.is_array()) {
-    for (const json& row : stages) {
-      StageResult stage;
-      stage.result = result_from_json(row);
-      stage.index = static_cast<int>(count_or_zero(member(row, "index")));
-      stage.duration_seconds_planned = number(member(row, "plannedDurationSeconds"));
-      if (member(row, "connections").is_number())
-        stage.connections = count_or_zero(member(row, "connections"));
-      if (member(row, "targetRate").is_number()) stage.rate = number(member(row, "targetRate"));
-      run.stages.push_back(std::move(stage));
-    }
+  const std::vector<api::ResultRow> stages = api::stage_rows(object.status);
+  for (const api::ResultRow& row : stages) {
+    StageResult stage;
+    stage.result = result_from_json(row.encoded);
+    stage.index = static_cast<int>(row.index);
+    stage.duration_seconds_planned = row.planned_duration_seconds;
+    stage.connections = row.connections;
+    stage.rate = row.target_rate;
+    run.stages.push_back(std::move(stage));
   }
-  const json& named = member(status, "requestResults");
-  if (named.is_array()) {
-    for (const json& row : named) {
-      run.request_results.push_back(NamedResult{text(member(row, "name")), result_from_json(row)});
-    }
+  const std::vector<api::ResultRow> named = api::request_rows(object.status);
+  for (const api::ResultRow& row : named) {
+    run.request_results.push_back(NamedResult{row.name, result_from_json(row.encoded)});
   }
   const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
   report::ReportModel model =
-      report::build_report_model(run_info_of(loadtest, parsed, gate.target), run);
+      report::build_report_model(run_info_of(object.spec, parsed, gate.target), run);
   // The status keeps histograms for the whole run only; the rows show the
   // summaries the operator computed from the merged histograms.
-  for (size_t i = 0; i < model.stages.size() && stages.is_array() && i < stages.size(); ++i) {
+  for (size_t i = 0; i < model.stages.size() && i < stages.size(); ++i) {
     model.stages[i].result = view_of_summary(stages[i]);
   }
-  for (size_t i = 0; i < model.requests.size() && named.is_array() && i < named.size(); ++i) {
+  for (size_t i = 0; i < model.requests.size() && i < named.size(); ++i) {
     model.requests[i].result = view_of_summary(named[i]);
   }
   switch (format) {

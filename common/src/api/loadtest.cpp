@@ -204,6 +204,12 @@ ResultFigures result_figures(const LoadTestStatus& status) {
     figures.error_rate = number(member(result, "errorRate"));
     figures.duration_seconds = number(member(result, "durationSeconds"));
     figures.requests = count(member(result, "requests"));
+    figures.failures = count(member(result, "failures"));
+    if (const json& codes = member(result, "statusCodes"); codes.is_object()) {
+      for (const auto& [code, n] : codes.items()) {
+        figures.complete_responses += count(n).value_or(0);
+      }
+    }
     if (const json& latency = member(result, "latencyMs"); latency.is_object()) {
       for (const auto& [key, value] : latency.items()) {
         if (value.is_number()) figures.latency_ms.emplace(key, value.get<double>());
@@ -218,11 +224,68 @@ ResultFigures result_figures(const LoadTestStatus& status) {
   return figures;
 }
 
+namespace {
+
+std::map<std::string, double> numbers_of(const json& summary) {
+  std::map<std::string, double> out;
+  if (!summary.is_object()) return out;
+  for (const auto& [key, value] : summary.items()) {
+    if (value.is_number()) out.emplace(key, value.get<double>());
+  }
+  return out;
+}
+
+ResultRow row_of(const json& in) {
+  ResultRow row;
+  row.encoded = in;
+  row.histograms = in.is_object() && in.contains("histogram");
+  if (const json& codes = member(in, "statusCodes"); codes.is_object()) {
+    for (const auto& [code, n] : codes.items()) row.complete_responses += count(n).value_or(0);
+  }
+  row.latency_ms = numbers_of(member(in, "latencyMs"));
+  row.waiting_ms = numbers_of(member(in, "waitingMs"));
+  row.connect_ms = numbers_of(member(in, "connectMs"));
+  row.index = count(member(in, "index")).value_or(0);
+  if (const json& connections = member(in, "connections"); connections.is_number()) {
+    row.connections = count(connections).value_or(0);
+  }
+  row.target_rate = number(member(in, "targetRate"));
+  row.planned_duration_seconds = number(member(in, "plannedDurationSeconds")).value_or(0);
+  row.name = text(member(in, "name"));
+  return row;
+}
+
+std::vector<ResultRow> rows_of(const std::optional<json>& rows) {
+  std::vector<ResultRow> out;
+  if (!rows || !rows->is_array()) return out;
+  for (const json& item : *rows) out.push_back(row_of(item));
+  return out;
+}
+
+}  // namespace
+
+std::optional<ResultRow> result_row(const LoadTestStatus& status) {
+  if (!status.result) return std::nullopt;
+  return row_of(*status.result);
+}
+std::vector<ResultRow> stage_rows(const LoadTestStatus& status) {
+  return rows_of(status.stages);
+}
+std::vector<ResultRow> request_rows(const LoadTestStatus& status) {
+  return rows_of(status.request_results);
+}
+
+StatusSpelling status_spelling(const json& loadtest) {
+  const json& status = member(loadtest, "status");
+  return {text(member(status, "phase")), text(member(status, "verdict"))};
+}
+
 // ---- public to_json / from_json
 
 void to_json(json& out, const ObjectMeta& meta) {
   out = json::object();
   out["name"] = meta.name;
+  if (!meta.generate_name.empty()) out["generateName"] = meta.generate_name;
   if (!meta.namespace_.empty()) out["namespace"] = meta.namespace_;
   if (!meta.uid.empty()) out["uid"] = meta.uid;
   if (!meta.resource_version.empty()) out["resourceVersion"] = meta.resource_version;
@@ -235,6 +298,7 @@ void to_json(json& out, const ObjectMeta& meta) {
 void from_json(const json& in, ObjectMeta& meta) {
   meta = ObjectMeta{};
   meta.name = text(member(in, "name"));
+  meta.generate_name = text(member(in, "generateName"));
   meta.namespace_ = text(member(in, "namespace"));
   meta.uid = text(member(in, "uid"));
   meta.resource_version = text(member(in, "resourceVersion"));

@@ -41,6 +41,10 @@ struct ObjectMeta {
   bool deleting = false;  // deletionTimestamp is set
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
+  // The prefix the API server named it from ("checkout-" of "checkout-x7k2p"),
+  // when it was created so. Last, so that an aggregate initialisation of the
+  // fields above keeps its meaning.
+  std::string generate_name;
   bool operator==(const ObjectMeta&) const = default;
 };
 
@@ -168,10 +172,51 @@ struct ResultFigures {
   std::optional<uint64_t> requests;
   // Each stage's planned duration, in order; an unreadable one is unset.
   std::vector<std::optional<double>> stage_planned_seconds;
+  std::optional<uint64_t> failures;
+  // Responses that completed (the sum of statusCodes): without one, the
+  // latencies are unknown, not 0.
+  uint64_t complete_responses = 0;
   // A baseline metric ("rps", "errorRate", "p99", "mean"...), when measured.
   std::optional<double> metric(const std::string& name) const;
 };
 ResultFigures result_figures(const LoadTestStatus& status);
+
+// One row in the result encoding: status.result, a row of status.stages or
+// of status.requestResults. Its counters and histograms are read by
+// kubeload/result.hpp's result_from_json (which checks them) from `encoded`;
+// what identifies the row and the summaries the operator computed from the
+// merged histograms (a stage's or request's row keeps no histogram) are read
+// here. A stage's or request's fields are unset on the other kinds of row.
+struct ResultRow {
+  nlohmann::json encoded;           // the row as written
+  bool histograms = false;          // it holds its histograms (the whole run's row does)
+  uint64_t complete_responses = 0;  // the sum of its statusCodes
+  // "p99" -> 12.5, "mean", "min", "stddev", ...: the summaries as numbers.
+  std::map<std::string, double> latency_ms, waiting_ms, connect_ms;
+  // a stage's row
+  uint64_t index = 0;
+  std::optional<uint64_t> connections;  // closed model (0 when not a count)
+  std::optional<double> target_rate;    // open model
+  double planned_duration_seconds = 0;
+  // a named request's row
+  std::string name;
+};
+// status.result; nullopt when the status has none.
+std::optional<ResultRow> result_row(const LoadTestStatus& status);
+// Every item of status.stages and status.requestResults, in order (an item
+// that is not an object too: result_from_json says what is wrong with it).
+std::vector<ResultRow> stage_rows(const LoadTestStatus& status);
+std::vector<ResultRow> request_rows(const LoadTestStatus& status);
+
+// A client (kubectl kubeload, the reports) shows the phase and verdict as the
+// status spells them: one of a newer operator reads as unset in
+// LoadTestStatus (decisions treat it as unknown), and is still shown as
+// written. "" when the status has none.
+struct StatusSpelling {
+  std::string phase;
+  std::string verdict;
+};
+StatusSpelling status_spelling(const nlohmann::json& loadtest);
 
 // ---- the object
 
