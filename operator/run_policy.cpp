@@ -4,14 +4,10 @@
 #include <cstdio>
 
 #include "kubeload/duration.hpp"
-#include "kubeload/json_access.hpp"
 #include "operator/run_timing.hpp"
 
 namespace kubeload::controller {
 namespace {
-
-using json_access::member;
-using nlohmann::json;
 
 std::string number(double value) {
   char text[32];
@@ -125,41 +121,14 @@ bool is_control_plane_key(const std::string& key) {
   return false;
 }
 
-// A node selector requirement (matchExpressions entry) that admits
-// control-plane nodes by their label: In, Exists, or anything but NotIn and
-// DoesNotExist on a control-plane key. Searched everywhere in `node`.
-std::optional<std::string> control_plane_expression(const json& node) {
-  if (node.is_object()) {
-    const json& key = member(node, "key");
-    if (key.is_string() && is_control_plane_key(key.get<std::string>()) &&
-        node.contains("operator")) {
-      const std::string op = member(node, "operator").is_string()
-                                 ? member(node, "operator").get<std::string>()
-                                 : std::string{};
-      if (op != "NotIn" && op != "DoesNotExist") return key.get<std::string>();
-    }
-    for (const auto& [name, value] : node.items()) {
-      if (auto found = control_plane_expression(value)) return found;
-    }
-  } else if (node.is_array()) {
-    for (const json& value : node) {
-      if (auto found = control_plane_expression(value)) return found;
-    }
-  }
-  return std::nullopt;
-}
-
-bool set(const json& value) {
-  return !value.is_null() && !((value.is_object() || value.is_array()) && value.empty());
-}
-
-std::optional<std::string> scheduling_refusal(const json& worker_template,
+std::optional<std::string> scheduling_refusal(const WorkerTemplate& worker_template,
                                               const OperatorConfig& config) {
-  if (!worker_template.is_object()) return std::nullopt;
-  for (const char* key : {"nodeSelector", "tolerations", "affinity"}) {
-    if (!set(member(worker_template, key)) || config.worker_scheduling_overrides.count(key) != 0) {
-      continue;
-    }
+  const std::pair<const char*, bool> fields[] = {
+      {"nodeSelector", !worker_template.node_selector.empty()},
+      {"tolerations", !worker_template.tolerations.empty()},
+      {"affinity", worker_template.affinity_set}};
+  for (const auto& [key, set] : fields) {
+    if (!set || config.worker_scheduling_overrides.count(key) != 0) continue;
     std::string allowed;
     for (const std::string& name : config.worker_scheduling_overrides) {
       allowed += (allowed.empty() ? "" : ", ") + name;
@@ -172,31 +141,31 @@ std::optional<std::string> scheduling_refusal(const json& worker_template,
   const std::string rule =
       " (workers never run on control-plane nodes unless the operator runs "
       "with --allow-control-plane-workers)";
-  const json& selector = member(worker_template, "nodeSelector");
-  if (selector.is_object()) {
-    for (const auto& [key, value] : selector.items()) {
-      if (is_control_plane_key(key)) {
-        return "spec.workerTemplate.nodeSelector: selects control-plane nodes (" + key + ")" + rule;
-      }
+  for (const auto& [key, value] : worker_template.node_selector) {
+    if (is_control_plane_key(key)) {
+      return "spec.workerTemplate.nodeSelector: selects control-plane nodes (" + key + ")" + rule;
     }
   }
-  const json& tolerations = member(worker_template, "tolerations");
-  if (tolerations.is_array()) {
-    for (size_t i = 0; i < tolerations.size(); ++i) {
-      const json& key = member(tolerations[i], "key");
-      const std::string at = "spec.workerTemplate.tolerations[" + std::to_string(i) + "]";
-      if (!key.is_string() || key.get<std::string>().empty()) {
-        // An empty key with operator Exists tolerates every taint.
-        if (member(tolerations[i], "operator") == json("Exists")) {
-          return at + ": tolerates every taint, the control plane's among them" + rule;
-        }
-      } else if (is_control_plane_key(key.get<std::string>())) {
-        return at + ": tolerates the control-plane taint " + key.get<std::string>() + rule;
+  for (size_t i = 0; i < worker_template.tolerations.size(); ++i) {
+    const SchedulingTerm& toleration = worker_template.tolerations[i];
+    const std::string at = "spec.workerTemplate.tolerations[" + std::to_string(i) + "]";
+    if (toleration.key.empty()) {
+      // An empty key with operator Exists tolerates every taint.
+      if (toleration.op == "Exists") {
+        return at + ": tolerates every taint, the control plane's among them" + rule;
       }
+    } else if (is_control_plane_key(toleration.key)) {
+      return at + ": tolerates the control-plane taint " + toleration.key + rule;
     }
   }
-  if (const auto key = control_plane_expression(member(worker_template, "affinity"))) {
-    return "spec.workerTemplate.affinity: selects control-plane nodes (" + *key + ")" + rule;
+  // A requirement that admits control-plane nodes by their label: In,
+  // Exists, or anything but NotIn and DoesNotExist on a control-plane key.
+  for (const SchedulingTerm& requirement : worker_template.affinity_requirements) {
+    if (is_control_plane_key(requirement.key) && requirement.op != "NotIn" &&
+        requirement.op != "DoesNotExist") {
+      return "spec.workerTemplate.affinity: selects control-plane nodes (" + requirement.key + ")" +
+             rule;
+    }
   }
   return std::nullopt;
 }
@@ -208,7 +177,7 @@ std::optional<std::string> policy_refusal(const api::LoadTest& loadtest, const L
   if (auto refused = ceiling_refusal(spec, config)) return refused;
   if (auto refused = service_refusal(loadtest, spec, config)) return refused;
   if (auto refused = image_refusal(spec, config)) return refused;
-  return scheduling_refusal(member(loadtest.spec, "workerTemplate"), config);
+  return scheduling_refusal(spec.worker_template, config);
 }
 
 }  // namespace kubeload::controller

@@ -455,11 +455,11 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
   status.workers = counts;
 
   if (merged) {
-    const json summary = to_json(*merged, false);
     // A printer column cannot multiply: Errors(%) reads this.
     status.error_percent = std::round(merged->result.error_rate() * 100.0 * 1000.0) / 1000.0;
-    if (!summary["stages"].empty()) status.stages = summary["stages"];
-    if (!summary["requestResults"].empty()) status.request_results = summary["requestResults"];
+    if (!merged->stages.empty()) status.stages = stages_json(*merged, false);
+    if (!merged->request_results.empty())
+      status.request_results = request_results_json(*merged, false);
   }
 
   // ---- conditions

@@ -392,17 +392,25 @@ json request_row(const NamedResult& named, bool with_histograms) {
 
 }  // namespace
 
+json stages_json(const RunResult& run, bool with_histograms) {
+  json rows = json::array();
+  for (const StageResult& stage : run.stages) rows.push_back(stage_row(stage, with_histograms));
+  return rows;
+}
+
+json request_results_json(const RunResult& run, bool with_histograms) {
+  json rows = json::array();
+  for (const NamedResult& named : run.request_results) {
+    rows.push_back(request_row(named, with_histograms));
+  }
+  return rows;
+}
+
 json to_json(const RunResult& run, bool with_histograms) {
   json out = document_head(run);
   out["result"] = result_row(run.result, with_histograms);
-  out["stages"] = json::array();
-  for (const StageResult& stage : run.stages) {
-    out["stages"].push_back(stage_row(stage, with_histograms));
-  }
-  out["requestResults"] = json::array();
-  for (const NamedResult& named : run.request_results) {
-    out["requestResults"].push_back(request_row(named, with_histograms));
-  }
+  out["stages"] = stages_json(run, with_histograms);
+  out["requestResults"] = request_results_json(run, with_histograms);
   return out;
 }
 

@@ -427,6 +427,28 @@ FieldReader<Section> opaque_map_field() {
   };
 }
 
+// A toleration's or a requirement's key and operator ("" where it is not a string).
+SchedulingTerm scheduling_term(const YAML::Node& node) {
+  const auto scalar = [&](const char* name) {
+    const YAML::Node value = node.IsMap() ? node[name] : YAML::Node();
+    return value && value.IsScalar() ? value.Scalar() : std::string();
+  };
+  return {scalar("key"), scalar("operator")};
+}
+
+// Every map under `node` with a key and an operator: the requirements of an
+// affinity, wherever they are nested (node, pod and pod anti-affinity alike).
+void collect_requirements(const YAML::Node& node, std::vector<SchedulingTerm>& out) {
+  if (node.IsMap()) {
+    if (node["key"] && node["key"].IsScalar() && node["operator"]) {
+      out.push_back(scheduling_term(node));
+    }
+    for (const auto& entry : node) collect_requirements(entry.second, out);
+  } else if (node.IsSequence()) {
+    for (const YAML::Node& item : node) collect_requirements(item, out);
+  }
+}
+
 // ---- the tables ---------------------------------------------------------------
 
 // The manifest around the spec.
@@ -622,17 +644,32 @@ const FieldTable<WorkerTemplate>& worker_template_fields() {
   static const FieldTable<WorkerTemplate> table = {
       {"image", bounded_string_field(&WorkerTemplate::image, kMaxImageBytes)},
       {"resources", opaque_map_field<WorkerTemplate>()},
-      {"affinity", opaque_map_field<WorkerTemplate>()},
+      {"affinity",
+       [](Decoder& d, WorkerTemplate& s, const YAML::Node& v, const std::string& at) {
+         if (!v.IsMap()) {
+           d.error(at, "must be a map, got " + node_kind(v));
+           return;
+         }
+         s.affinity_set = v.size() > 0;
+         collect_requirements(v, s.affinity_requirements);
+       }},
       {"nodeSelector",
-       [](Decoder& d, WorkerTemplate&, const YAML::Node& v, const std::string& at) {
-         d.fields(v, at, [&](std::string_view, const YAML::Node& value, const std::string& p) {
-           d.string(value, p);
+       [](Decoder& d, WorkerTemplate& s, const YAML::Node& v, const std::string& at) {
+         d.fields(v, at, [&](std::string_view key, const YAML::Node& value, const std::string& p) {
+           if (const std::optional<std::string> text = d.string(value, p)) {
+             s.node_selector[std::string(key)] = *text;
+           }
            return true;
          });
        }},
       {"tolerations",
-       [](Decoder& d, WorkerTemplate&, const YAML::Node& v, const std::string& at) {
-         if (!v.IsSequence()) d.error(at, "must be a list, got " + node_kind(v));
+       [](Decoder& d, WorkerTemplate& s, const YAML::Node& v, const std::string& at) {
+         if (!v.IsSequence()) {
+           d.error(at, "must be a list, got " + node_kind(v));
+           return;
+         }
+         for (const YAML::Node& toleration : v)
+           s.tolerations.push_back(scheduling_term(toleration));
        }},
   };
   return table;

@@ -143,6 +143,10 @@ struct RunResult {
 // for places (like a CR status) that show numbers only.
 void to_json(nlohmann::json& out, const Result& r, bool with_histograms = true);
 nlohmann::json to_json(const RunResult& run, bool with_histograms = true);
+// Its "stages" and "requestResults" rows alone (a LoadTest's status shows
+// them as numbers only).
+nlohmann::json stages_json(const RunResult& run, bool with_histograms);
+nlohmann::json request_results_json(const RunResult& run, bool with_histograms);
 
 // The same document as text, written piece by piece so that a worker serves
 // its final result without ever holding the whole text: the top-level

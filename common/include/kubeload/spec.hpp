@@ -125,12 +125,27 @@ struct LoadSpec {
   }
 };
 
-// The worker pods' image. The rest of spec.workerTemplate (resources,
-// nodeSelector, tolerations, affinity) is validated for its shape here and
-// passed through to the pods from the manifest as written, by the operator's
-// Job builder: nothing reads it from this model.
+// A key and its operator, as a toleration (spec.workerTemplate.tolerations)
+// or a node selector requirement (anywhere in spec.workerTemplate.affinity)
+// holds them. An operator that is not a string reads as "".
+struct SchedulingTerm {
+  std::string key;
+  std::string op;
+  bool operator==(const SchedulingTerm&) const = default;
+};
+
+// The worker pods' image, and what the operator's scheduling rules read of
+// the rest of spec.workerTemplate. resources, nodeSelector, tolerations and
+// affinity are validated for their shape here and passed through to the
+// pods from the manifest as written, by the operator's Job builder.
 struct WorkerTemplate {
   std::string image;
+  std::map<std::string, std::string> node_selector;
+  std::vector<SchedulingTerm> tolerations;  // one per toleration, in order
+  bool affinity_set = false;                // a non-empty affinity
+  // Every requirement of the affinity (a map with a key and an operator),
+  // in document order.
+  std::vector<SchedulingTerm> affinity_requirements;
 };
 
 struct BaselineSpec {

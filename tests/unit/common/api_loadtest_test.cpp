@@ -54,8 +54,7 @@ TEST(ApiLoadTest, ReadsEveryFieldOfALoadTestAsTheApiReturnsIt) {
   EXPECT_EQ(loadtest.metadata.uid, "u-1");
   EXPECT_EQ(loadtest.metadata.generation, 4);
   EXPECT_EQ(loadtest.metadata.resource_version, "812");
-  EXPECT_EQ(loadtest.metadata.creation_timestamp,
-            kubeload::rfc3339::parse("2026-11-29T19:00:00Z"));
+  EXPECT_EQ(loadtest.metadata.creation_timestamp, kubeload::rfc3339::parse("2026-11-29T19:00:00Z"));
   EXPECT_EQ(loadtest.metadata.labels.at("kubeload.dev/test"), "checkout");
   EXPECT_FALSE(loadtest.metadata.deleting);
   EXPECT_EQ(loadtest.spec, kLoadTest["spec"]);
@@ -117,8 +116,8 @@ TEST(ApiLoadTest, ReadingIsLenient) {
 
 TEST(ApiLoadTest, TimesAreWholeSecondsAsMetav1TimeKeepsThem) {
   LoadTestStatus status;
-  status.start_time = kubeload::api::whole_seconds(
-      *kubeload::rfc3339::parse("2026-11-29T19:00:20.750Z"));
+  status.start_time =
+      kubeload::api::whole_seconds(*kubeload::rfc3339::parse("2026-11-29T19:00:20.750Z"));
   EXPECT_EQ(json(status)["startTime"], "2026-11-29T19:00:20Z");
   EXPECT_EQ(json(status).get<LoadTestStatus>(), status);
 }

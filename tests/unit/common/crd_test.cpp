@@ -484,7 +484,6 @@ TEST(Crd, StatusEnumsMatchTheOperator) {
   }
 }
 
-
 // Every field of the typed status (kubeload/api/loadtest.hpp), as its
 // to_json writes it, against the CRD's status schema, both ways: a field the
 // code writes that the schema lacks would be pruned by the API server (the
@@ -508,12 +507,14 @@ kubeload::api::LoadTestStatus every_status_field() {
   status.stages = nlohmann::json::array({{{"index", 0}}});
   status.request_results = nlohmann::json::array({{{"name", "home"}}});
   const UsageFigures usage{0.5, 0.75, 1 << 20, 0};
-  status.target = TargetUsageStatus{"shop", "app=web", 2, {at, at, true}, usage,
-                                    {TargetStageUsage{0, {at, at, false}, usage}}};
+  status.target = TargetUsageStatus{
+      "shop", "app=web", 2, {at, at, true}, usage, {TargetStageUsage{0, {at, at, false}, usage}}};
   status.thresholds = {ThresholdRow{"p99 < 20ms", "12.5ms", 12.5, true}};
-  status.baseline = BaselineOutcome{"checkout-1", {{"p99", "+1.0%"}},
+  status.baseline = BaselineOutcome{"checkout-1",
+                                    {{"p99", "+1.0%"}},
                                     {BaselineCheck{"p99", 12.5, 12.4, "+1.0%", 10, true}},
-                                    true, "compared"};
+                                    true,
+                                    "compared"};
   status.conditions = {Condition{"Ready", ConditionStatus::True, "ThresholdsPassed", "ok", at, 3}};
   return status;
 }
@@ -583,13 +584,16 @@ TEST(Crd, StatusSchemaIsTheTypedStatus) {
   std::set<std::string> declared;
   schema_properties(status_schema(), "status", declared);
   for (const std::string& field : declared) {
-    EXPECT_TRUE(written.contains(field)) << field << " is in the CRD's schema but no code writes it";
+    EXPECT_TRUE(written.contains(field))
+        << field << " is in the CRD's schema but no code writes it";
   }
   // And what is written reads back as the same status.
   EXPECT_EQ(written_status.get<kubeload::api::LoadTestStatus>(), status);
-  EXPECT_EQ(strings(at(status_schema(), "verdict")["enum"]).size(), kubeload::api::kVerdicts.size());
+  EXPECT_EQ(strings(at(status_schema(), "verdict")["enum"]).size(),
+            kubeload::api::kVerdicts.size());
   for (const auto& [verdict, spelling] : kubeload::api::kVerdicts) {
-    EXPECT_TRUE(any_contains(strings(at(status_schema(), "verdict")["enum"]), std::string(spelling)));
+    EXPECT_TRUE(
+        any_contains(strings(at(status_schema(), "verdict")["enum"]), std::string(spelling)));
   }
 }
 

@@ -162,6 +162,11 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
 
   EXPECT_EQ(spec.workers, 4u);
   EXPECT_EQ(spec.worker_template.image, "registry.local/loadgen:1.2");
+  EXPECT_EQ(spec.worker_template.node_selector,
+            (std::map<std::string, std::string>{{"disktype", "ssd"}}));
+  EXPECT_EQ(spec.worker_template.tolerations, (std::vector<SchedulingTerm>{{"load", "Exists"}}));
+  EXPECT_TRUE(spec.worker_template.affinity_set);
+  EXPECT_TRUE(spec.worker_template.affinity_requirements.empty());
   // resources, nodeSelector, tolerations and affinity are accepted (parsed.ok()
   // above); the Job builder passes them to the pods as written
   // (operator/job_builder_test, case "resources, nodeSelector, tolerations and affinity").
@@ -180,6 +185,36 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
             (std::map<std::string, double>{{"p99", 10}, {"rps", 5}, {"errorRate", 12.5}}));
   EXPECT_EQ(spec.cleanup, CleanupPolicy::Never);
   EXPECT_EQ(spec.start_timeout, 2min);
+}
+
+// What the operator's scheduling rules read of an affinity: every
+// requirement, however deeply nested, node and pod affinity alike.
+TEST(SpecParse, AffinityRequirementsAreFoundWhereverTheyAre) {
+  const ParsedLoadTest parsed = parse_loadtest(with_spec(kTarget + R"(load: {duration: 10s}
+workerTemplate:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: node-role.kubernetes.io/control-plane, operator: DoesNotExist}
+          matchFields:
+          - {key: metadata.name, operator: In, values: [a]}
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 1
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector: {matchExpressions: [{key: app, operator: Exists}]}
+  tolerations: [{operator: Exists}, {key: gpu, operator: Equal, value: "1"}]
+)"));
+  ASSERT_TRUE(parsed.ok()) << testing::PrintToString(messages(parsed));
+  const WorkerTemplate& worker = parsed.spec.worker_template;
+  EXPECT_EQ(worker.affinity_requirements,
+            (std::vector<SchedulingTerm>{{"node-role.kubernetes.io/control-plane", "DoesNotExist"},
+                                         {"metadata.name", "In"},
+                                         {"app", "Exists"}}));
+  EXPECT_EQ(worker.tolerations, (std::vector<SchedulingTerm>{{"", "Exists"}, {"gpu", "Equal"}}));
 }
 
 TEST(SpecParse, ClosedModelWithServiceTargetAndStages) {
