@@ -21,13 +21,14 @@ std::optional<JobView> own_job(const Observation& o) {
 }
 
 std::vector<PodView> own_pods(const Observation& o) {
-  const std::string& uid = o.loadtest.metadata.uid;
   const std::optional<JobView> job = own_job(o);
   std::vector<PodView> pods;
   for (const PodView& pod : o.pods) {
-    const bool labelled = !uid.empty() && pod.loadtest_uid == uid;
-    const bool controlled = job && !job->uid.empty() && pod.controller_uid == job->uid;
-    if (labelled || controlled) pods.push_back(pod);
+    // A worker is a pod the run's Job made: its controller is the Job, by
+    // uid. Labels prove nothing (anyone who may create a pod in the
+    // namespace can copy them), and a pod taken for a worker is handed the
+    // run's token and can fail the run.
+    if (job && !job->uid.empty() && pod.controller_uid == job->uid) pods.push_back(pod);
   }
   return pods;
 }

@@ -93,8 +93,8 @@ struct Observation {
 };
 
 // The Job and pods of this incarnation of the LoadTest: the Job whose
-// controller is the LoadTest's uid, the pods labelled with that uid or
-// controlled by that Job. Never by name alone.
+// controller is the LoadTest's uid, the pods whose controller is that Job.
+// Never by name or labels alone.
 std::optional<JobView> own_job(const Observation& observed);
 std::vector<PodView> own_pods(const Observation& observed);
 

@@ -827,6 +827,39 @@ TEST(ReconcilePlan, OnlyTheLoadTestsOwnPodsAreSeen) {
   EXPECT_EQ(workers_to_ask(o).size(), 2u);
 }
 
+// A pod made by a namespace user with the run's labels and uid label (and
+// even the index of a real worker) is not a worker: it is never asked for
+// /result (which would hand it the run's token), never counted, and its
+// silence does not fail the run.
+TEST(ReconcilePlan, APodWithTheRunsLabelsButNotMadeByItsJobIsNoWorker) {
+  Observation o = running(kStartAt + seconds(5));
+  for (const char* controller : {"", "someone-elses-job"}) {
+    json forged = pod_json(0, "Running", true);
+    forged["metadata"]["name"] = "forged";
+    forged["status"]["podIP"] = "10.244.9.9";
+    if (*controller == '\0') {
+      forged["metadata"].erase("ownerReferences");
+    } else {
+      forged["metadata"]["ownerReferences"][0]["uid"] = controller;
+    }
+    o.pods.push_back(pod_view(forged));
+  }
+  const std::vector<PodView> own = own_pods(o);
+  ASSERT_EQ(own.size(), 2u);
+  for (const PodView& pod : own) EXPECT_NE(pod.name, "forged");
+  for (const auto& [index, ip] : workers_to_ask(o)) EXPECT_NE(ip, "10.244.9.9") << index;
+  const ReconcilePlan planned = plan(o, test_config());
+  for (const Action& action : planned.actions) {
+    if (const auto* start = std::get_if<StartWorker>(&action)) {
+      EXPECT_NE(start->ip, "10.244.9.9");
+    }
+    if (const auto* finish = std::get_if<FinishWorker>(&action)) {
+      EXPECT_NE(finish->ip, "10.244.9.9");
+    }
+  }
+  EXPECT_EQ(J(planned.status)["workers"]["ready"], 2);
+}
+
 TEST(ReconcilePlan, RunTimeBounds) {
   const auto bound = [](const std::string& load) {
     json lt = loadtest_json();

@@ -169,11 +169,12 @@ Observation observation_of(const Observed& o) {
   if (o.job) {
     // The Job of this incarnation: controlled by the LoadTest's uid.
     json job = *o.job;
+    job["metadata"]["uid"] = "job-" + uid;
     job["metadata"]["ownerReferences"] = {{{"uid", uid}, {"controller", true}}};
     observation.job = job_view(job);
   }
   for (PodView pod : o.pods) {
-    pod.loadtest_uid = uid;
+    pod.controller_uid = "job-" + uid;  // made by that Job
     observation.pods.push_back(std::move(pod));
   }
   if (o.baseline_status)
