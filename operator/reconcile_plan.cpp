@@ -169,9 +169,19 @@ std::vector<std::string> legacy_result_keys(const json& data) {
   return api::legacy_result_keys(data);
 }
 
+bool kept_results_taken(const Observation& o) {
+  return o.kept_results && o.kept_results->controller_uid != loadtest_uid(o);
+}
+
 WorkerResults kept_merge(const Observation& o, std::vector<std::string>& problems) {
   const uint32_t workers = o.parsed.ok() ? o.parsed.spec.workers : 0;
   if (!o.kept_results) return WorkerResults(workers);
+  if (kept_results_taken(o)) {
+    // Not ours, whatever its data says (the run's uid is no secret): its
+    // merge is never folded in, nor are its workers taken for kept.
+    problems.push_back("the results ConfigMap is not this run's");
+    return WorkerResults(workers);
+  }
   try {
     std::optional<api::KeptResults> kept =
         api::kept_results_from_config_map_data(o.kept_results->data, loadtest_uid(o));
@@ -367,7 +377,14 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     std::vector<std::string> problems;
     std::vector<std::string> kept_problems;
     WorkerResults kept = kept_merge(o, kept_problems);
-    if (!kept_problems.empty()) {
+    if (kept_results_taken(o)) {
+      // Made by someone else (or its owner was changed): a forged merge
+      // must never reach the status, nor may the run write over it.
+      failure =
+          RunFailure{Reason::ObjectNameTaken,
+                     "the name of the results ConfigMap is taken: ConfigMap \"" +
+                         o.kept_results->name + "\" exists and is not controlled by this LoadTest"};
+    } else if (!kept_problems.empty()) {
       // Writing over it would lose the workers it holds, who may have exited.
       failure = RunFailure{Reason::ResultsUnreadable,
                            "the kept results cannot be read: " + kept_problems.front()};

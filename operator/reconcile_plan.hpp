@@ -145,6 +145,10 @@ std::size_t config_map_data_size(const nlohmann::json& data);
 // yet). Data of another run or that does not parse is left out and named in
 // `problems`.
 WorkerResults kept_merge(const Observation& observed, std::vector<std::string>& problems);
+// The results ConfigMap of the run's name is not controlled by this
+// LoadTest (made by someone else): nothing of it is read, the run fails
+// ObjectNameTaken.
+bool kept_results_taken(const Observation& observed);
 // The keys of a results ConfigMap written before the running merge (one
 // final document per worker, "worker-<index>"): kept_merge() reads them, so a
 // run in flight across an operator upgrade keeps its results, and the next

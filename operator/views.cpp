@@ -155,7 +155,9 @@ JobView job_view(const json& job) {
 
 ConfigMapView config_map_view(const json& config_map) {
   ConfigMapView view;
+  view.name = text(member(member(config_map, "metadata"), "name"));
   view.resource_version = text(member(member(config_map, "metadata"), "resourceVersion"));
+  view.controller_uid = controller_uid(config_map);
   if (const json& data = member(config_map, "data"); data.is_object()) view.data = data;
   return view;
 }

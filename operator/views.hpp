@@ -66,7 +66,9 @@ struct JobView {
 // of the next write) and the data (string values; api/kept_results.hpp
 // decodes the results ConfigMap's).
 struct ConfigMapView {
+  std::string name;
   std::string resource_version;
+  std::string controller_uid;  // the controlling owner's uid: whose it is
   nlohmann::json data = nlohmann::json::object();
 };
 

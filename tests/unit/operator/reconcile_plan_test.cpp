@@ -155,7 +155,9 @@ json kept_config_map(const std::map<uint32_t, json>& documents, uint32_t workers
     EXPECT_TRUE(kept.fold(index, collected_result_from_json(document)));
   }
   return {{"metadata",
-           {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
+           {{"name", results_config_map_name("checkout", kUid)},
+            {"resourceVersion", "3003"},
+            {"ownerReferences", {{{"uid", kUid}, {"controller", true}}}}}},
           {"data", kept_results_data(kept, uid)}};
 }
 
@@ -1271,10 +1273,12 @@ std::size_t final_status_bytes(uint32_t workers) {
   const WorkerResults kept(
       workers, reports,
       collected_result_from_json(staged_document(0, 100, 100, 50, 30'000'000)).run);
-  o.kept_results = config_map_view(
-      {{"metadata",
-        {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
-       {"data", kept_results_data(kept, kUid)}});
+  o.kept_results =
+      config_map_view({{"metadata",
+                        {{"name", results_config_map_name("checkout", kUid)},
+                         {"resourceVersion", "3003"},
+                         {"ownerReferences", {{{"uid", kUid}, {"controller", true}}}}}},
+                       {"data", kept_results_data(kept, kUid)}});
   const ReconcilePlan p = plan(o, test_config());
   EXPECT_EQ(J(p.status).value("phase", ""), "Succeeded") << J(p.status).value("message", "");
   EXPECT_EQ(J(p.status)["stages"].size(), 100u);
@@ -1298,8 +1302,45 @@ json legacy_config_map(const std::map<uint32_t, json>& documents) {
     data["worker-" + std::to_string(index)] = document.dump();
   }
   return {{"metadata",
-           {{"name", results_config_map_name("checkout", kUid)}, {"resourceVersion", "3003"}}},
+           {{"name", results_config_map_name("checkout", kUid)},
+            {"resourceVersion", "3003"},
+            {"ownerReferences", {{{"uid", kUid}, {"controller", true}}}}}},
           {"data", data}};
+}
+
+// A ConfigMap of the results ConfigMap's name that this LoadTest does not
+// control (made before the run by a namespace user, with data naming the
+// run's uid, which is no secret) is never read: its forged merge would
+// become the run's result. The run fails naming it, and nothing is written
+// over it.
+TEST(ReconcilePlan, AResultsConfigMapNotControlledByTheRunIsNeverRead) {
+  for (const char* owner : {"", "someone-else"}) {
+    SCOPED_TRACE(owner);
+    Observation o = running(kStartAt + seconds(40));
+    json forged = kept_config_map(
+        {{0, answer_document(0, 1'000'000, true)}, {1, answer_document(1, 1'000'000, true)}});
+    if (*owner == '\0') {
+      forged["metadata"].erase("ownerReferences");
+    } else {
+      forged["metadata"]["ownerReferences"][0]["uid"] = owner;
+    }
+    o.kept_results = config_map_view(forged);
+    EXPECT_TRUE(kept_results_taken(o));
+    answer(o, 0, answer_document(0, 500, true));
+    const ReconcilePlan p = plan(o, test_config());
+    EXPECT_EQ(p.status.phase, api::Phase::Failed);
+    EXPECT_EQ(p.status.reason, "ObjectNameTaken");
+    EXPECT_NE(p.status.message.find("the name of the results ConfigMap is taken"),
+              std::string::npos)
+        << p.status.message;
+    EXPECT_NE(p.status.message.find(results_config_map_name("checkout", kUid)), std::string::npos);
+    const json status = J(p.status);
+    EXPECT_NE(status.value("/result/requests"_json_pointer, 0), 2'000'000);
+    for (const Action& action : p.actions)
+      EXPECT_FALSE(std::holds_alternative<KeepResults>(action));
+    // Its workers are not taken for kept: the real ones are still asked.
+    EXPECT_EQ(workers_to_ask(o).size(), 2u);
+  }
 }
 
 TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
@@ -1322,7 +1363,8 @@ TEST(ReconcilePlan, ARunInFlightAcrossAnUpgradeKeepsWhatTheOldOperatorKept) {
   json after = o.kept_results->data;
   after.merge_patch(keep->data);
   Observation next = running(kStartAt + seconds(41));
-  next.kept_results = ConfigMapView{o.kept_results->resource_version, after};
+  next.kept_results = o.kept_results;
+  next.kept_results->data = after;
   next.pods = {pod_view(pod_json(0, "Succeeded", false)),
                pod_view(pod_json(1, "Succeeded", false))};
   EXPECT_EQ(J(plan(next, test_config()).status)["result"]["requests"], 900);
