@@ -27,6 +27,8 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
 constexpr size_t kMaxListed = 5;  // details named in one message before "and N more"
+// Room left in kStatusSizeLimit for the conditions, which repeat the message.
+constexpr size_t kConditionsAllowance = 32 * 1024;
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;
@@ -411,7 +413,7 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
     facts.gate_message = gate->message;
   }
 
-  const PhaseDecision decision = decide_phase(facts);
+  PhaseDecision decision = decide_phase(facts);
   const bool succeeded = decision.phase == Phase::Succeeded;
   const bool failed = decision.phase == Phase::Failed;
 
@@ -462,6 +464,14 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
       status.request_results = request_results_json(*merged, false);
   }
 
+  // Bounded before the conditions, which repeat its message: recomputed from
+  // the status it wrote, the status is the same.
+  if (const std::string note = bound_status_size(status, kStatusSizeLimit - kConditionsAllowance);
+      !note.empty()) {
+    decision.message += (decision.message.empty() ? "" : "; ") + note;
+    status.message = decision.message;
+  }
+
   // ---- conditions
   ConditionFacts condition_facts;
   condition_facts.decision = decision;
@@ -482,6 +492,26 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
     status.conditions.push_back(condition(value, generation, current, now));
   }
   return status;
+}
+
+std::string bound_status_size(api::LoadTestStatus& status, std::size_t limit) {
+  std::size_t size = json(status).dump().size();
+  if (size <= limit) return "";
+  std::vector<std::string> notes;
+  for (auto [rows, what] : {std::pair{&status.request_results, "named requests"},
+                            std::pair{&status.stages, "stages"}}) {
+    if (size <= limit || !*rows || !(*rows)->is_array()) continue;
+    json& list = **rows;
+    const std::size_t all = list.size();
+    while (size > limit && !list.empty()) {
+      size -= list.back().dump().size() + 1;  // and its comma
+      list.erase(list.size() - 1);
+    }
+    notes.push_back(std::to_string(list.size()) + " of " + std::to_string(all) + " " + what);
+    if (list.empty()) rows->reset();
+  }
+  return "the status lists " + join(notes, " and ") + " (it is bounded at " +
+         std::to_string(limit / 1024) + " KiB; every row is in the run's results ConfigMap)";
 }
 
 bool status_changed(const api::LoadTestStatus& current, const api::LoadTestStatus& next) {

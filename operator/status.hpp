@@ -60,6 +60,16 @@ std::optional<Timestamp> start_deadline(const Observation& observed);
 // clock.
 api::LoadTestStatus compute_status(const Observation& observed, const RunState& run, Timestamp now);
 
+// What a status may take of etcd's 1.5 MiB per object, beside a spec of up
+// to 256 KiB and kubectl's last-applied copy of it. Past it the write would
+// fail on every pass and the run would never end.
+inline constexpr std::size_t kStatusSizeLimit = 512 * 1024;
+// Keeps `status` within `limit` bytes of JSON: named-request rows go first,
+// then stage rows, from the last. Returns what the message says of it ("the
+// status lists 40 of 100 named requests ..."; every row is in the run's
+// results ConfigMap), or "" when nothing went.
+std::string bound_status_size(api::LoadTestStatus& status, std::size_t limit);
+
 // Whether `next` differs from `current` at all.
 bool status_changed(const api::LoadTestStatus& current, const api::LoadTestStatus& next);
 

@@ -953,3 +953,67 @@ TEST(OperatorPhase, TableRulesInOrder) {
 }
 
 }  // namespace
+
+namespace {
+
+// A run of many named requests, each answered with hundreds of distinct
+// status codes: its rows alone are over the status's bound.
+TEST(OperatorStatus, AStatusOfManyRowsAndCodesStaysWithinItsBound) {
+  Observed o = running(true);
+  WorkerResults results(3);
+  for (uint32_t worker = 0; worker < 3; ++worker) {
+    RunResult run = run_of(1000, 0, 20000);
+    run.request_results.clear();
+    Result varied = run.result;
+    for (int code = 100; code < 600; ++code) varied.status_codes[code] += 1;
+    for (int n = 0; n < 100; ++n) {
+      run.request_results.push_back({"request-" + std::to_string(n), varied});
+      run.stages.push_back({n, 0.3, 10, std::nullopt, varied});
+    }
+    EXPECT_TRUE(results.fold(worker, collected(std::move(run))));
+  }
+  o.results = std::move(results);
+  const json status = status_of(o, kStartAt + seconds(31));
+  EXPECT_LE(status.dump().size(), kStatusSizeLimit);
+  EXPECT_EQ(status["phase"], "Succeeded");
+  const size_t shown = status.contains("requestResults") ? status["requestResults"].size() : 0;
+  EXPECT_LT(shown, 100u);
+  const std::string message = status["message"];
+  EXPECT_NE(message.find("the status lists " + std::to_string(shown) + " of 100 named requests"),
+            std::string::npos)
+      << message;
+  // Named requests go before stages: stages are dropped only once none is left.
+  if (shown > 0) {
+    EXPECT_EQ(status["stages"].size(), 100u);
+  }
+  EXPECT_NE(message.find("results ConfigMap"), std::string::npos) << message;
+  // The headline result is whole, and the gate judged every row.
+  EXPECT_EQ(status["result"]["requests"], 3000);
+  // Computed again from its own status: the same.
+  EXPECT_FALSE(status_changed(status, status_of(with_status(o, status), kStartAt + seconds(50))));
+}
+
+TEST(OperatorStatus, BoundingDropsRequestRowsBeforeStageRows) {
+  api::LoadTestStatus status;
+  status.message = "done";
+  status.request_results = json::array();
+  status.stages = json::array();
+  for (int i = 0; i < 10; ++i) {
+    status.request_results->push_back(
+        {{"name", "r" + std::to_string(i)}, {"pad", std::string(1000, 'x')}});
+    status.stages->push_back({{"index", i}, {"pad", std::string(1000, 'y')}});
+  }
+  const std::string note = bound_status_size(status, 9000);
+  EXPECT_LE(json(status).dump().size(), 9000u);
+  EXPECT_FALSE(status.request_results.has_value());  // all ten went first
+  ASSERT_TRUE(status.stages.has_value());
+  EXPECT_GT(status.stages->size(), 0u);
+  EXPECT_NE(note.find("the status lists 0 of 10 named requests and "), std::string::npos) << note;
+  // Within the bound: untouched.
+  api::LoadTestStatus small;
+  small.message = "done";
+  EXPECT_EQ(bound_status_size(small, 15000), "");
+  EXPECT_EQ(small.message, "done");
+}
+
+}  // namespace
