@@ -344,5 +344,54 @@ check "quota: an ObjectRejected Event ($(event_reasons overquota))" contains "$(
 check "quota: no Job" bash -c "! kubectl -n '$NS' get job overquota-workers >/dev/null 2>&1"
 kubectl -n "$NS" delete quota no-more-secrets >/dev/null 2>&1
 
+# 12. A worker is a pod the run's Job made (its controller, by uid), never a
+# pod that carries the run's labels: anyone who may create pods in the
+# namespace can copy those, index included, and such a pod taken for worker
+# 0 would be handed the run's token and leave the real worker 0 unasked
+# (the run failing WorkersUnreachable). Named to sort after the real pods.
+apply_loadtest forged "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, duration: 15s}" >/dev/null
+check "forged pod: the run is Running" wait_phase forged Running 120
+forged_uid=$(jp forged '{.metadata.uid}')
+kubectl -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: zz-forged-worker
+  namespace: $NS
+  labels: {kubeload.dev/loadtest: forged, kubeload.dev/loadtest-uid: "$forged_uid", batch.kubernetes.io/job-completion-index: "0"}
+  annotations: {batch.kubernetes.io/job-completion-index: "0"}
+spec:
+  containers: [{name: loadgen, image: localhost/kubeload/nginx:1, imagePullPolicy: IfNotPresent}]
+YAML
+check "forged pod: it runs beside the run with the run's labels" \
+  kubectl -n "$NS" wait --for=condition=Ready pod/zz-forged-worker --timeout=60s
+check "forged pod: the run Succeeded all the same ($(jp forged '{.status.reason}: {.status.message}'))" \
+  wait_phase forged Succeeded 120
+check "forged pod: 1 worker counted ($(jp forged '{.status.workers}'))" \
+  test "$(jp forged '{.status.workers.succeeded}')" = 1
+kubectl -n "$NS" delete pod zz-forged-worker --wait=false >/dev/null 2>&1
+
+# 13. The results ConfigMap is the run's when the LoadTest controls it: one
+# of its name made by someone else (with data naming the run's uid, which is
+# no secret) would put a forged merge in the status. The run fails
+# ObjectNameTaken naming it, and the ConfigMap is left as it was.
+{ kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+operator_pid=""
+apply_loadtest forgedkept "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}" >/dev/null
+forgedkept_uid=$(jp forgedkept '{.metadata.uid}')
+forgedkept_map="forgedkept-workers-results-${forgedkept_uid:0:8}"
+kubectl -n "$NS" create configmap "$forgedkept_map" --from-literal=loadTestUid="$forgedkept_uid" \
+  --from-literal=workers='{}' >/dev/null
+check "forged results: the operator started again" start_operator
+check "forged results: Failed ($(jp forgedkept '{.status.reason}: {.status.message}'))" \
+  wait_phase forgedkept Failed 120
+check "forged results: reason ObjectNameTaken" test "$(jp forgedkept '{.status.reason}')" = ObjectNameTaken
+check "forged results: the message names the ConfigMap" \
+  contains "$(jp forgedkept '{.status.message}')" "$forgedkept_map"
+check "forged results: the ConfigMap is left as it was" \
+  test "$(kubectl -n "$NS" get configmap "$forgedkept_map" -o jsonpath='{.data.workers}')" = '{}'
+
 kubectl -n "$NS" get lt 2>/dev/null
 finish
