@@ -400,6 +400,9 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
           } else if constexpr (std::is_same_v<A, CreateTokenSecret>) {
             create_once(kube::resources::secrets(namespace_), a.secret,
                         CreateRefusal::Object::TokenSecret, true);
+          } else if constexpr (std::is_same_v<A, CreateSpecConfigMap>) {
+            create_once(kube::resources::configmaps(namespace_), a.config_map,
+                        CreateRefusal::Object::SpecConfigMap, true);
           } else if constexpr (std::is_same_v<A, CreateJob>) {
             // A Job of that name is judged from the observation (own_job,
             // JobNameTaken), which reads it anyway.

@@ -225,6 +225,21 @@ json build_worker_token_secret(const api::LoadTest& loadtest, const LoadTestSpec
               {"stringData", {{std::string(kWorkerTokenKey), token}}}};
 }
 
+std::string worker_spec_config_map_name(std::string_view loadtest_name, std::string_view uid) {
+  return worker_job_name(loadtest_name) + "-spec-" + std::string(uid.substr(0, 8));
+}
+
+json build_worker_spec_config_map(const api::LoadTest& loadtest, const LoadTestSpec& spec) {
+  const RunIdentity run = run_identity(loadtest);
+  return json{
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       owned_object_metadata(loadtest, spec, run, worker_spec_config_map_name(run.name, run.uid))},
+      {"immutable", true},
+      {"data", {{std::string(kSpecFileName), worker_manifest(loadtest, run.name, run.ns).dump()}}}};
+}
+
 std::string worker_network_policy_name(std::string_view loadtest_name, std::string_view uid) {
   return worker_job_name(loadtest_name) + "-" + std::string(uid.substr(0, 8));
 }
@@ -253,8 +268,6 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                    : json::object();
 
   json env = json::array();
-  env.push_back(
-      {{"name", std::string(kSpecEnv)}, {"value", worker_manifest(loadtest, name, ns).dump()}});
   // The run's token, by reference like the headers below: never in the Job itself.
   env.push_back({{"name", kWorkerTokenEnv},
                  {"valueFrom",
@@ -280,8 +293,8 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
   }
 
   json args = {"worker",
-               "--spec-env",
-               std::string(kSpecEnv),
+               "--spec",
+               std::string(kSpecMountPath) + "/" + std::string(kSpecFileName),
                "--workers",
                std::to_string(spec.workers),
                "--listen",
@@ -350,11 +363,15 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
         {"readOnlyRootFilesystem", true},
         {"capabilities", {{"drop", json::array({"ALL"})}}}}}};
   if (!resources.empty()) container["resources"] = resources;
+  json mounts = json::array({{{"name", std::string(kSpecVolume)},
+                              {"mountPath", std::string(kSpecMountPath)},
+                              {"readOnly", true}}});
   if (!ca_volume.is_null()) {
-    container["volumeMounts"] = json::array({{{"name", std::string(kCaVolume)},
-                                              {"mountPath", std::string(kCaMountPath)},
-                                              {"readOnly", true}}});
+    mounts.push_back({{"name", std::string(kCaVolume)},
+                      {"mountPath", std::string(kCaMountPath)},
+                      {"readOnly", true}});
   }
+  container["volumeMounts"] = std::move(mounts);
 
   const json labels = labels_for(spec, name, uid);
   json pod_spec = {{"restartPolicy", "Never"},
@@ -368,7 +385,10 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                      {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
                    {"containers", json::array({std::move(container)})}};
   if (!config.service_account.empty()) pod_spec["serviceAccountName"] = config.service_account;
-  if (!ca_volume.is_null()) pod_spec["volumes"] = json::array({std::move(ca_volume)});
+  json volumes = json::array({{{"name", std::string(kSpecVolume)},
+                               {"configMap", {{"name", worker_spec_config_map_name(name, uid)}}}}});
+  if (!ca_volume.is_null()) volumes.push_back(std::move(ca_volume));
+  pod_spec["volumes"] = std::move(volumes);
   copy_if_set(worker_template, "nodeSelector", pod_spec);
   copy_if_set(worker_template, "tolerations", pod_spec);
   copy_if_set(worker_template, "affinity", pod_spec);

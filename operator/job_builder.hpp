@@ -19,8 +19,13 @@
 
 namespace kubeload::controller {
 
-// The env var holding the LoadTest manifest (JSON) that each worker parses.
-inline constexpr std::string_view kSpecEnv = "KUBELOAD_SPEC";
+// The LoadTest manifest (JSON) each worker parses, as a file mounted from the
+// run's spec ConfigMap (`loadgen worker --spec`). Not an environment
+// variable: Linux refuses one string of the environment over 128 KiB, and a
+// spec may be 256 KiB.
+inline constexpr std::string_view kSpecVolume = "spec";
+inline constexpr std::string_view kSpecMountPath = "/etc/kubeload/spec";
+inline constexpr std::string_view kSpecFileName = "loadtest.json";
 // The worker container's command, whatever its image: where the kubeload
 // image (Dockerfile) installs loadgen. An image's own entrypoint never runs.
 inline constexpr std::string_view kWorkerCommand = "/usr/local/bin/loadgen";
@@ -60,6 +65,13 @@ inline constexpr std::string_view kWorkerTokenKey = "token";
 std::string worker_token_secret_name(std::string_view loadtest_name, std::string_view uid);
 nlohmann::json build_worker_token_secret(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                          const std::string& token);
+
+// The ConfigMap that hands the workers their manifest (kSpecFileName):
+// `<job name>-spec-<uid prefix>`, owned by the LoadTest, immutable, created
+// before the Job.
+std::string worker_spec_config_map_name(std::string_view loadtest_name, std::string_view uid);
+nlohmann::json build_worker_spec_config_map(const api::LoadTest& loadtest,
+                                            const LoadTestSpec& spec);
 
 // The run's NetworkPolicy (when config.worker_ingress_from is set):
 // `<job name>-<uid prefix>`, owned by the LoadTest; its worker pods (by the

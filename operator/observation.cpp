@@ -10,6 +10,8 @@ std::string_view describe(CreateRefusal::Object object) {
       return "the workers' NetworkPolicy";
     case CreateRefusal::Object::TokenSecret:
       return "the worker token Secret";
+    case CreateRefusal::Object::SpecConfigMap:
+      return "the worker spec ConfigMap";
   }
   return "an object of the run";
 }

@@ -49,7 +49,7 @@ struct PassAnswers {
 };
 
 struct CreateRefusal {
-  enum class Object { Job, NetworkPolicy, TokenSecret };
+  enum class Object { Job, NetworkPolicy, TokenSecret, SpecConfigMap };
   Object object = Object::Job;
   std::string message;  // the API server's, or whose the object of that name is
   // The name is taken: an object of it exists that this run does not

@@ -350,6 +350,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         }
         out.actions.push_back(CreateTokenSecret{build_worker_token_secret(
             o.loadtest, spec, worker_token(config.worker_token_key, uid))});
+        out.actions.push_back(CreateSpecConfigMap{build_worker_spec_config_map(o.loadtest, spec)});
         out.actions.push_back(CreateJob{build_worker_job(o.loadtest, spec, config)});
       }
     }

@@ -44,6 +44,11 @@ struct CreateTokenSecret {
 struct CreateNetworkPolicy {
   nlohmann::json policy;
 };
+// The ConfigMap that hands the workers their manifest, before the Job so
+// its pods never wait for it (409: it exists, made from the same spec).
+struct CreateSpecConfigMap {
+  nlohmann::json config_map;
+};
 struct CreateJob {
   nlohmann::json job;
 };
@@ -103,9 +108,9 @@ struct DeleteLoadTest {
   std::string uid;
 };
 
-using Action = std::variant<CreateNetworkPolicy, CreateTokenSecret, CreateJob, RecordStartAt,
-                            StartWorker, KeepResults, FinishWorker, WriteStatus, RecordEvent,
-                            DeleteJob, EndJob, DeleteLoadTest>;
+using Action = std::variant<CreateNetworkPolicy, CreateTokenSecret, CreateSpecConfigMap, CreateJob,
+                            RecordStartAt, StartWorker, KeepResults, FinishWorker, WriteStatus,
+                            RecordEvent, DeleteJob, EndJob, DeleteLoadTest>;
 
 struct ReconcilePlan {
   api::LoadTestStatus status;  // what the status is now (written by a WriteStatus when it changed)

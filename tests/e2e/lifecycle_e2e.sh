@@ -393,5 +393,29 @@ check "forged results: the message names the ConfigMap" \
 check "forged results: the ConfigMap is left as it was" \
   test "$(kubectl -n "$NS" get configmap "$forgedkept_map" -o jsonpath='{.data.workers}')" = '{}'
 
+# 14. A spec of 250 KiB runs: the workers read their manifest from a file
+# the run's spec ConfigMap mounts (one environment string of Linux holds at
+# most 128 KiB, and the CRD allows a 256 KiB body). Created, not applied:
+# kubectl apply's last-applied annotation could not hold it.
+big_body=$(head -c 250000 /dev/zero | tr '\0' 'x')
+kubectl create -f - >/dev/null <<YAML
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: bigspec, namespace: $NS}
+spec:
+  target: {service: {name: nginx, port: 80}}
+  load: {connections: 1, requests: 5}
+  requests:
+  - {name: big, method: POST, path: /, body: "$big_body", expect: {status: [405]}}
+YAML
+check "250 KiB spec: Succeeded ($(jp bigspec '{.status.reason}: {.status.message}'))" \
+  wait_phase bigspec Succeeded 180
+check "250 KiB spec: 5 requests sent ($(jp bigspec '{.status.result.requests}'))" \
+  test "$(jp bigspec '{.status.result.requests}')" = 5
+bigspec_uid=$(jp bigspec '{.metadata.uid}')
+check "250 KiB spec: the manifest is in the run's spec ConfigMap, owned by the LoadTest" \
+  test "$(kubectl -n "$NS" get configmap "bigspec-workers-spec-${bigspec_uid:0:8}" \
+    -o jsonpath='{.metadata.ownerReferences[0].uid}')" = "$bigspec_uid"
+
 kubectl -n "$NS" get lt 2>/dev/null
 finish

@@ -82,10 +82,18 @@ bool updating_goldens() {
   return update != nullptr && std::string(update) == "1";
 }
 
+// The key under which the expectations (and the golden file) hold, beside
+// the Job, the manifest its workers read from the run's spec ConfigMap: the
+// two are built together and the rows check both.
+constexpr const char* kManifestKey = "x-worker-manifest (the spec ConfigMap's loadtest.json)";
+
 json build(const json& loadtest, const OperatorConfig& config) {
   const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
   EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.errors.front().to_string());
-  return build_worker_job(loadtest, parsed.spec, config);
+  json job = build_worker_job(loadtest, parsed.spec, config);
+  const json config_map = build_worker_spec_config_map(loadtest, parsed.spec);
+  job[kManifestKey] = json::parse(config_map["data"][kSpecFileName].get<std::string>());
+  return job;
 }
 
 // Every difference as "path: expected X, got Y", so a failing row says what
@@ -138,18 +146,11 @@ json& pod_spec(json& job) {
   return job["spec"]["template"]["spec"];
 }
 
-// The worker manifest travels as a JSON string in KUBELOAD_SPEC; expected
-// Jobs edit it as JSON.
+// The worker manifest travels in the run's spec ConfigMap; expectations edit
+// it beside the Job.
 void edit_manifest(json& job, const std::function<void(json&)>& edit) {
-  for (json& env : container(job)["env"]) {
-    if (env["name"] == "KUBELOAD_SPEC") {
-      json manifest = json::parse(env["value"].get<std::string>());
-      edit(manifest);
-      env["value"] = manifest.dump();
-      return;
-    }
-  }
-  ADD_FAILURE() << "no KUBELOAD_SPEC in the expected Job";
+  ASSERT_TRUE(job.contains(kManifestKey)) << "no worker manifest in the expectation";
+  edit(job[kManifestKey]);
 }
 
 void set_arg(json& job, const std::string& flag, const std::string& value) {
@@ -248,11 +249,11 @@ std::vector<Row> rows() {
          // Before the threads (-t, from the default CPU limit), where the builder puts it.
          json& args = container(job)["args"];
          args.insert(args.end() - 2, {"--cacert", "/etc/kubeload/target-ca/ca.crt"});
-         container(job)["volumeMounts"] = json::parse(
-             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
-         job["spec"]["template"]["spec"]["volumes"] = json::parse(
-             R"([{"name": "target-ca", "secret": {"secretName": "shop-ca",
-                  "items": [{"key": "ca.pem", "path": "ca.crt"}]}}])");
+         container(job)["volumeMounts"].push_back(json::parse(
+             R"({"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true})"));
+         job["spec"]["template"]["spec"]["volumes"].push_back(json::parse(
+             R"({"name": "target-ca", "secret": {"secretName": "shop-ca",
+                  "items": [{"key": "ca.pem", "path": "ca.crt"}]}})"));
          edit_manifest(job, [](json& m) {
            m["spec"]["target"] = {
                {"url", "https://checkout.shop.svc:8443/"},
@@ -271,11 +272,11 @@ std::vector<Row> rows() {
          // Before the threads (-t, from the default CPU limit), where the builder puts it.
          json& args = container(job)["args"];
          args.insert(args.end() - 2, {"--cacert", "/etc/kubeload/target-ca/ca.crt"});
-         container(job)["volumeMounts"] = json::parse(
-             R"([{"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true}])");
-         job["spec"]["template"]["spec"]["volumes"] = json::parse(
-             R"([{"name": "target-ca", "configMap": {"name": "trust",
-                  "items": [{"key": "bundle.pem", "path": "ca.crt"}]}}])");
+         container(job)["volumeMounts"].push_back(json::parse(
+             R"({"name": "target-ca", "mountPath": "/etc/kubeload/target-ca", "readOnly": true})"));
+         job["spec"]["template"]["spec"]["volumes"].push_back(json::parse(
+             R"({"name": "target-ca", "configMap": {"name": "trust",
+                  "items": [{"key": "bundle.pem", "path": "ca.crt"}]}})"));
          edit_manifest(job, [](json& m) {
            m["spec"]["target"] = {
                {"url", "https://checkout.shop.svc:8443/"},
@@ -370,8 +371,10 @@ std::vector<Row> rows() {
          const std::string label = loadtest_label_value(long_name);
          job["metadata"]["name"] = job_name;
          job["metadata"]["ownerReferences"][0]["name"] = long_name;
-         container(job)["env"][1]["valueFrom"]["secretKeyRef"]["name"] =
+         container(job)["env"][0]["valueFrom"]["secretKeyRef"]["name"] =
              worker_token_secret_name(long_name, "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
+         job["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"] =
+             worker_spec_config_map_name(long_name, "6b1f5a52-8d43-4a0e-9d0c-3f1f3e7b2a11");
          set_labels(job, "kubeload.dev/loadtest", label);
          edit_manifest(job, [&](json& m) { m["metadata"]["name"] = long_name; });
        }},
@@ -473,10 +476,10 @@ TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {
   EXPECT_FALSE(job["metadata"]["labels"].contains("team"));  // only our labels select pods
   EXPECT_EQ(pod_spec(job)["restartPolicy"], "Never");
   EXPECT_EQ(pod_spec(job)["automountServiceAccountToken"], false);
-  EXPECT_EQ(
-      container(job)["args"],
-      json({"worker", "--spec-env", "KUBELOAD_SPEC", "--workers", "1", "--listen", "0.0.0.0:8080",
-            "--target", "http://checkout.shop.svc:8080/", "--guard-targets", "-t", "1"}));
+  EXPECT_EQ(container(job)["args"],
+            json({"worker", "--spec", "/etc/kubeload/spec/loadtest.json", "--workers", "1",
+                  "--listen", "0.0.0.0:8080", "--target", "http://checkout.shop.svc:8080/",
+                  "--guard-targets", "-t", "1"}));
   EXPECT_EQ(container(job)["readinessProbe"]["httpGet"]["path"], "/healthz");
   // Only the file the worker writes: never a log tail (FallbackToLogsOnError).
   EXPECT_EQ(container(job)["terminationMessagePolicy"], "File");
@@ -505,9 +508,9 @@ TEST(OperatorJobBuilder, TheRunsTokenTravelsInItsOwnSecret) {
   EXPECT_EQ(job.dump().find(token), std::string::npos);
   const json& env = container(job)["env"];
   ASSERT_GE(env.size(), 2u);
-  EXPECT_EQ(env[1]["name"], kWorkerTokenEnv);
-  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["name"], "checkout-workers-token-6b1f5a52");
-  EXPECT_EQ(env[1]["valueFrom"]["secretKeyRef"]["key"], "token");
+  EXPECT_EQ(env[0]["name"], kWorkerTokenEnv);
+  EXPECT_EQ(env[0]["valueFrom"]["secretKeyRef"]["name"], "checkout-workers-token-6b1f5a52");
+  EXPECT_EQ(env[0]["valueFrom"]["secretKeyRef"]["key"], "token");
 }
 
 TEST(OperatorJobBuilder, TheAdminsTargetPolicyReachesEveryWorker) {
@@ -549,20 +552,23 @@ TEST(OperatorJobBuilder, WorkerCanParseTheManifestItIsGiven) {
   loadtest["spec"]["requests"] = json::parse(R"([{"name": "cart", "path": "/api/cart",
       "headersFrom": [{"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}])");
   loadtest["spec"]["thresholds"] = {"p99 < 200ms", "cart.errorRate < 1%"};
+  const ParsedLoadTest given = parse_loadtest(loadtest.dump());
+  ASSERT_TRUE(given.ok());
+  const json config_map = build_worker_spec_config_map(loadtest, given.spec);
+  EXPECT_EQ(config_map["metadata"]["name"], "checkout-workers-spec-6b1f5a52");
+  EXPECT_EQ(config_map["immutable"], true);
+  EXPECT_EQ(config_map["metadata"]["ownerReferences"][0]["uid"], loadtest["metadata"]["uid"]);
+  const std::string text = config_map["data"]["loadtest.json"];
+  // The worker reads it from the file the Job mounts.
   json job = build(loadtest, default_config());
-  const json& env = container(job)["env"];
-  ASSERT_EQ(env[0]["name"], "KUBELOAD_SPEC");
-  const ParsedLoadTest parsed = parse_loadtest(env[0]["value"].get<std::string>());
-  ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
-  EXPECT_EQ(parsed.spec.name, "checkout");
-  EXPECT_EQ(parsed.spec.namespace_, "shop");
-  EXPECT_EQ(parsed.spec.workers, 3u);
-  EXPECT_EQ(parsed.spec.thresholds.size(), 2u);
-  ASSERT_EQ(parsed.spec.requests.size(), 1u);
-  ASSERT_EQ(parsed.spec.requests[0].headers_from.size(), 1u);
-  EXPECT_EQ(parsed.spec.requests[0].headers_from[0].secret_key_ref.name, "api-token");
+  const json& args = container(job)["args"];
+  ASSERT_GE(args.size(), 3u);
+  EXPECT_EQ(args[1], "--spec");
+  EXPECT_EQ(args[2], "/etc/kubeload/spec/loadtest.json");
+  EXPECT_EQ(pod_spec(job)["volumes"][0]["configMap"]["name"], config_map["metadata"]["name"]);
+  const ParsedLoadTest parsed = parse_loadtest(text);
   // Status and annotations stay out of the worker's copy.
-  const json manifest = json::parse(env[0]["value"].get<std::string>());
+  const json manifest = json::parse(text);
   EXPECT_FALSE(manifest.contains("status"));
   EXPECT_EQ(manifest["metadata"].size(), 3u) << manifest["metadata"].dump();
 }
@@ -582,8 +588,7 @@ TEST(OperatorJobBuilder, SecretsAndAnnotationsNeverReachTheJob) {
   // A header from a Secret is a reference resolved by the kubelet, never a value.
   bool found = false;
   for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
-    if (env["name"] == "KUBELOAD_SPEC" || env["name"] == "KUBELOAD_LOADTEST_UID" ||
-        env["name"] == kWorkerTokenEnv) {
+    if (env["name"] == "KUBELOAD_LOADTEST_UID" || env["name"] == kWorkerTokenEnv) {
       continue;
     }
     EXPECT_FALSE(env.contains("value")) << env.dump();

@@ -190,6 +190,9 @@ std::vector<std::string> names(const ReconcilePlan& p) {
             out.push_back("CreateNetworkPolicy");
           }
           if constexpr (std::is_same_v<A, CreateTokenSecret>) out.push_back("CreateTokenSecret");
+          if constexpr (std::is_same_v<A, CreateSpecConfigMap>) {
+            out.push_back("CreateSpecConfigMap");
+          }
           if constexpr (std::is_same_v<A, CreateJob>) out.push_back("CreateJob");
           if constexpr (std::is_same_v<A, RecordStartAt>) out.push_back("RecordStartAt");
           if constexpr (std::is_same_v<A, StartWorker>) {
@@ -262,7 +265,8 @@ std::vector<Row> rows() {
        [=] { return observe(loadtest_json(), early); },
        "Pending",
        "WaitingForWorkers",
-       {"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret", "CreateJob"},
+       {"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret", "CreateSpecConfigMap",
+        "CreateJob"},
        seconds(5)},
       {"a LoadTest above the operator's ceilings fails before anything is created",
        [=] {
@@ -729,13 +733,15 @@ TEST(ReconcilePlan, TheRunsTokenSecretIsCreatedBeforeTheJobThatRefersToIt) {
 TEST(ReconcilePlan, WithWorkerIngressPeersEachRunGetsItsNetworkPolicyBeforeAnythingElse) {
   OperatorConfig config = test_config();
   EXPECT_EQ(names(plan(observe(loadtest_json(), kCreated + seconds(5)), config)),
-            (Strings{"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret", "CreateJob"}));
+            (Strings{"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret",
+                     "CreateSpecConfigMap", "CreateJob"}));
   config.worker_ingress_from = json::array(
       {{{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", "kubeload"}}}}},
         {"podSelector", {{"matchLabels", {{"app.kubernetes.io/name", "kubeload"}}}}}}});
   const ReconcilePlan planned = plan(observe(loadtest_json(), kCreated + seconds(5)), config);
-  EXPECT_EQ(names(planned), (Strings{"WriteStatus", "Event WaitingForWorkers",
-                                     "CreateNetworkPolicy", "CreateTokenSecret", "CreateJob"}));
+  EXPECT_EQ(names(planned),
+            (Strings{"WriteStatus", "Event WaitingForWorkers", "CreateNetworkPolicy",
+                     "CreateTokenSecret", "CreateSpecConfigMap", "CreateJob"}));
   const json& policy = std::get<CreateNetworkPolicy>(planned.actions[2]).policy;
   EXPECT_EQ(policy["metadata"]["ownerReferences"][0]["uid"], kUid);
   // It selects this run's pods, whatever the Job's own labels.
