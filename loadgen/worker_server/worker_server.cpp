@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -163,6 +164,34 @@ class WorkerService {
   WorkerService(const WorkerService&) = delete;
   WorkerService& operator=(const WorkerService&) = delete;
 
+  // Whether a request's header may go on: the control paths need the run's
+  // token, checked on the header alone so that a request without it is
+  // answered (401, 403) before its body is read. nullopt: it may.
+  std::optional<StringReply> refusal(const http::request_header<>& header) const {
+    if (!is_control_path(header)) return std::nullopt;
+    const auto authorization = header[http::field::authorization];
+    switch (check_control_token(std::string_view(authorization.data(), authorization.size()),
+                                config_.token)) {
+      case ControlAuth::ok:
+        return std::nullopt;
+      case ControlAuth::missing: {
+        auto denied =
+            reply(http::status::unauthorized, "the run's token is required\n", "text/plain");
+        denied.set(http::field::www_authenticate, "Bearer");
+        return denied;
+      }
+      case ControlAuth::wrong:
+        break;
+    }
+    return reply(http::status::forbidden, "not this run's token\n", "text/plain");
+  }
+
+  static bool is_control_path(const http::request_header<>& header) {
+    const std::string_view target(header.target().data(), header.target().size());
+    const std::string_view path = target.substr(0, target.find('?'));
+    return path == "/start" || path == "/result" || path == "/finish";
+  }
+
   Reply handle(const http::request<http::string_body>& request, const std::atomic<bool>& stop) {
     const std::string target(request.target());
     const std::string path = target.substr(0, target.find('?'));
@@ -173,22 +202,7 @@ class WorkerService {
       prometheus::TextSerializer().Serialize(text, metrics_->registry()->Collect());
       return reply(http::status::ok, text.str(), "text/plain; version=0.0.4");
     }
-    if (path == "/start" || path == "/result" || path == "/finish") {
-      const auto authorization = request[http::field::authorization];
-      switch (check_control_token(std::string_view(authorization.data(), authorization.size()),
-                                  config_.token)) {
-        case ControlAuth::ok:
-          break;
-        case ControlAuth::missing: {
-          auto denied =
-              reply(http::status::unauthorized, "the run's token is required\n", "text/plain");
-          denied.set(http::field::www_authenticate, "Bearer");
-          return denied;
-        }
-        case ControlAuth::wrong:
-          return reply(http::status::forbidden, "not this run's token\n", "text/plain");
-      }
-    }
+    if (auto refused = refusal(request)) return std::move(*refused);
     if (path == "/start") {
       if (request.method() != http::verb::post) {
         return reply(http::status::method_not_allowed, "use POST /start\n", "text/plain");
@@ -343,14 +357,24 @@ class WorkerService {
   std::thread run_thread_;
 };
 
+class Session;
+
 // Connections being served; the io_context runs on one thread.
 struct ControlConnections {
   std::size_t open = 0;
+  // Sessions that have not shown the run's token, oldest first: when every
+  // slot is taken, a new connection takes the oldest of their slots. So no
+  // peer without the token can hold the operator out by keeping connections
+  // open (every pod may reach the worker where NetworkPolicy is not
+  // enforced), and a connection that showed it is never closed for another.
+  std::deque<std::weak_ptr<Session>> unauthenticated;
 };
 
 // One HTTP/1.1 session; the server is tiny and single-threaded. Each request
 // must arrive whole within kControlRequestTimeout and within
-// kMaxControlRequestBytes, else the connection is closed.
+// kMaxControlRequestBytes, else the connection is closed. The header is read
+// first: a control request without the run's token is answered at once and
+// its connection closed, its body never read.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, WorkerService& service, const std::atomic<bool>& stop,
@@ -366,11 +390,38 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  bool authenticated() const { return authenticated_; }
+  // Gives up the slot: its pending read ends, and the session with it.
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().close(ignored);
+  }
+
   void read() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(kMaxControlRequestBytes));
     parser_->body_limit(kMaxControlRequestBytes);
     stream_.expires_after(kControlRequestTimeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return;
+                              self->on_header();
+                            });
+  }
+
+ private:
+  void on_header() {
+    if (auto refused = service_.refusal(parser_->get())) {
+      refused->keep_alive(false);
+      response_ = std::move(*refused);
+      write(false);
+      return;
+    }
+    if (WorkerService::is_control_path(parser_->get())) authenticated_ = true;
+    if (parser_->is_done()) {
+      respond();
+      return;
+    }
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec) return;
@@ -378,13 +429,16 @@ class Session : public std::enable_shared_from_this<Session> {
                      });
   }
 
- private:
   void respond() {
     const http::request<http::string_body> request = parser_->release();
     response_ = service_.handle(request, stop_);
+    write(request.keep_alive());
+  }
+
+  void write(bool request_keep_alive) {
     std::visit(
         [&](auto& response) {
-          response.keep_alive(response.keep_alive() && request.keep_alive());
+          response.keep_alive(response.keep_alive() && request_keep_alive);
           stream_.expires_after(kControlRequestTimeout);
           http::async_write(stream_, response,
                             [self = shared_from_this(), keep_alive = response.keep_alive()](
@@ -408,16 +462,35 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   Reply response_;
+  bool authenticated_ = false;
 };
+
+// Closes the oldest session that has not shown the run's token; false when
+// every open session has.
+bool evict_unauthenticated(ControlConnections& connections) {
+  while (!connections.unauthenticated.empty()) {
+    const std::shared_ptr<Session> oldest = connections.unauthenticated.front().lock();
+    connections.unauthenticated.pop_front();
+    if (oldest && !oldest->authenticated()) {
+      oldest->close();
+      return true;
+    }
+  }
+  return false;
+}
 
 void accept(tcp::acceptor& acceptor, WorkerService& service, const std::atomic<bool>& stop,
             ControlConnections& connections) {
   acceptor.async_accept(
       [&acceptor, &service, &stop, &connections](beast::error_code ec, tcp::socket socket) {
         if (ec) return;
-        // Over the limit the connection is closed at once (the socket goes out of scope).
-        if (connections.open < kMaxControlConnections) {
-          std::make_shared<Session>(std::move(socket), service, stop, connections)->read();
+        // Over the limit the connection takes the slot of the oldest one
+        // without the token, or, when there is none, is closed at once
+        // (the socket goes out of scope).
+        if (connections.open < kMaxControlConnections || evict_unauthenticated(connections)) {
+          auto session = std::make_shared<Session>(std::move(socket), service, stop, connections);
+          connections.unauthenticated.push_back(session);
+          session->read();
         }
         accept(acceptor, service, stop, connections);
       });

@@ -1370,6 +1370,39 @@ def check_worker_control_needs_the_runs_token(env):
         stop_process(process, "loadgen worker")
 
 
+def check_worker_control_is_not_held_by_peers_without_the_token(env):
+    # Any pod may reach a worker where NetworkPolicy is not enforced: without
+    # the run's token it neither fills the worker's 64 connection slots for
+    # the operator (its idle connections give way to new ones) nor has its
+    # body read (the token is checked on the header).
+    token = "integration-" + os.urandom(16).hex()
+    process, port, log_path = start_worker(env, "worker-slots", token)
+    idle = []
+    try:
+        expect(wait_listening(port, process), f"worker did not listen: {read_tail(log_path)}")
+        for _ in range(80):
+            idle.append(socket.create_connection((LOOPBACK, port), timeout=5))
+        for attempt in range(3):
+            status, body = control_request(port, "GET", "/result", token=token)
+            expect(status == 200 and json.loads(body)["startedAtMs"] == 0,
+                   f"/result with the token beside 80 idle connections (try {attempt}): {status}")
+        # A control request without the token, announcing a body it never
+        # sends: answered 401 at once and closed, not held until the timeout.
+        started = time.monotonic()
+        raw, error = raw_exchange(port, b"POST /start HTTP/1.1\r\nHost: worker\r\n"
+                                        b"Content-Length: 15000\r\n\r\n", timeout_s=5)
+        expect(raw.startswith(b"HTTP/1.1 401"), f"a body without the token: {raw[:80]!r} {error}")
+        expect(error is None and time.monotonic() - started < 3,
+               f"the connection was not closed at once ({time.monotonic() - started:.1f}s, {error})")
+        # With the token, the body is read as before.
+        status, _ = control_request(port, "POST", "/finish", token=token)
+        expect(status in (200, 409), f"POST /finish with the token: {status}")
+    finally:
+        for connection in idle:
+            connection.close()
+        stop_process(process, "loadgen worker")
+
+
 def raw_control_get(port, path, token, version="HTTP/1.1"):
     """GET through raw_exchange, so the framing is seen: (status line, headers, raw body)."""
     raw, error = raw_exchange(port, f"GET {path} {version}\r\nHost: worker\r\n"
@@ -1614,6 +1647,7 @@ CHECKS = (
     check_usage_rate_with_stages,
     check_usage_threads_above_connections,
     check_worker_control_needs_the_runs_token,
+    check_worker_control_is_not_held_by_peers_without_the_token,
     check_worker_streams_its_final_result_in_chunks,
     check_worker_refuses_to_run_without_a_token,
     check_worker_guard_refuses_denied_targets_by_resolved_address,
