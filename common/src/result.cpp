@@ -457,13 +457,19 @@ Result result_from_json(const json& in) {
 
 RunResult run_result_from_json(const json& in) {
   if (!in.is_object()) bad_field("", "a result document must be a JSON object");
-  if (in.value("version", std::string{}) != RunResult::kVersion) {
+  // Checked for their type before they are read: json::value() throws
+  // nlohmann's type_error, not the invalid_argument every reader catches.
+  const auto version = in.find("version");
+  if (version == in.end() || !version->is_string() || *version != RunResult::kVersion) {
     bad_field("version", std::string("must be \"") + RunResult::kVersion + "\", got " +
-                             (in.contains("version") ? in.at("version").dump() : "nothing"));
+                             (version == in.end() ? "nothing" : version->dump()));
   }
   HistogramDecoder decoder;  // one for the document's dozens of histograms
   RunResult run;
-  run.finished = in.value("finished", true);
+  if (const auto finished = in.find("finished"); finished != in.end()) {
+    if (!finished->is_boolean()) bad_field("finished", "must be true or false");
+    run.finished = finished->get<bool>();
+  }
   run.warmup_requests = get_count(in, "warmupRequests", "");
   if (!in.contains("result")) bad_field("result", "is required");
   run.result = result_from_json_at(in.at("result"), "result", decoder);

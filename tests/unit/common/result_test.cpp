@@ -280,3 +280,30 @@ TEST(Result, EmptyResultHasNoNanOrInf) {
 
 }  // namespace
 }  // namespace kubeload
+
+namespace {
+
+// Any pod may answer on a worker's address: a document whose fields have the
+// wrong type is refused with the field named, as every other bad field is
+// (found by the worker_documents fuzz target: "version": 1 threw nlohmann's
+// type_error past the readers' catch).
+TEST(Result, ATopLevelFieldOfTheWrongTypeIsRefusedNamingIt) {
+  using nlohmann::json;
+  const auto refusal = [](const json& document) -> std::string {
+    try {
+      kubeload::run_result_from_json(document);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(refusal(json{{"version", 1}, {"result", json::object()}}).find("version"),
+            std::string::npos);
+  EXPECT_NE(refusal(json{{"version", "v1"}, {"finished", "yes"}, {"result", json::object()}})
+                .find("finished: must be true or false"),
+            std::string::npos);
+  EXPECT_EQ(refusal(json{{"version", "v1"}, {"finished", false}, {"result", json::object()}}),
+            "accepted");
+}
+
+}  // namespace

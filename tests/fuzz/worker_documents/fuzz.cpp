@@ -1,0 +1,38 @@
+// What the operator reads from a worker it may not trust (any pod can answer
+// on a worker's address): a /result document, and the results ConfigMap's
+// data written from such documents. Arbitrary bytes either parse and decode,
+// or are refused with std::invalid_argument; nothing else is thrown, nothing
+// crashes, and a document that decodes encodes and decodes again to the same.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/api/kept_results.hpp"
+#include "kubeload/api/worker_protocol.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+  if (document.is_discarded()) return 0;
+  try {
+    const kubeload::api::ResultDocument decoded =
+        kubeload::api::result_document_from_json(document);
+    const kubeload::api::ResultDocument again =
+        kubeload::api::result_document_from_json(to_json(decoded));
+    if (!(again.head == decoded.head) || !(again.run.result == decoded.run.result)) std::abort();
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    (void)kubeload::api::progress_document_from_json(document);
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    (void)kubeload::api::kept_results_from_config_map_data(document, "uid-1");
+  } catch (const std::invalid_argument&) {
+  }
+  return 0;
+}
