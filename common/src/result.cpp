@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_fields.hpp"
 #include "kubeload/limits.hpp"
 
 namespace kubeload {
@@ -33,24 +34,15 @@ json latency_json(const Histogram& h) {
               {"max", s.max}};
 }
 
-[[noreturn]] void bad_field(const std::string& path, const std::string& why) {
-  throw std::invalid_argument(path + ": " + why);
-}
+using fields::bad_field;
 
+// A count or number of the encoding: 0 when it is not there.
 uint64_t get_count(const json& in, const char* key, const std::string& path) {
-  if (!in.contains(key)) return 0;
-  const json& v = in.at(key);
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
-    bad_field(path + "." + key, "must be a non-negative integer, got " + v.dump());
-  }
-  return v.get<uint64_t>();
+  return fields::count(in, key, path).value_or(0);
 }
 
 double get_number(const json& in, const char* key, const std::string& path) {
-  if (!in.contains(key)) return 0;
-  const json& v = in.at(key);
-  if (!v.is_number()) bad_field(path + "." + key, "must be a number, got " + v.dump());
-  return v.get<double>();
+  return fields::number(in, key, path).value_or(0);
 }
 
 Histogram get_histogram(const json& in, const char* key, const std::string& path,

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_fields.hpp"
+#include "../json_fields.hpp"
 #include "kubeload/api/worker_protocol.hpp"
 #include "kubeload/text.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
-// Reading the fields of the api documents (worker_protocol.cpp,
-// kept_results.cpp): a missing or null field reads as its default, one of
+// Reading the fields of our own documents strictly (the result encoding,
+// the worker protocol, the kept results): a missing or null field reads as its default, one of
 // another type throws std::invalid_argument naming it ("<path>: <why>", as
 // kubeload/result.hpp's decoder does).
 
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kubeload::api::fields {
+namespace kubeload::fields {
 
 [[noreturn]] inline void bad_field(const std::string& path, const std::string& why) {
   throw std::invalid_argument(path + ": " + why);
@@ -100,4 +100,4 @@ inline std::optional<std::string> text(const nlohmann::json& in, std::string_vie
   return v->get<std::string>();
 }
 
-}  // namespace kubeload::api::fields
+}  // namespace kubeload::fields
