@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_fields.hpp"
+#include "kubeload/json_fields.hpp"
 #include "kubeload/limits.hpp"
 
 namespace kubeload {

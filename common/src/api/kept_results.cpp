@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../json_fields.hpp"
 #include "kubeload/api/worker_protocol.hpp"
+#include "kubeload/json_fields.hpp"
 #include "kubeload/text.hpp"
 
 namespace kubeload::api {

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../json_fields.hpp"
+#include "kubeload/json_fields.hpp"
 
 namespace kubeload::api {
 namespace {

@@ -1,8 +1,9 @@
 #pragma once
 // Reading the fields of our own documents strictly (the result encoding,
-// the worker protocol, the kept results): a missing or null field reads as its default, one of
-// another type throws std::invalid_argument naming it ("<path>: <why>", as
-// kubeload/result.hpp's decoder does).
+// the worker protocol, the kept results): a missing or null field reads as
+// its default, one of another type throws std::invalid_argument naming it
+// ("<path>: <why>"). kubeload/json_access.hpp reads Kubernetes objects
+// leniently instead (a field of another type reads as unset).
 
 #include <cstdint>
 #include <limits>
