@@ -153,6 +153,7 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
     std::optional<json> document =
         workers_.result(worker_address(asked[i].second, uid), error, &token_refused);
     DigestedAnswer digested = digest_answer(run_uid, document, std::move(error), token_refused);
+    digested.answer.answered_at = clock_();
     document.reset();
     std::lock_guard lock(taking);
     take_answer(observed.answers, asked[i].first, std::move(digested));

@@ -33,6 +33,10 @@ struct WorkerAnswer {
   std::string unreadable;      // the document's result cannot be read or merged: why
   bool folded = false;         // its final result is in PassAnswers::finals
   std::optional<CollectedResult> partial;  // a result before the final one (counters only)
+  // The worker's clock in its answer (unix ms) and the operator's when the
+  // answer arrived: their difference is how far the worker's clock is off.
+  std::optional<int64_t> clock_ms;
+  std::optional<Timestamp> answered_at;
 };
 
 // The workers' answers of one pass. A final result is folded into `finals`

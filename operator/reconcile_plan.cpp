@@ -89,6 +89,14 @@ void plan_retention(const Observation& o, ReconcilePlan& out) {
   out.actions.push_back(DeleteLoadTest{name, o.loadtest.metadata.uid});
 }
 
+// How far a worker's clock was off the operator's when it answered.
+std::optional<std::chrono::milliseconds> clock_offset(const WorkerAnswer& answer) {
+  if (!answer.clock_ms || !answer.answered_at) return std::nullopt;
+  return std::chrono::milliseconds(*answer.clock_ms) -
+         std::chrono::duration_cast<std::chrono::milliseconds>(
+             answer.answered_at->time_since_epoch());
+}
+
 // When to look at a running run again: every second, but at a time-bounded
 // run's planned end and closely after it, and for one bounded by requests
 // when the pace each running worker has kept since the barrier (`running_done`:
@@ -240,6 +248,7 @@ DigestedAnswer digest_answer(const std::string& uid, const std::optional<json>& 
       return digested;
     }
     CollectedResult collected = collected_result_from_json(*document);
+    answer.clock_ms = collected.clock_ms;
     if (collected.run.finished) {
       digested.final_result = std::move(collected);
     } else {
@@ -393,7 +402,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     std::vector<uint32_t> newly_kept;
     std::vector<std::pair<uint32_t, CollectedResult>> partial;
     std::vector<std::string> unreachable;
-    std::vector<std::string> refusing;  // of those, the ones that refused the run's token
+    std::vector<std::string> refusing;     // of those, the ones that refused the run's token
+    std::optional<std::string> clock_off;  // a worker whose clock is too far off: how far
     for (const auto& [index, answer] : o.answers.by_worker) {
       if (index >= workers || kept.reports().contains(index)) continue;
       const auto pod = std::find_if(pods.begin(), pods.end(), [index = index](const PodView& p) {
@@ -410,6 +420,12 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         continue;
       }
       if (answer.other_run) continue;  // not ours to merge
+      if (const auto off = clock_offset(answer);
+          off && !clock_off && !answer.folded && std::chrono::abs(*off) > kMaxWorkerClockOffset) {
+        clock_off = who + "'s clock is " +
+                    fixed(std::abs(std::chrono::duration<double>(*off).count()), 1) + " s " +
+                    (off->count() < 0 ? "behind" : "ahead of") + " the operator's";
+      }
       if (!answer.unreadable.empty()) {
         problems.push_back(who + ": " + answer.unreadable);
       } else if (answer.folded) {
@@ -478,6 +494,17 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     const auto final_ok = static_cast<uint32_t>(std::count_if(
         run.results.reports().begin(), run.results.reports().end(),
         [](const auto& entry) { return entry.second.finished && entry.second.error.empty(); }));
+    if (!failure && clock_off && final_ok < workers) {
+      // The workers start at a wall-clock barrier (start-at): a worker whose
+      // clock is off starts that much early or late, or refuses a barrier
+      // more than 10 minutes from its clock; said now, not as a run that
+      // never ends.
+      failure = RunFailure{Reason::WorkerClockSkew,
+                           *clock_off + " (more than " +
+                               std::to_string(kMaxWorkerClockOffset.count() / 1000) +
+                               " s): the workers start together at a wall-clock time, so it "
+                               "would start out of step; synchronize the nodes' clocks (NTP)"};
+    }
     if (!failure && !refusing.empty()) {
       // It answered, so no network is in the way: the key the token is
       // derived from is not the one the run was started with.

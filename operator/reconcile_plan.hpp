@@ -191,6 +191,9 @@ struct Lookups {
 };
 Lookups lookups_for(const Observation& observed, const OperatorConfig& config);
 inline constexpr std::chrono::milliseconds kPollForLookup{1000};
+// How far a worker's clock may be off the operator's: the start barrier is
+// kStartLead ahead, and a worker off by more starts out of step.
+inline constexpr std::chrono::milliseconds kMaxWorkerClockOffset{10000};
 
 ReconcilePlan plan(const Observation& observed, const OperatorConfig& config);
 

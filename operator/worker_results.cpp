@@ -6,7 +6,8 @@ namespace kubeload::controller {
 
 CollectedResult collected_result_from_json(const nlohmann::json& document) {
   api::ResultDocument read = api::result_document_from_json(document);
-  return CollectedResult{std::move(read.run), read.head.started_at_ms, std::move(read.head.error)};
+  return CollectedResult{std::move(read.run), read.head.started_at_ms, std::move(read.head.error),
+                         read.head.clock_ms};
 }
 
 bool WorkerResults::fold(uint32_t index, CollectedResult collected) {

@@ -24,7 +24,8 @@ struct CollectedResult {
   // The worker's wall-clock start of the measured run (unix ms); unset
   // before it started.
   std::optional<int64_t> started_at_ms;
-  std::string error;  // the worker's own report of a run that broke off
+  std::string error;                // the worker's own report of a run that broke off
+  std::optional<int64_t> clock_ms;  // the worker's clock when it answered (unix ms)
 };
 
 // Parses a worker's GET /result body (api::ResultDocument). Throws

@@ -315,7 +315,7 @@ class WorkerService {
   // every stage and named request) is written as it is sent.
   Reply result(unsigned http_version) {
     std::lock_guard lock(mutex_);
-    api::ResultHead head{config_.index, config_.loadtest_uid, std::nullopt, error_};
+    api::ResultHead head{config_.index, config_.loadtest_uid, std::nullopt, error_, unix_ms_now()};
     if (started_at_ms_ > 0) head.started_at_ms = started_at_ms_;
     if (!final_) {
       const json document = api::to_json(progress_document(latest_, std::move(head)));

@@ -15,6 +15,7 @@ constexpr const char* kWorker = "worker";
 constexpr const char* kStartAt = "startAt";
 constexpr const char* kLoadTestUid = "loadTestUid";
 constexpr const char* kStartedAtMs = "startedAtMs";
+constexpr const char* kClockMs = "clockMs";
 constexpr const char* kError = "error";
 constexpr const char* kVersion = "version";
 constexpr const char* kFinished = "finished";
@@ -54,6 +55,7 @@ json to_json(const ResultHead& head) {
               {kLoadTestUid, head.loadtest_uid},
               {kStartedAtMs, head.started_at_ms.value_or(0)}};
   if (!head.error.empty()) out[kError] = head.error;
+  if (head.clock_ms) out[kClockMs] = *head.clock_ms;
   return out;
 }
 
@@ -67,6 +69,7 @@ ResultHead result_head_from_json(const json& document) {
     head.started_at_ms = started;
   }
   head.error = fields::text(document, kError, "").value_or("");
+  head.clock_ms = fields::integer(document, kClockMs, "");
   return head;
 }
 

@@ -157,8 +157,8 @@ json legacy_data(const std::map<std::string, json>& documents) {
 
 json final_document(uint32_t worker, uint64_t requests, const std::string& uid = kUid,
                     const std::string& error = "") {
-  return to_json(ResultDocument{ResultHead{worker, uid, 1764442800000 + worker, error},
-                                run_of(requests, "r")});
+  return to_json(ResultDocument{
+      ResultHead{worker, uid, 1764442800000 + worker, error, std::nullopt}, run_of(requests, "r")});
 }
 
 TEST(ApiKeptResults, TheFormBeforeTheRunningMergeStillReads) {

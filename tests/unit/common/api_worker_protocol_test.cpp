@@ -61,15 +61,16 @@ TEST(ApiWorkerProtocol, FinishAnswerIsSpelledAsBeforeAndReadsBack) {
 }
 
 TEST(ApiWorkerProtocol, ResultHeadReadsBack) {
-  const ResultHead started{7, "6f1c-uid", 1764442800123, "interrupted (SIGTERM)"};
+  const ResultHead started{7, "6f1c-uid", 1764442800123, "interrupted (SIGTERM)", 1764442805000};
   EXPECT_EQ(to_json(started), (json{{"worker", 7},
                                     {"loadTestUid", "6f1c-uid"},
                                     {"startedAtMs", 1764442800123},
-                                    {"error", "interrupted (SIGTERM)"}}));
+                                    {"error", "interrupted (SIGTERM)"},
+                                    {"clockMs", 1764442805000}}));
   EXPECT_EQ(result_head_from_json(to_json(started)), started);
 
   // Before the start: startedAtMs 0, no error field.
-  const ResultHead waiting{2, "6f1c-uid", std::nullopt, ""};
+  const ResultHead waiting{2, "6f1c-uid", std::nullopt, "", std::nullopt};
   EXPECT_EQ(to_json(waiting), json::parse(R"({"worker":2,"loadTestUid":"6f1c-uid",
                                                "startedAtMs":0})"));
   EXPECT_EQ(result_head_from_json(to_json(waiting)), waiting);
@@ -88,7 +89,8 @@ TEST(ApiWorkerProtocol, ResultHeadAcceptsWhatItAlwaysDid) {
 }
 
 TEST(ApiWorkerProtocol, FinalResultDocumentIsWhatTheWriterWritesAndReadsBack) {
-  ResultDocument document{ResultHead{1, "6f1c-uid", 1764442800123, ""}, some_run(300, true)};
+  ResultDocument document{ResultHead{1, "6f1c-uid", 1764442800123, "", std::nullopt},
+                          some_run(300, true)};
   const json whole = to_json(document);
   // The worker streams it: the same document.
   ResultDocumentWriter writer(std::make_shared<const RunResult>(document.run),
@@ -106,7 +108,7 @@ TEST(ApiWorkerProtocol, FinalResultDocumentIsWhatTheWriterWritesAndReadsBack) {
 
 TEST(ApiWorkerProtocol, ProgressDocumentIsSpelledAsBeforeAndReadsAsAPartialResult) {
   ProgressDocument progress;
-  progress.head = ResultHead{4, "6f1c-uid", 1764442800123, ""};
+  progress.head = ResultHead{4, "6f1c-uid", 1764442800123, "", 1764442800200};
   progress.warmup_requests = 12;
   progress.result.requests = 40;
   progress.result.status_codes[200] = 39;
@@ -116,7 +118,7 @@ TEST(ApiWorkerProtocol, ProgressDocumentIsSpelledAsBeforeAndReadsAsAPartialResul
   const json written = to_json(progress);
   std::vector<std::string> keys;
   for (const auto& [key, value] : written.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"finished", "loadTestUid", "result", "stage",
+  EXPECT_EQ(keys, (std::vector<std::string>{"clockMs", "finished", "loadTestUid", "result", "stage",
                                             "startedAtMs", "version", "warmupRequests", "worker"}));
   EXPECT_EQ(written["version"], "v1");
   EXPECT_EQ(written["finished"], false);
@@ -158,9 +160,9 @@ TEST(ApiWorkerProtocol, TerminationSummaryIsSpelledAsBeforeAndReadsBack) {
 }
 
 TEST(ApiWorkerProtocol, AFieldOfTheWrongTypeIsNamed) {
-  const json head = to_json(ResultHead{1, "6f1c-uid", 1764442800123, ""});
+  const json head = to_json(ResultHead{1, "6f1c-uid", 1764442800123, "", std::nullopt});
   const json document =
-      to_json(ResultDocument{ResultHead{1, "6f1c-uid", 1, ""}, some_run(5, true)});
+      to_json(ResultDocument{ResultHead{1, "6f1c-uid", 1, "", std::nullopt}, some_run(5, true)});
   struct Row {
     std::string what;
     std::function<void()> decode;

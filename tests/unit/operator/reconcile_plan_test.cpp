@@ -868,6 +868,46 @@ TEST(ReconcilePlan, APodWithTheRunsLabelsButNotMadeByItsJobIsNoWorker) {
   EXPECT_EQ(J(planned.status)["workers"]["ready"], 2);
 }
 
+// The workers start at a wall-clock barrier: a worker whose clock is far
+// off the operator's (as its answer's clockMs against when the answer
+// arrived shows) fails the run at once, saying so, instead of starting out
+// of step or refusing the barrier until the run deadline.
+TEST(ReconcilePlan, AWorkerWhoseClockIsFarOffFailsTheRunSayingSo) {
+  const struct {
+    const char* name;
+    std::chrono::milliseconds offset;
+    bool fails;
+  } rows[] = {
+      {"an hour behind", -std::chrono::hours(1), true},
+      {"a minute ahead", std::chrono::minutes(1), true},
+      {"two seconds behind", -std::chrono::seconds(2), false},
+      {"in step", std::chrono::milliseconds(0), false},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.name);
+    Observation o = running(kStartAt - seconds(1));
+    o.answers = begin_pass(o);
+    json document = answer_document(1, 0, false);
+    document["startedAtMs"] = 0;  // not started yet
+    document["clockMs"] = unix_ms(o.now + row.offset);
+    DigestedAnswer digested = digest_answer(o.answers.uid, document, "");
+    digested.answer.answered_at = o.now;
+    take_answer(o.answers, 1, std::move(digested));
+    const ReconcilePlan p = plan(o, test_config());
+    if (!row.fails) {
+      EXPECT_NE(p.status.reason, "WorkerClockSkew") << p.status.message;
+      continue;
+    }
+    EXPECT_EQ(p.status.phase, api::Phase::Failed);
+    EXPECT_EQ(p.status.reason, "WorkerClockSkew");
+    EXPECT_NE(p.status.message.find("worker 1's clock is"), std::string::npos) << p.status.message;
+    EXPECT_NE(p.status.message.find(row.offset.count() < 0 ? "behind" : "ahead of"),
+              std::string::npos)
+        << p.status.message;
+    EXPECT_NE(p.status.message.find("NTP"), std::string::npos) << p.status.message;
+  }
+}
+
 TEST(ReconcilePlan, RunTimeBounds) {
   const auto bound = [](const std::string& load) {
     json lt = loadtest_json();

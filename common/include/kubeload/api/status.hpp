@@ -91,6 +91,7 @@ enum class Reason {
   RunDeadlineExceeded,
   WorkersUnreachable,
   WorkerTokenRefused,
+  WorkerClockSkew,
   ResultsTooLarge,
   ResultsUnreadable,
   Running,
@@ -119,7 +120,7 @@ enum class Reason {
   PrometheusUnavailable,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 38> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 39> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -134,6 +135,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 38> kReasons{{
     {Reason::RunDeadlineExceeded, "RunDeadlineExceeded"},
     {Reason::WorkersUnreachable, "WorkersUnreachable"},
     {Reason::WorkerTokenRefused, "WorkerTokenRefused"},
+    {Reason::WorkerClockSkew, "WorkerClockSkew"},
     {Reason::ResultsTooLarge, "ResultsTooLarge"},
     {Reason::ResultsUnreadable, "ResultsUnreadable"},
     {Reason::Running, "Running"},
