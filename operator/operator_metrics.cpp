@@ -207,8 +207,12 @@ void OperatorMetrics::observe_loadtest(const api::LoadTest& loadtest,
     remove_series(families_->run_deadline, labels);
   }
   if (!test.empty() && api::is_final(phase) && status.completion_time) {
-    record_finished(namespace_ + "/" + test, {{"namespace", namespace_}, {"test", test}},
-                    FinishedRun{metadata.uid, *status.completion_time, name, status});
+    record_finished(
+        namespace_ + "/" + test, {{"namespace", namespace_}, {"test", test}},
+        FinishedRun{metadata.uid, *status.completion_time, name,
+                    status.verdict.value_or(api::Verdict::None), status.start_time,
+                    status.result ? std::optional(api::result_figures(status)) : std::nullopt,
+                    status.thresholds});
   }
   const api::Verdict verdict = status.verdict.value_or(api::Verdict::None);
   for (const auto& [value, v] : api::kVerdicts) {
@@ -283,9 +287,7 @@ void OperatorMetrics::publish_history(TestHistory& history) {
     l[key] = value;
     return l;
   };
-  auto verdict_of = [](const FinishedRun& run) {
-    return run.status.verdict.value_or(api::Verdict::None);
-  };
+  auto verdict_of = [](const FinishedRun& run) { return run.verdict; };
   const FinishedRun& last = history.newest.front();
   for (const auto& [value, v] : api::kVerdicts) {
     families_->test_last_verdict.Add(with("verdict", std::string(v)))
@@ -298,8 +300,8 @@ void OperatorMetrics::publish_history(TestHistory& history) {
           .Set(before == value ? 1 : 0);
     }
   }
-  if (last.status.start_time) {
-    families_->test_last_run_start.Add(labels).Set(epoch_seconds(*last.status.start_time));
+  if (last.start_time) {
+    families_->test_last_run_start.Add(labels).Set(epoch_seconds(*last.start_time));
   } else {
     remove_series(families_->test_last_run_start, labels);
   }
@@ -307,8 +309,8 @@ void OperatorMetrics::publish_history(TestHistory& history) {
 
   // A run without a result (say, failed before it started) leaves no numbers:
   // a gap in the trend, never the previous run's numbers under its time.
-  const api::ResultFigures result = api::result_figures(last.status);
-  if (last.status.result) {
+  const api::ResultFigures result = last.figures.value_or(api::ResultFigures{});
+  if (last.figures) {
     families_->test_last_requests_per_second.Add(labels).Set(result.rps.value_or(0.0));
     families_->test_last_error_ratio.Add(labels).Set(result.error_rate.value_or(0.0));
     families_->test_last_requests.Add(labels).Set(static_cast<double>(result.requests.value_or(0)));
@@ -329,7 +331,7 @@ void OperatorMetrics::publish_history(TestHistory& history) {
   // One series per threshold of the newest run (at most spec.thresholds'
   // 100); a threshold the newest run no longer has is removed.
   std::vector<std::string> now;
-  for (const api::ThresholdRow& row : last.status.thresholds) {
+  for (const api::ThresholdRow& row : last.thresholds) {
     const std::string& expression = row.expression;
     if (expression.empty()) continue;
     now.push_back(expression);

@@ -48,11 +48,17 @@ class OperatorMetrics {
   // label), whichever order their LoadTests are observed in: the series of a
   // test outlive its runs, so Grafana can chart it across releases and an
   // alert can compare a run with the one before.
+  // What the test's series show of a finished run, and nothing more: its
+  // figures, never its status (whose result carries histograms), so a
+  // test's history is a few hundred bytes whatever its runs measured.
   struct FinishedRun {
     std::string uid;
     api::Time completion_time;
     std::string name;
-    api::LoadTestStatus status;
+    api::Verdict verdict = api::Verdict::None;
+    std::optional<api::Time> start_time;
+    std::optional<api::ResultFigures> figures;  // unset: the run has no result
+    std::vector<api::ThresholdRow> thresholds;
   };
   struct TestHistory {
     std::vector<FinishedRun> newest;  // newest first, at most two
