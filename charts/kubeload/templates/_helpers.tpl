@@ -88,6 +88,8 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
+# Each run's spec ConfigMap (created before its Job) and its results
+# ConfigMap (the kept merge, patched as workers finish).
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, create, patch]
