@@ -315,9 +315,12 @@ class WorkerService {
   // every stage and named request) is written as it is sent.
   Reply result(unsigned http_version) {
     std::lock_guard lock(mutex_);
-    api::ResultHead head{config_.index, config_.loadtest_uid, std::nullopt, error_, unix_ms_now()};
+    api::ResultHead head{config_.index, config_.loadtest_uid, std::nullopt, error_, std::nullopt};
     if (started_at_ms_ > 0) head.started_at_ms = started_at_ms_;
     if (!final_) {
+      // The clock while running only: the operator checks it before and
+      // during the run, and the final document stays the same on every read.
+      head.clock_ms = unix_ms_now();
       const json document = api::to_json(progress_document(latest_, std::move(head)));
       return reply(http::status::ok, document.dump() + "\n", "application/json");
     }

@@ -48,9 +48,10 @@ struct ResultHead {
   // started (written as 0; 0 or less reads as unset).
   std::optional<int64_t> started_at_ms;
   std::string error;  // the worker's own report of a run that broke off; "" for none
-  // The worker's wall clock when it answered (unix ms): the workers start
-  // at a wall-clock barrier, so the operator checks that their clocks agree
-  // with its own. Unset in documents of workers before it was written.
+  // The worker's wall clock when it answered (unix ms), in the documents of
+  // a run not finished yet: the workers start at a wall-clock barrier, so the
+  // operator checks that their clocks agree with its own. Unset in a final
+  // document (the same on every read) and from workers before it was written.
   std::optional<int64_t> clock_ms;
   bool operator==(const ResultHead&) const = default;
 };
