@@ -52,10 +52,10 @@ check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status depl
 
 : >/tmp/lifecycle-e2e-operator.log
 # No --worker-token-key-file or --worker-token-key-secret: the default Secret.
-start_operator() {
+start_operator() { # [extra flags]
   "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
     --metrics-addr 127.0.0.1:18491 --health-addr 127.0.0.1:18492 --worker-unreachable-timeout 20s \
-    --allowed-worker-images localhost/kubeload/does-not-exist:none \
+    --allowed-worker-images localhost/kubeload/does-not-exist:none "$@" \
     >>/tmp/lifecycle-e2e-operator.log 2>&1 &
   operator_pid=$!
   for _ in $(seq 1 50); do curl -fs http://127.0.0.1:18492/readyz >/dev/null && return 0; sleep 0.2; done
@@ -416,6 +416,34 @@ bigspec_uid=$(jp bigspec '{.metadata.uid}')
 check "250 KiB spec: the manifest is in the run's spec ConfigMap, owned by the LoadTest" \
   test "$(kubectl -n "$NS" get configmap "bigspec-workers-spec-${bigspec_uid:0:8}" \
     -o jsonpath='{.metadata.ownerReferences[0].uid}')" = "$bigspec_uid"
+
+# 15. A quota that allows no NetworkPolicy refuses the run's own (the
+# operator gives each run one with --worker-network-policy-from, as the
+# chart does): the run fails ObjectRejected with the API server's message
+# instead of staying Pending for ever, and no Job is made.
+{ kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+operator_pid=""
+kubectl -n "$NS" create quota no-networkpolicies \
+  --hard="count/networkpolicies.networking.k8s.io=0" >/dev/null
+policies_counted() { # the quota controller has counted what is there (admission needs it)
+  for _ in $(seq 1 150); do
+    [ -n "$(kubectl -n "$NS" get quota no-networkpolicies -o jsonpath='{.status.used}' 2>/dev/null)" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+check "policy quota: no-networkpolicies counted" policies_counted
+check "policy quota: the operator started with a NetworkPolicy per run" \
+  start_operator --worker-network-policy-from '[{"podSelector": {}}]'
+apply_loadtest nopolicy "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}" >/dev/null
+check "policy quota: Failed ($(jp nopolicy '{.status.reason}: {.status.message}'))" \
+  wait_phase nopolicy Failed 60
+check "policy quota: reason ObjectRejected" test "$(jp nopolicy '{.status.reason}')" = ObjectRejected
+check "policy quota: the message names the NetworkPolicy and quotes the API server ($(jp nopolicy '{.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt nopolicy -o jsonpath='{.status.message}' | grep -q \"NetworkPolicy.*exceeded quota\""
+check "policy quota: no Job" bash -c "! kubectl -n '$NS' get job nopolicy-workers >/dev/null 2>&1"
+kubectl -n "$NS" delete quota no-networkpolicies >/dev/null 2>&1
 
 kubectl -n "$NS" get lt 2>/dev/null
 finish
