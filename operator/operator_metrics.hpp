@@ -49,8 +49,9 @@ class OperatorMetrics {
   // test outlive its runs, so Grafana can chart it across releases and an
   // alert can compare a run with the one before.
   // What the test's series show of a finished run, and nothing more: its
-  // figures, never its status (whose result carries histograms), so a
-  // test's history is a few hundred bytes whatever its runs measured.
+  // figures and threshold rows, never its status (whose result carries four
+  // histograms per row), so a test's history grows with its spec's
+  // thresholds and stages, not with what its runs measured.
   struct FinishedRun {
     std::string uid;
     api::Time completion_time;

@@ -26,24 +26,11 @@ using nlohmann::json;
 // A summary as the status writes it (api::ResultRow's latency_ms...); a
 // figure it lacks reads as 0.
 LatencySummary latency_of(const std::map<std::string, double>& summary) {
-  const auto figure = [&](const char* name) {
-    const auto it = summary.find(name);
-    return it == summary.end() ? 0.0 : it->second;
-  };
   LatencySummary s;
-  s.min = figure("min");
-  s.mean = figure("mean");
-  s.stddev = figure("stddev");
-  s.p50 = figure("p50");
-  s.p66 = figure("p66");
-  s.p75 = figure("p75");
-  s.p80 = figure("p80");
-  s.p90 = figure("p90");
-  s.p95 = figure("p95");
-  s.p98 = figure("p98");
-  s.p99 = figure("p99");
-  s.p999 = figure("p999");
-  s.max = figure("max");
+  for (const auto& [name, figure] : kLatencyFigures) {
+    const auto it = summary.find(std::string(name));
+    s.*figure = it == summary.end() ? 0.0 : it->second;
+  }
   return s;
 }
 

@@ -28,10 +28,9 @@ double round_ms(double ms) {
 
 json latency_json(const Histogram& h) {
   const LatencySummary s = LatencySummary::of(h);
-  return json{{"min", s.min}, {"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50},
-              {"p66", s.p66}, {"p75", s.p75},   {"p80", s.p80},       {"p90", s.p90},
-              {"p95", s.p95}, {"p98", s.p98},   {"p99", s.p99},       {"p999", s.p999},
-              {"max", s.max}};
+  json out = json::object();
+  for (const auto& [name, figure] : kLatencyFigures) out[std::string(name)] = s.*figure;
+  return out;
 }
 
 using fields::bad_field;
@@ -214,12 +213,8 @@ LatencySummary LatencySummary::of(const Histogram& micros) {
 }
 
 std::optional<double> LatencySummary::get(std::string_view name) const noexcept {
-  const std::pair<std::string_view, double> fields[] = {
-      {"min", min}, {"mean", mean}, {"stddev", stddev}, {"p50", p50}, {"p66", p66},
-      {"p75", p75}, {"p80", p80},   {"p90", p90},       {"p95", p95}, {"p98", p98},
-      {"p99", p99}, {"p999", p999}, {"max", max}};
-  for (const auto& [field, value] : fields) {
-    if (field == name) return value;
+  for (const auto& [field, figure] : kLatencyFigures) {
+    if (field == name) return this->*figure;
   }
   return std::nullopt;
 }

@@ -326,14 +326,14 @@ check "taken name: the Secret is left as it was" \
 # Pending for ever.
 secrets_now=$(kubectl -n "$NS" get secrets --no-headers 2>/dev/null | wc -l)
 kubectl -n "$NS" create quota no-more-secrets --hard="secrets=$secrets_now" >/dev/null
-quota_counted() { # the quota controller has counted what is there (admission needs it)
+quota_counted() { # quota: the quota controller has counted what is there (admission needs it)
   for _ in $(seq 1 150); do
-    [ -n "$(kubectl -n "$NS" get quota no-more-secrets -o jsonpath='{.status.used.secrets}' 2>/dev/null)" ] && return 0
+    [ -n "$(kubectl -n "$NS" get quota "$1" -o jsonpath='{.status.used}' 2>/dev/null)" ] && return 0
     sleep 0.2
   done
   return 1
 }
-check "quota: no-more-secrets counted ($secrets_now Secrets)" quota_counted
+check "quota: no-more-secrets counted ($secrets_now Secrets)" quota_counted no-more-secrets
 apply_loadtest overquota "  target: {service: {name: nginx, port: 80}}
   load: {connections: 2, requests: 10}" >/dev/null
 check "quota: Failed ($(jp overquota '{.status.reason}: {.status.message}'))" wait_phase overquota Failed 60
@@ -425,14 +425,7 @@ check "250 KiB spec: the manifest is in the run's spec ConfigMap, owned by the L
 operator_pid=""
 kubectl -n "$NS" create quota no-networkpolicies \
   --hard="count/networkpolicies.networking.k8s.io=0" >/dev/null
-policies_counted() { # the quota controller has counted what is there (admission needs it)
-  for _ in $(seq 1 150); do
-    [ -n "$(kubectl -n "$NS" get quota no-networkpolicies -o jsonpath='{.status.used}' 2>/dev/null)" ] && return 0
-    sleep 0.2
-  done
-  return 1
-}
-check "policy quota: no-networkpolicies counted" policies_counted
+check "policy quota: no-networkpolicies counted" quota_counted no-networkpolicies
 check "policy quota: the operator started with a NetworkPolicy per run" \
   start_operator --worker-network-policy-from '[{"podSelector": {}}]'
 apply_loadtest nopolicy "  target: {service: {name: nginx, port: 80}}

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -74,6 +75,24 @@ struct LatencySummary {
   // Named accessor for threshold evaluation ("p99", "mean", ...); nullopt for unknown names.
   std::optional<double> get(std::string_view name) const noexcept;
 };
+
+// Each figure of a summary and its name in JSON ("latencyMs": {"p99": ...}),
+// in the order the documents list them: the one spelling for its writer, get()
+// and the readers of a status's rows.
+inline constexpr std::array<std::pair<std::string_view, double LatencySummary::*>, 13>
+    kLatencyFigures{{{"min", &LatencySummary::min},
+                     {"mean", &LatencySummary::mean},
+                     {"stddev", &LatencySummary::stddev},
+                     {"p50", &LatencySummary::p50},
+                     {"p66", &LatencySummary::p66},
+                     {"p75", &LatencySummary::p75},
+                     {"p80", &LatencySummary::p80},
+                     {"p90", &LatencySummary::p90},
+                     {"p95", &LatencySummary::p95},
+                     {"p98", &LatencySummary::p98},
+                     {"p99", &LatencySummary::p99},
+                     {"p999", &LatencySummary::p999},
+                     {"max", &LatencySummary::max}}};
 
 struct Result {
   // Relations: requests = successes + errors.total(); failures = errors.total();
