@@ -92,7 +92,14 @@ std::vector<Cidr> default_denied_ranges() {
   return ranges;
 }
 
-TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& address) {
+std::set<uint16_t> default_denied_ports() {
+  return {2379, 2380, 10250, 10255, 10257, 10259};
+}
+
+namespace {
+
+// The deny and allow lists alone.
+TargetDecision decide_listed(const TargetPolicy& policy, const IpAddress& address) {
   for (const Cidr& denied : policy.deny) {
     if (denied.contains(address)) {
       return {false, address.to_string() + " is denied by " + denied.text};
@@ -104,6 +111,71 @@ TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& addres
     return {false, address.to_string() + " is in none of the allowed ranges"};
   }
   return {true, ""};
+}
+
+}  // namespace
+
+TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& address) {
+  TargetDecision listed = decide_listed(policy, address);
+  if (!listed.allowed) return listed;
+  const auto range = std::find_if(policy.cluster_ranges.begin(), policy.cluster_ranges.end(),
+                                  [&](const Cidr& cidr) { return cidr.contains(address); });
+  if (range == policy.cluster_ranges.end()) return listed;
+  const auto decided =
+      std::find_if(policy.decided.begin(), policy.decided.end(),
+                   [&](const DecidedDestination& d) { return d.address == address; });
+  if (decided == policy.decided.end()) {
+    return {false, address.to_string() + " is in the cluster's range " + range->text +
+                       " and is not the target Service's (the operator decides what a cluster "
+                       "address leads to only for the Service a LoadTest names)"};
+  }
+  for (const IpAddress& behind : decided->behind) {
+    // Behind a cluster IP is where kube-proxy sends the packets: the deny and
+    // allow lists hold there too.
+    if (TargetDecision endpoint = decide_listed(policy, behind); !endpoint.allowed) {
+      return {false, address.to_string() + " sends to the endpoint " + behind.to_string() +
+                         ", which is refused: " + endpoint.reason};
+    }
+  }
+  return listed;
+}
+
+TargetDecision decide_target(const TargetPolicy& policy, const IpAddress& address, uint16_t port) {
+  if (policy.deny_ports.contains(port)) {
+    return {false, "port " + std::to_string(port) +
+                       " is a control-plane port (kubelet, etcd, controller manager or "
+                       "scheduler), denied on every address"};
+  }
+  return decide_target(policy, address);
+}
+
+std::optional<DecidedDestination> parse_decided_destination(std::string_view text) {
+  const auto equals = text.find('=');
+  if (equals == std::string_view::npos) return std::nullopt;
+  DecidedDestination destination;
+  const auto address = IpAddress::parse(text.substr(0, equals));
+  if (!address) return std::nullopt;
+  destination.address = *address;
+  std::string_view rest = text.substr(equals + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const auto behind = IpAddress::parse(rest.substr(0, comma));
+    if (!behind) return std::nullopt;
+    destination.behind.push_back(*behind);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+    if (rest.empty()) return std::nullopt;  // "a=b," is a typo, not a list
+  }
+  return destination;
+}
+
+std::string format_decided_destination(const DecidedDestination& destination) {
+  std::string text = destination.address.to_string() + "=";
+  for (size_t i = 0; i < destination.behind.size(); ++i) {
+    if (i > 0) text += ",";
+    text += destination.behind[i].to_string();
+  }
+  return text;
 }
 
 bool is_host_name(std::string_view text) {

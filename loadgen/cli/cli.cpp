@@ -220,6 +220,20 @@ CliOptions parse_worker_options(const std::vector<std::string>& arguments) {
       if (!options.target_policy) options.target_policy.emplace();
       (name == "--deny-cidr" ? options.target_policy->deny : options.target_policy->allow)
           .push_back(*cidr);
+    } else if (name == "--cluster-cidr") {
+      const std::string text = value();
+      const auto cidr = Cidr::parse(text);
+      if (!cidr) throw UsageError(name + ": not an address or CIDR: \"" + text + "\"");
+      if (!options.target_policy) options.target_policy.emplace();
+      options.target_policy->cluster_ranges.push_back(*cidr);
+    } else if (name == "--decided-destination") {
+      const std::string text = value();
+      const auto destination = parse_decided_destination(text);
+      if (!destination) {
+        throw UsageError(name + ": not ADDRESS=[ENDPOINT,...]: \"" + text + "\"");
+      }
+      if (!options.target_policy) options.target_policy.emplace();
+      options.target_policy->decided.push_back(*destination);
     } else if (name == "--deny-host") {
       const std::string text = value();
       if (!is_host_name(text)) {
@@ -287,7 +301,11 @@ const char* usage_text() {
           [--guard-targets] [--deny-cidr C]... [--allow-cidr C]... [--deny-host H]...
                                  refuse targets resolving into denied ranges (link-local,
                                  loopback and unspecified by default) or outside the allowed
-                                 ones, and targets named by a denied host name
+                                 ones, and targets named by a denied host name; control-plane
+                                 ports (kubelet, etcd, ...) are refused on every address
+          [--cluster-cidr C]... [--decided-destination IP=[ENDPOINT,...]]...
+                                 an address in a cluster range is allowed only when it is a
+                                 decided destination, whose endpoints are decided as well
 
 options:
   -c, --connections N     closed model: concurrent connections (default 10)

@@ -139,8 +139,8 @@ std::vector<tcp::endpoint> resolve_target(const Target& target, const TargetPoli
     // and IPv4-mapped IPv6 all end up here as what they really are.
     if (policy != nullptr) {
       const auto address = IpAddress::parse(entry.endpoint().address().to_string());
-      const TargetDecision decision =
-          address ? decide_target(*policy, *address) : TargetDecision{false, "unparsable address"};
+      const TargetDecision decision = address ? decide_target(*policy, *address, target.port)
+                                              : TargetDecision{false, "unparsable address"};
       if (!decision.allowed) {
         throw std::runtime_error("target host \"" + target.host + "\" resolves to " +
                                  entry.endpoint().address().to_string() +

@@ -98,6 +98,78 @@ TEST(TargetPolicy, AdminRulesTable) {
   }
 }
 
+// Issue 26: a denied pod behind an allowed cluster IP was reached, since the
+// worker decided only the cluster IP and kube-proxy's DNAT did the rest.
+TEST(TargetPolicy, ClusterAddressesOnlyAsDecidedWithWhatIsBehindThem) {
+  TargetPolicy policy = policy_with({"10.244.1.5/32"}, {});
+  policy.cluster_ranges = {*Cidr::parse("10.244.0.0/16"), *Cidr::parse("10.245.0.0/16")};
+  policy.decided = {*parse_decided_destination("10.245.0.20=10.244.1.5,10.244.2.9"),
+                    *parse_decided_destination("10.245.0.30=10.244.2.9,10.244.2.10"),
+                    *parse_decided_destination("10.244.2.11=")};
+  const std::vector<Row> rows = {
+      {"10.245.0.20", false,
+       "sends to the endpoint 10.244.1.5, which is refused: 10.244.1.5 is "
+       "denied by 10.244.1.5/32"},
+      {"10.245.0.30", true, ""},
+      {"10.244.2.11", true, ""},  // a headless Service's pod, decided directly
+      {"10.244.2.9", false, "is in the cluster's range 10.244.0.0/16 and is not the target"},
+      {"10.245.0.1", false, "cluster's range 10.245.0.0/16"},  // another Service's address
+      {"::ffff:10.245.0.99", false, "cluster's range 10.245.0.0/16"},
+      {"10.244.1.5", false, "denied by 10.244.1.5/32"},  // the deny list comes first
+      {"192.0.2.7", true, ""},                           // outside the cluster: lists only
+  };
+  for (const Row& row : rows) {
+    const TargetDecision decision = decide_target(policy, *IpAddress::parse(row.address));
+    EXPECT_EQ(decision.allowed, row.allowed) << row.address << ": " << decision.reason;
+    if (!row.allowed) {
+      EXPECT_NE(decision.reason.find(row.rule), std::string::npos)
+          << row.address << ": " << decision.reason;
+    }
+  }
+  // Without cluster ranges the decided list changes nothing but the endpoints
+  // behind an address are not looked at: the ranges are what turn it on.
+  policy.cluster_ranges.clear();
+  EXPECT_TRUE(decide_target(policy, *IpAddress::parse("10.245.0.1")).allowed);
+  // The allow list holds behind a cluster IP too.
+  TargetPolicy allowing = policy_with({}, {"10.245.0.0/16", "10.244.2.0/24"});
+  allowing.cluster_ranges = {*Cidr::parse("10.244.0.0/14")};
+  allowing.decided = {*parse_decided_destination("10.245.0.20=10.244.2.9,10.244.3.4")};
+  const TargetDecision outside = decide_target(allowing, *IpAddress::parse("10.245.0.20"));
+  EXPECT_FALSE(outside.allowed);
+  EXPECT_NE(outside.reason.find("10.244.3.4 is in none of the allowed ranges"), std::string::npos)
+      << outside.reason;
+}
+
+TEST(TargetPolicy, DecidedDestinationSyntax) {
+  const auto both = parse_decided_destination("10.245.0.20=10.244.1.5,fd00::7");
+  ASSERT_TRUE(both);
+  EXPECT_EQ(format_decided_destination(*both), "10.245.0.20=10.244.1.5,fd00::7");
+  ASSERT_TRUE(parse_decided_destination("10.244.2.11="));
+  EXPECT_TRUE(parse_decided_destination("10.244.2.11=")->behind.empty());
+  for (const char* bad :
+       {"", "10.245.0.20", "=10.244.1.5", "nginx=10.244.1.5", "10.245.0.20=10.244.1.5,",
+        "10.245.0.20=10.244.1.5,,10.244.1.6", "10.245.0.20=10.244.1.0/24"}) {
+    EXPECT_FALSE(parse_decided_destination(bad)) << bad;
+  }
+}
+
+// Issue 26 item 1: kubelets (10250) and etcd were valid targets.
+TEST(TargetPolicy, ControlPlanePortsAreDeniedOnEveryAddress) {
+  const TargetPolicy policy;
+  for (uint16_t port : {2379, 2380, 10250, 10255, 10257, 10259}) {
+    const TargetDecision decision = decide_target(policy, *IpAddress::parse("10.246.0.1"), port);
+    EXPECT_FALSE(decision.allowed) << port;
+    EXPECT_NE(decision.reason.find("port " + std::to_string(port) + " is a control-plane port"),
+              std::string::npos)
+        << decision.reason;
+  }
+  for (uint16_t port : {80, 443, 8080, 10249, 10251, 2378}) {
+    EXPECT_TRUE(decide_target(policy, *IpAddress::parse("10.246.0.1"), port).allowed) << port;
+  }
+  // The address is still decided on an allowed port.
+  EXPECT_FALSE(decide_target(policy, *IpAddress::parse("169.254.169.254"), 80).allowed);
+}
+
 TEST(TargetPolicy, DeniedHostNamesWhateverTheirCaseOrFinalDot) {
   TargetPolicy policy;
   policy.deny_hosts = {"metadata.google.internal", "Instance-Data"};
@@ -145,24 +217,36 @@ TEST(TargetPolicy, CidrParsing) {
 
 // The chart's admission policy denies what the worker denies: the same list,
 // written in the template, compared here.
-TEST(TargetPolicy, TheChartDeniesTheSameDefaults) {
+// The quoted items of the admission policy's line that defines `variable`
+// (`{{- $deny := list "..." ...}}`).
+std::set<std::string> chart_list(const std::string& variable) {
   std::ifstream in(std::string(KUBELOAD_SOURCE_DIR) +
                    "/charts/kubeload/templates/admission-policy.yaml");
-  ASSERT_TRUE(in) << "admission-policy.yaml";
+  EXPECT_TRUE(in) << "admission-policy.yaml";
   std::string line, listed;
   while (std::getline(in, line)) {
-    if (line.find("$deny := list") != std::string::npos) listed = line;
+    if (line.find(variable + " := list") != std::string::npos) listed = line;
   }
-  ASSERT_FALSE(listed.empty());
-  std::set<std::string> in_chart;
+  EXPECT_FALSE(listed.empty()) << variable;
+  std::set<std::string> items;
   for (size_t at = listed.find('"'); at != std::string::npos; at = listed.find('"', at)) {
     const size_t end = listed.find('"', at + 1);
-    in_chart.insert(listed.substr(at + 1, end - at - 1));
+    items.insert(listed.substr(at + 1, end - at - 1));
     at = end + 1;
   }
+  return items;
+}
+
+TEST(TargetPolicy, TheChartDeniesTheSameDefaults) {
   std::set<std::string> in_code;
   for (const Cidr& range : default_denied_ranges()) in_code.insert(range.text);
-  EXPECT_EQ(in_chart, in_code);
+  EXPECT_EQ(chart_list("$deny"), in_code);
+}
+
+TEST(TargetPolicy, TheChartDeniesTheSameControlPlanePorts) {
+  std::set<std::string> in_code;
+  for (const uint16_t port : default_denied_ports()) in_code.insert(std::to_string(port));
+  EXPECT_EQ(chart_list("$deniedPorts"), in_code);
 }
 
 }  // namespace
