@@ -52,6 +52,39 @@ std::vector<std::string> endpoint_slice_addresses(const json& slices) {
   return out;
 }
 
+std::vector<std::string> cluster_info_servers(const json& config_map) {
+  std::vector<std::string> hosts;
+  if (!config_map.is_object() || !config_map.contains("data") || !config_map["data"].is_object()) {
+    return hosts;
+  }
+  const json& kubeconfig = config_map["data"].value("kubeconfig", json());
+  if (!kubeconfig.is_string()) return hosts;
+  // A line "server: https://HOST:PORT" (quoted or not) of the clusters list;
+  // the kubeconfig has nothing else of that key.
+  std::string_view rest = kubeconfig.get_ref<const std::string&>();
+  while (!rest.empty()) {
+    const auto end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    const auto key = line.find("server:");
+    if (key == std::string_view::npos || line.find_first_not_of(" \t-") != key) {
+      continue;
+    }
+    std::string_view value = line.substr(key + 7);
+    while (!value.empty() &&
+           (value.front() == ' ' || value.front() == '"' || value.front() == '\'')) {
+      value.remove_prefix(1);
+    }
+    while (!value.empty() && (value.back() == ' ' || value.back() == '"' || value.back() == '\'' ||
+                              value.back() == '\r')) {
+      value.remove_suffix(1);
+    }
+    if (value.find("://") == std::string_view::npos) continue;
+    if (std::string host = api_server_host(value); !host.empty()) hosts.push_back(std::move(host));
+  }
+  return hosts;
+}
+
 std::vector<std::string> api_server_deny_entries(const std::vector<std::string>& candidates) {
   std::vector<std::string> out;
   for (const auto& candidate : candidates) {

@@ -77,6 +77,19 @@ struct OperatorConfig {
   // Host names refused before they resolve (--target-deny-host; loadgen
   // worker --deny-host): what the chart's policy.targets.denyHosts lists.
   std::vector<std::string> target_deny_hosts;
+  // The cluster's own ranges (--cluster-cidr: pods, Services, and nodes if
+  // the admin lists them). An address in one is a load target only when the
+  // operator decided it: the target Service's cluster IPs and endpoints
+  // (target_destinations.hpp). Empty: the workers decide cluster addresses by
+  // the deny and allow lists alone.
+  std::vector<std::string> cluster_cidrs;
+  // The cluster's DNS domain (--cluster-domain), for telling Service names.
+  std::string cluster_domain = "cluster.local";
+  // NetworkPolicy `to` peers the workers resolve names with
+  // (--worker-egress-dns-to), on port 53: with them, each run's NetworkPolicy
+  // also limits the workers' egress (the target's pods, DNS, and outside the
+  // cluster what the deny and allow lists allow). null: no egress rules.
+  nlohmann::json worker_egress_dns_to;
   // A started run whose worker has not answered on worker_port for this long
   // fails with WorkersUnreachable (--worker-unreachable-timeout).
   std::chrono::seconds worker_unreachable_timeout{60};

@@ -17,6 +17,7 @@ namespace kubeload::controller {
 namespace {
 
 using json_access::member;
+using json_access::text;
 using nlohmann::json;
 
 int64_t unix_ms(Timestamp t) {
@@ -136,7 +137,41 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
   if (need.baseline) look_up_baseline(observed);
   if (need.newest_pass) look_up_newest_pass(observed);
   if (need.target) measure_target(*need.target, observed);
+  if (need.target_service) look_up_target_service(*need.target_service, observed);
   return observed;
+}
+
+void Reconciler::look_up_target_service(const ClusterHost& host, Observation& observed) {
+  observed.target_service_looked_up = true;
+  kube::Response service = client_.get(kube::resources::services(host.namespace_), host.name);
+  std::optional<json> read;
+  json slices = json::object();
+  std::string unreadable;
+  if (service.ok()) {
+    read = std::move(service.body);
+    if (text(member(member(*read, "spec"), "type")) != "ExternalName") {
+      kube::ListOptions options;
+      options.label_selector = "kubernetes.io/service-name=" + host.name;
+      kube::Response listed =
+          client_.list(kube::resources::endpointslices(host.namespace_), options);
+      if (listed.ok()) {
+        slices = std::move(listed.body);
+      } else if (listed.http_status == 403) {
+        unreadable = "listing its EndpointSlices: " + listed.describe();
+      } else {
+        throw std::runtime_error("listing the EndpointSlices of " + host.namespace_ + "/" +
+                                 host.name + ": " + listed.describe());
+      }
+    }
+  } else if (service.http_status == 403) {
+    unreadable = service.describe();
+  } else if (!service.is_not_found()) {
+    throw std::runtime_error("reading the target Service " + host.namespace_ + "/" + host.name +
+                             ": " + service.describe());
+  }
+  observed.target_service =
+      target_service_view(host, unreadable.empty() ? read : std::nullopt, slices);
+  observed.target_service->unreadable = std::move(unreadable);
 }
 
 void Reconciler::ask_workers(const std::string& uid, Observation& observed) {

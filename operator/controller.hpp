@@ -71,6 +71,9 @@ class Reconciler {
   // The target pods (by the Service's selector or spec.target.podSelector)
   // and their resource use from Prometheus, into observed.target_measurement.
   void measure_target(const TargetRequest& request, Observation& observed);
+  // The Service the target names and its EndpointSlices, into
+  // observed.target_service.
+  void look_up_target_service(const ClusterHost& host, Observation& observed);
   // A worker of the LoadTest with this uid, with the run's token.
   WorkerAddress worker_address(const std::string& ip, const std::string& uid) const;
 

@@ -244,24 +244,116 @@ std::string worker_network_policy_name(std::string_view loadtest_name, std::stri
   return worker_job_name(loadtest_name) + "-" + std::string(uid.substr(0, 8));
 }
 
+bool worker_network_policy_wanted(const OperatorConfig& config) {
+  return config.worker_ingress_from.is_array() || config.worker_egress_dns_to.is_array();
+}
+
+namespace {
+
+bool inside(const Cidr& inner, const Cidr& outer) {
+  return inner.network.v4 == outer.network.v4 && inner.prefix >= outer.prefix &&
+         outer.contains(inner.network);
+}
+
+// A NetworkPolicy's ipBlock wants a CIDR with its host bits clear:
+// "10.96.0.1" is 10.96.0.1/32, "10.0.0.1/8" is 10.0.0.0/8.
+std::string canonical(const Cidr& cidr) {
+  IpAddress network = cidr.network;
+  int bits = cidr.prefix;
+  for (auto& byte : network.bytes) {
+    byte &= bits >= 8 ? 0xff : bits <= 0 ? 0 : static_cast<uint8_t>(0xff << (8 - bits));
+    bits -= 8;
+  }
+  if (network.v4) std::fill(network.bytes.begin() + 4, network.bytes.end(), 0);
+  return network.to_string() + "/" + std::to_string(cidr.prefix);
+}
+
+// Outside the cluster: what the allow list allows (anywhere when it is
+// empty), less the denied ranges and the cluster's own, each family apart.
+json outside_ip_blocks(const TargetPolicy& policy) {
+  std::vector<Cidr> bases = policy.allow;
+  if (bases.empty()) bases = {*Cidr::parse("0.0.0.0/0"), *Cidr::parse("::/0")};
+  std::vector<Cidr> closed = policy.deny;
+  closed.insert(closed.end(), policy.cluster_ranges.begin(), policy.cluster_ranges.end());
+  json blocks = json::array();
+  for (const Cidr& base : bases) {
+    if (std::any_of(closed.begin(), closed.end(), [&](const Cidr& c) { return inside(base, c); })) {
+      continue;  // all of it is denied
+    }
+    json except = json::array();
+    for (const Cidr& c : closed) {
+      const std::string text = canonical(c);
+      if (inside(c, base) && std::find(except.begin(), except.end(), text) == except.end()) {
+        except.push_back(text);
+      }
+    }
+    json block = {{"cidr", canonical(base)}};
+    if (!except.empty()) block["except"] = std::move(except);
+    blocks.push_back({{"ipBlock", std::move(block)}});
+  }
+  return blocks;
+}
+
+// Egress: DNS, the target Service's pods (by its selector, in its
+// namespace; an endpoint its selector did not choose by its address, as
+// target_refusal allowed it), and outside the cluster.
+json worker_egress(const OperatorConfig& config, const TargetServiceView* target) {
+  json rules = json::array();
+  rules.push_back({{"to", config.worker_egress_dns_to},
+                   {"ports", json::array({{{"protocol", "UDP"}, {"port", 53}},
+                                          {{"protocol", "TCP"}, {"port", 53}}})}});
+  const TargetPolicy policy = target_policy_of(config);
+  if (target && target->found) {
+    json to = json::array();
+    if (!target->selector.empty()) {
+      to.push_back({{"namespaceSelector",
+                     {{"matchLabels", {{"kubernetes.io/metadata.name", target->host.namespace_}}}}},
+                    {"podSelector", {{"matchLabels", target->selector}}}});
+    }
+    for (const ServiceEndpoint& endpoint : target->endpoints) {
+      if (endpoint.chosen_by_selector && !target->selector.empty()) continue;
+      if (const auto address = IpAddress::parse(endpoint.address)) {
+        const Cidr single{*address, address->v4 ? 32 : 128, endpoint.address};
+        to.push_back({{"ipBlock", {{"cidr", canonical(single)}}}});
+      }
+    }
+    if (!to.empty()) rules.push_back({{"to", std::move(to)}});
+  }
+  if (json outside = outside_ip_blocks(policy); !outside.empty()) {
+    rules.push_back({{"to", std::move(outside)}});
+  }
+  return rules;
+}
+
+}  // namespace
+
 json build_worker_network_policy(const api::LoadTest& loadtest, const LoadTestSpec& spec,
-                                 const OperatorConfig& config) {
+                                 const OperatorConfig& config, const TargetServiceView* target) {
   const RunIdentity run = run_identity(loadtest);
-  return json{
-      {"apiVersion", "networking.k8s.io/v1"},
-      {"kind", "NetworkPolicy"},
-      {"metadata",
-       owned_object_metadata(loadtest, spec, run, worker_network_policy_name(run.name, run.uid))},
-      {"spec",
-       {{"podSelector", {{"matchLabels", {{std::string(kLoadTestUidLabel), run.uid}}}}},
-        {"policyTypes", json::array({"Ingress"})},
-        {"ingress", json::array({{{"from", config.worker_ingress_from},
-                                  {"ports", json::array({{{"protocol", "TCP"},
-                                                          {"port", config.worker_port}}})}}})}}}};
+  json policy_types = json::array();
+  json policy_spec = {
+      {"podSelector", {{"matchLabels", {{std::string(kLoadTestUidLabel), run.uid}}}}}};
+  if (config.worker_ingress_from.is_array()) {
+    policy_types.push_back("Ingress");
+    policy_spec["ingress"] = json::array(
+        {{{"from", config.worker_ingress_from},
+          {"ports", json::array({{{"protocol", "TCP"}, {"port", config.worker_port}}})}}});
+  }
+  if (config.worker_egress_dns_to.is_array()) {
+    policy_types.push_back("Egress");
+    policy_spec["egress"] = worker_egress(config, target);
+  }
+  policy_spec["policyTypes"] = std::move(policy_types);
+  return json{{"apiVersion", "networking.k8s.io/v1"},
+              {"kind", "NetworkPolicy"},
+              {"metadata", owned_object_metadata(loadtest, spec, run,
+                                                 worker_network_policy_name(run.name, run.uid))},
+              {"spec", std::move(policy_spec)}};
 }
 
 json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
-                      const OperatorConfig& config) {
+                      const OperatorConfig& config,
+                      const std::vector<DecidedDestination>& decided) {
   const auto [name, ns, uid] = run_identity(loadtest);
   const json worker_template = loadtest.spec.is_object()
                                    ? loadtest.spec.value("workerTemplate", json::object())
@@ -314,6 +406,17 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
   for (const std::string& host : config.target_deny_hosts) {
     args.push_back("--deny-host");
     args.push_back(host);
+  }
+  // The cluster's ranges, and the target Service's addresses with what is
+  // behind them (target_destinations.hpp): the only cluster addresses the
+  // worker may load.
+  for (const std::string& cidr : config.cluster_cidrs) {
+    args.push_back("--cluster-cidr");
+    args.push_back(cidr);
+  }
+  for (const DecidedDestination& destination : decided) {
+    args.push_back("--decided-destination");
+    args.push_back(format_decided_destination(destination));
   }
   // spec.target.tls.caFrom: the bundle is mounted from its Secret or
   // ConfigMap by the kubelet (the operator never reads it) and given to

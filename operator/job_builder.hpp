@@ -16,6 +16,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/labels.hpp"
+#include "operator/target_destinations.hpp"
 
 namespace kubeload::controller {
 
@@ -73,20 +74,28 @@ std::string worker_spec_config_map_name(std::string_view loadtest_name, std::str
 nlohmann::json build_worker_spec_config_map(const api::LoadTest& loadtest,
                                             const LoadTestSpec& spec);
 
-// The run's NetworkPolicy (when config.worker_ingress_from is set):
-// `<job name>-<uid prefix>`, owned by the LoadTest; its worker pods (by the
-// run's uid label) accept connections on the worker port only from those
-// peers. Enforced by a CNI that implements NetworkPolicy.
+// The run's NetworkPolicy (when config.worker_ingress_from or
+// config.worker_egress_dns_to is set): `<job name>-<uid prefix>`, owned by
+// the LoadTest. Its worker pods (by the run's uid label) accept connections on
+// the worker port only from the ingress peers, and send only to DNS, the
+// target Service's pods (`target`, as observe() read it) and, outside the
+// cluster's ranges, where the deny and allow lists let them: the target
+// policy held in the dataplane, after kube-proxy's DNAT, by a CNI that
+// enforces NetworkPolicy.
+bool worker_network_policy_wanted(const OperatorConfig& config);
 std::string worker_network_policy_name(std::string_view loadtest_name, std::string_view uid);
 nlohmann::json build_worker_network_policy(const api::LoadTest& loadtest, const LoadTestSpec& spec,
-                                           const OperatorConfig& config);
+                                           const OperatorConfig& config,
+                                           const TargetServiceView* target = nullptr);
 
 // The Job (batch/v1) for `loadtest`, the LoadTest as the API server returns
 // it (apiVersion, kind, metadata with uid; spec), whose parse is `spec`
 // (which must be valid). Throws std::invalid_argument when metadata.name,
 // metadata.namespace or metadata.uid is missing: the API server always sets
 // them, and without them there is no place and no owner reference.
+// `decided`: the cluster addresses the worker may load (decided_destinations).
 nlohmann::json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
-                                const OperatorConfig& config);
+                                const OperatorConfig& config,
+                                const std::vector<DecidedDestination>& decided = {});
 
 }  // namespace kubeload::controller

@@ -65,10 +65,22 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --target-deny-cidr CIDR  refuse load to this range too (repeatable); always denied: link-local
                            (cloud metadata), loopback, unspecified, and the API server's addresses
   --target-allow-cidr CIDR load only to these ranges (repeatable; default: anywhere not denied)
-  --allow-other-namespace-services  let spec.target.service name a Service of another
-                           namespace (default: the LoadTest's own only)
+  --allow-other-namespace-services  let a target (spec.target.service, or a url naming a
+                           Service or pod) be of another namespace (default: the LoadTest's own)
   --target-deny-host NAME  refuse load to this host name (repeatable; any case, with or without
                            the final dot); its addresses are decided by the rules above too
+  --cluster-cidr CIDR      the cluster's own range: pods, Services, nodes (repeatable). An
+                           address in one is a target only as the Service a LoadTest names (its
+                           cluster IPs and endpoints, each decided); default: none given
+  --cluster-domain DOMAIN  the cluster's DNS domain, for telling Service names (default
+                           cluster.local)
+  --deny-service NS/NAME   deny this Service's cluster IPs and endpoints as targets, read at
+                           start (repeatable; the chart names the operator's metrics Service);
+                           the operator's own pod (POD_IP) is always denied
+  --worker-egress-dns-to JSON  the NetworkPolicy peers (a JSON list) of the cluster's DNS: with
+                           it, each run's NetworkPolicy also limits its workers' egress to DNS,
+                           the target Service's pods and, outside --cluster-cidr, what the
+                           target rules allow (default: no egress rules)
   --worker-token-key-secret NAME  the Secret (its data.key) holding the key each run's worker
                            token is derived from; created with a random 32-byte key when missing,
                            so every replica and every restart uses the same one (default
@@ -117,9 +129,22 @@ struct Flags {
   std::vector<std::string> target_deny_cidrs;
   std::vector<std::string> target_allow_cidrs;
   std::chrono::seconds worker_unreachable_timeout{60};
+  std::vector<std::pair<std::string, std::string>> deny_services;  // namespace, name
   // Worker defaults, ceilings and scheduling rules, straight into the config.
   kc::OperatorConfig limits;
 };
+
+// A NetworkPolicy peer: an object of podSelector, namespaceSelector, ipBlock.
+bool is_network_policy_peer(const nlohmann::json& peer) {
+  if (!peer.is_object() || peer.empty()) return false;
+  for (const auto& [key, value] : peer.items()) {
+    if ((key != "podSelector" && key != "namespaceSelector" && key != "ipBlock") ||
+        !value.is_object()) {
+      return false;
+    }
+  }
+  return true;
+}
 
 // "cpu=250m,memory=128Mi" -> {cpu: 250m, memory: 128Mi}; "" -> none.
 std::map<std::string, std::string> resource_list(const std::string& flag, const std::string& text) {
@@ -215,23 +240,45 @@ Flags parse_flags(int argc, char** argv) {
     } else if (arg == "--worker-network-policy-from") {
       const std::string text = next();
       const nlohmann::json peers = nlohmann::json::parse(text, nullptr, false);
-      const auto is_peer = [](const nlohmann::json& peer) {
-        if (!peer.is_object() || peer.empty()) return false;
-        for (const auto& [key, value] : peer.items()) {
-          if ((key != "podSelector" && key != "namespaceSelector" && key != "ipBlock") ||
-              !value.is_object()) {
-            return false;
-          }
-        }
-        return true;
-      };
-      if (!peers.is_array() || peers.empty() || !std::all_of(peers.begin(), peers.end(), is_peer)) {
+      if (!peers.is_array() || peers.empty() ||
+          !std::all_of(peers.begin(), peers.end(), is_network_policy_peer)) {
         throw std::invalid_argument(arg +
                                     ": a JSON list of NetworkPolicy peers (objects of podSelector, "
                                     "namespaceSelector, ipBlock); got \"" +
                                     text + "\"");
       }
       flags.limits.worker_ingress_from = peers;
+    } else if (arg == "--cluster-cidr") {
+      const std::string text = next();
+      if (!kubeload::Cidr::parse(text)) {
+        throw std::invalid_argument(arg + ": not an address or CIDR: \"" + text + "\"");
+      }
+      flags.limits.cluster_cidrs.push_back(text);
+    } else if (arg == "--cluster-domain") {
+      const std::string text = next();
+      if (!kubeload::is_host_name(text) || text.front() == '.' || text.back() == '.') {
+        throw std::invalid_argument(arg + ": not a DNS domain: \"" + text + "\"");
+      }
+      flags.limits.cluster_domain = text;
+    } else if (arg == "--deny-service") {
+      const std::string text = next();
+      const auto slash = text.find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == text.size() ||
+          text.find('/', slash + 1) != std::string::npos) {
+        throw std::invalid_argument(arg + ": not NAMESPACE/NAME: \"" + text + "\"");
+      }
+      flags.deny_services.emplace_back(text.substr(0, slash), text.substr(slash + 1));
+    } else if (arg == "--worker-egress-dns-to") {
+      const std::string text = next();
+      const nlohmann::json peers = nlohmann::json::parse(text, nullptr, false);
+      if (!peers.is_array() || peers.empty() ||
+          !std::all_of(peers.begin(), peers.end(), is_network_policy_peer)) {
+        throw std::invalid_argument(arg +
+                                    ": a JSON list of NetworkPolicy peers (objects of podSelector, "
+                                    "namespaceSelector, ipBlock); got \"" +
+                                    text + "\"");
+      }
+      flags.limits.worker_egress_dns_to = peers;
     } else if (arg == "--allow-other-namespace-services") {
       flags.limits.allow_other_namespace_services = true;
     } else if (arg == "--target-deny-host") {
@@ -427,38 +474,59 @@ std::optional<std::string> load_worker_token_key(kube::Client& client,
 // whether this operator runs in a pod or not. What cannot be read (no RBAC)
 // is logged and left out: the addresses from the kubeconfig and the
 // environment are denied anyway.
-std::vector<std::string> read_api_server_addresses(kube::Client& client, kc::Logger& log) {
+// A Service's cluster IPs and its endpoints' addresses (its EndpointSlices).
+// `what` names it in the warning when it cannot be read.
+std::vector<std::string> read_service_addresses(kube::Client& client, const std::string& namespace_,
+                                                const std::string& name, const std::string& what,
+                                                kc::Logger& log) {
   std::vector<std::string> addresses;
-  const auto warn = [&log](const std::string& what, const std::string& error) {
-    log.warn("cannot read " + what +
-                 "; its addresses are not denied as targets beyond "
-                 "the kubeconfig's server and KUBERNETES_SERVICE_HOST",
+  const auto warn = [&](const std::string& part, const std::string& error) {
+    log.warn("cannot read " + part + " of " + what + " (" + namespace_ + "/" + name +
+                 "); those addresses are not denied as targets",
              {{"error", error}});
   };
   try {
-    const kube::Response service = client.get(kube::resources::services("default"), "kubernetes");
+    const kube::Response service = client.get(kube::resources::services(namespace_), name);
     if (service.ok()) {
       for (auto& address : kc::kubernetes_service_addresses(service.body)) {
         addresses.push_back(std::move(address));
       }
     } else {
-      warn("the Service default/kubernetes (needs get on it)", service.describe());
+      warn("the Service (needs get on it)", service.describe());
     }
     kube::ListOptions options;
-    options.label_selector = "kubernetes.io/service-name=kubernetes";
-    const kube::Response slices = client.list(kube::resources::endpointslices("default"), options);
+    options.label_selector = "kubernetes.io/service-name=" + name;
+    const kube::Response slices = client.list(kube::resources::endpointslices(namespace_), options);
     if (slices.ok()) {
       for (auto& address : kc::endpoint_slice_addresses(slices.body)) {
         addresses.push_back(std::move(address));
       }
     } else {
-      warn("the API server's EndpointSlices in default (needs list on endpointslices there)",
-           slices.describe());
+      warn("the EndpointSlices (needs list on endpointslices there)", slices.describe());
     }
   } catch (const kube::TransportError& e) {
-    warn("the API server's Service and EndpointSlices", e.what());
+    warn("the Service and EndpointSlices", e.what());
   }
   return addresses;
+}
+
+// The API server as kube-public/cluster-info publishes it (readable by
+// anyone on kubeadm clusters; absent on many others, which is no problem).
+std::vector<std::string> read_cluster_info_servers(kube::Client& client, kc::Logger& log) {
+  try {
+    const kube::Response read =
+        client.get(kube::resources::configmaps("kube-public"), "cluster-info");
+    if (read.ok()) return kc::cluster_info_servers(read.body);
+    if (!read.is_not_found()) {
+      log.warn(
+          "cannot read kube-public/cluster-info; the API server address it publishes is "
+          "not denied as a target",
+          {{"error", read.describe()}});
+    }
+  } catch (const kube::TransportError& e) {
+    log.warn("cannot read kube-public/cluster-info", {{"error", e.what()}});
+  }
+  return {};
 }
 
 std::pair<std::string, std::string> split_key(const std::string& key) {
@@ -610,13 +678,40 @@ int main(int argc, char** argv) {
   config.target_allow_cidrs = flags.target_allow_cidrs;
   // The API server is never a target: its address as this operator reaches it,
   // the `kubernetes` Service's address that pods use, and where it serves.
-  std::vector<std::string> api_server = read_api_server_addresses(client, log);
+  std::vector<std::string> api_server =
+      read_service_addresses(client, "default", "kubernetes", "the API server", log);
   api_server.push_back(kc::api_server_host(cluster.server));
   if (const char* host = std::getenv("KUBERNETES_SERVICE_HOST")) api_server.emplace_back(host);
+  for (std::string& host : read_cluster_info_servers(client, log)) {
+    api_server.push_back(std::move(host));
+  }
+  // A name (a load balancer's, say) is denied as a name; its addresses are
+  // whatever it resolves to then, decided by the rules like any other.
+  for (const std::string& candidate : api_server) {
+    if (!kubeload::Cidr::parse(candidate) && kubeload::is_host_name(candidate) &&
+        std::find(config.target_deny_hosts.begin(), config.target_deny_hosts.end(), candidate) ==
+            config.target_deny_hosts.end()) {
+      config.target_deny_hosts.push_back(candidate);
+    }
+  }
   api_server = kc::api_server_deny_entries(api_server);
   log.info("the API server's addresses are denied as targets", {{"addresses", api_server}});
   config.target_deny_cidrs.insert(config.target_deny_cidrs.end(), api_server.begin(),
                                   api_server.end());
+  // The operator itself: its pod (POD_IP, from the downward API) and the
+  // Services in front of it (--deny-service: its metrics Service).
+  std::vector<std::string> own;
+  if (const char* pod_ip = std::getenv("POD_IP")) own.emplace_back(pod_ip);
+  for (const auto& [namespace_, name] : flags.deny_services) {
+    for (std::string& address :
+         read_service_addresses(client, namespace_, name, "a --deny-service Service", log)) {
+      own.push_back(std::move(address));
+    }
+  }
+  own = kc::api_server_deny_entries(own);
+  if (!own.empty())
+    log.info("the operator's own addresses are denied as targets", {{"addresses", own}});
+  config.target_deny_cidrs.insert(config.target_deny_cidrs.end(), own.begin(), own.end());
   config.worker_token_key = std::move(worker_token_key);
   config.worker_unreachable_timeout = flags.worker_unreachable_timeout;
   config.worker_calls_in_flight = flags.worker_calls;

@@ -17,6 +17,7 @@
 
 #include "kubeload/api/loadtest.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/target_destinations.hpp"
 #include "operator/target_usage.hpp"
 #include "operator/timestamp.hpp"
 #include "operator/views.hpp"
@@ -91,6 +92,10 @@ struct Observation {
   // (retention must not delete what a baseline may need) ...
   bool newest_pass_looked_up = false;
   std::string newest_pass_name;
+  // ... the target Service and its endpoints, before the Job is created
+  // (target_destinations.hpp) ...
+  bool target_service_looked_up = false;
+  std::optional<TargetServiceView> target_service;
   // ... and the target's resource use.
   std::optional<TargetMeasurement> target_measurement;
   Timestamp now;

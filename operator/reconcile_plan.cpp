@@ -279,6 +279,13 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
   const LoadTestSpec& spec = o.parsed.spec;
   const api::LoadTestStatus& current = o.loadtest.status;
   if (!current.final()) {
+    if (!o.job && !current.start_time && !o.create_refused) {
+      need.target_service =
+          target_cluster_host(spec, o.loadtest.metadata.namespace_, config.cluster_domain);
+      if (need.target_service && need.target_service->kind != ClusterHost::Kind::Service) {
+        need.target_service.reset();
+      }
+    }
     if (!spec.baseline || spec.workers == 0) return need;
     // Every worker's final result in: kept by an earlier pass (not taken
     // again) or folded in this one.
@@ -316,6 +323,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   RunState run;
   std::optional<RunFailure>& failure = run.failure;
   bool waiting_for_old_job = false;
+  bool waiting_for_target_service = false;
   std::vector<uint64_t> running_done;  // requests done by each worker still running
   std::set<uint32_t> finishing;        // workers told to exit in this plan
   // Those of them whose results this pass keeps: told after the status is
@@ -348,19 +356,26 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
                              "the name of " + object + " is taken: " + o.create_refused->message}
                 : RunFailure{refused == Object::Job ? Reason::JobRejected : Reason::ObjectRejected,
                              "the API server refused " + object + ": " + o.create_refused->message};
-      } else if (auto refused = policy_refusal(o.loadtest, spec, config)) {
-        // The admin's ceilings and scheduling rules, checked before anything
-        // is created (a run already going is never stopped by a new rule).
+      } else if (lookups_for(o, config).target_service && !o.target_service_looked_up) {
+        // Where the target leads is decided before anything is created.
+        waiting_for_target_service = true;
+      } else if (auto refused = policy_refusal(o.loadtest, spec, config, o.target_service)) {
+        // The admin's ceilings, target and scheduling rules, checked before
+        // anything is created (a run already going is never stopped by a new
+        // rule).
         failure = RunFailure{Reason::PolicyViolation, *refused};
       } else {
-        if (config.worker_ingress_from.is_array()) {
+        const TargetServiceView* target = o.target_service ? &*o.target_service : nullptr;
+        if (worker_network_policy_wanted(config)) {
           out.actions.push_back(
-              CreateNetworkPolicy{build_worker_network_policy(o.loadtest, spec, config)});
+              CreateNetworkPolicy{build_worker_network_policy(o.loadtest, spec, config, target)});
         }
         out.actions.push_back(CreateTokenSecret{build_worker_token_secret(
             o.loadtest, spec, worker_token(config.worker_token_key, uid))});
         out.actions.push_back(CreateSpecConfigMap{build_worker_spec_config_map(o.loadtest, spec)});
-        out.actions.push_back(CreateJob{build_worker_job(o.loadtest, spec, config)});
+        out.actions.push_back(CreateJob{build_worker_job(
+            o.loadtest, spec, config,
+            target ? decided_destinations(*target) : std::vector<DecidedDestination>{})});
       }
     }
 
@@ -604,6 +619,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
 
   if (waiting_for_old_job) {
     out.requeue_after = kPollWhileStarting;
+  } else if (waiting_for_target_service) {
+    out.requeue_after = kPollForLookup;
   } else if (run.start_issued_at) {
     out.requeue_after = running_requeue(valid ? &spec : nullptr, workers, *run.start_issued_at,
                                         o.now, running_done);

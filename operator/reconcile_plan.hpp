@@ -187,6 +187,9 @@ void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested);
 struct Lookups {
   bool baseline = false;
   bool newest_pass = false;
+  // The Service the target may be, while the run's objects are still to be
+  // created: plan() decides where the run's traffic goes before any exists.
+  std::optional<ClusterHost> target_service;
   std::optional<TargetRequest> target;
 };
 Lookups lookups_for(const Observation& observed, const OperatorConfig& config);

@@ -86,20 +86,6 @@ std::optional<std::string> ceiling_refusal(const LoadTestSpec& spec, const Opera
   return std::nullopt;
 }
 
-std::optional<std::string> service_refusal(const api::LoadTest& loadtest, const LoadTestSpec& spec,
-                                           const OperatorConfig& config) {
-  if (!spec.service || config.allow_other_namespace_services) return std::nullopt;
-  const std::string& target_namespace = spec.service->namespace_;
-  const std::string& own = loadtest.metadata.namespace_;
-  if (target_namespace.empty() || own.empty() || target_namespace == own) {
-    return std::nullopt;
-  }
-  return "spec.target.service.namespace: \"" + target_namespace +
-         "\" is not this LoadTest's namespace \"" + own +
-         "\" (the operator loads Services of the LoadTest's own namespace only unless it runs "
-         "with --allow-other-namespace-services)";
-}
-
 std::optional<std::string> image_refusal(const LoadTestSpec& spec, const OperatorConfig& config) {
   const std::string& image = spec.worker_template.image;
   if (image.empty() || image == config.loadgen_image) return std::nullopt;
@@ -173,9 +159,10 @@ std::optional<std::string> scheduling_refusal(const WorkerTemplate& worker_templ
 }  // namespace
 
 std::optional<std::string> policy_refusal(const api::LoadTest& loadtest, const LoadTestSpec& spec,
-                                          const OperatorConfig& config) {
+                                          const OperatorConfig& config,
+                                          const std::optional<TargetServiceView>& target) {
   if (auto refused = ceiling_refusal(spec, config)) return refused;
-  if (auto refused = service_refusal(loadtest, spec, config)) return refused;
+  if (auto refused = target_refusal(loadtest, spec, target, config)) return refused;
   if (auto refused = image_refusal(spec, config)) return refused;
   return scheduling_refusal(spec.worker_template, config);
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The admin's rules for what one LoadTest may ask of the cluster: ceilings on
-// workers, rate, connections and length, the Services and worker images it may
-// name, and which scheduling overrides it may
+// workers, rate, connections and length, where its target leads (the
+// namespace rule, the endpoints behind a Service: target_destinations.hpp),
+// the worker images it may name, and which scheduling overrides it may
 // set (never onto control-plane nodes unless the admin says so). Pure: plan()
 // asks before it creates anything, and a refusal is the run's status.
 
@@ -13,6 +14,7 @@
 #include "kubeload/api/loadtest.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
+#include "operator/target_destinations.hpp"
 
 namespace kubeload::controller {
 
@@ -22,8 +24,9 @@ inline constexpr const char* kControlPlaneKeys[] = {"node-role.kubernetes.io/con
 
 // Why `loadtest` (as the API returns it; `spec` its parse) may not run under
 // `config`, naming the field, its value, the rule and the flag that sets it;
-// nullopt when it may.
-std::optional<std::string> policy_refusal(const api::LoadTest& loadtest, const LoadTestSpec& spec,
-                                          const OperatorConfig& config);
+// nullopt when it may. `target`: the target Service as observe() read it.
+std::optional<std::string> policy_refusal(
+    const api::LoadTest& loadtest, const LoadTestSpec& spec, const OperatorConfig& config,
+    const std::optional<TargetServiceView>& target = std::nullopt);
 
 }  // namespace kubeload::controller

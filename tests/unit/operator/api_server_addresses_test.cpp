@@ -54,4 +54,22 @@ TEST(OperatorApiServerAddresses, OnlyAddressesEachOnce) {
             (Addresses{"10.96.0.1", "192.168.10.2", "fd00::1"}));
 }
 
+// Issue 26 item 1: the API server's real endpoint, as kubeadm publishes it in
+// kube-public/cluster-info, was a valid target under the chart.
+TEST(OperatorApiServerAddresses, ClusterInfoServers) {
+  const json cluster_info = {
+      {"data",
+       {{"kubeconfig",
+         "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: LS0t\n"
+         "    server: https://192.168.10.2:6443\n  name: \"\"\n- cluster:\n"
+         "    server: \"https://[fd00:10::2]:6443\"\n  name: v6\n- cluster:\n"
+         "    server: https://api.k8s.example.test:443\r\ncontexts: null\n"
+         "# server: https://10.0.0.9:6443 is a comment\n"}}}};
+  EXPECT_EQ(cluster_info_servers(cluster_info),
+            (Addresses{"192.168.10.2", "fd00:10::2", "api.k8s.example.test"}));
+  EXPECT_TRUE(cluster_info_servers(json::object()).empty());
+  EXPECT_TRUE(cluster_info_servers(json{{"data", {{"kubeconfig", 7}}}}).empty());
+  EXPECT_TRUE(cluster_info_servers(json{{"data", {{"kubeconfig", "server: not-a-url"}}}}).empty());
+}
+
 }  // namespace

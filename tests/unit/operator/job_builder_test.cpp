@@ -437,6 +437,42 @@ TEST(OperatorJobBuilderGolden, TheRunsNetworkPolicyMatchesGoldenFile) {
   EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
 }
 
+// With --worker-egress-dns-to the run's NetworkPolicy limits where its
+// workers send: DNS, the target Service's pods (by selector in its
+// namespace; what its selector did not choose by address), and outside the
+// cluster's ranges what the deny and allow lists allow.
+TEST(OperatorJobBuilderGolden, TheRunsEgressNetworkPolicyMatchesGoldenFile) {
+  const std::string file = "networkpolicy_egress.json";
+  OperatorConfig config = default_config();
+  config.worker_egress_dns_to = json::parse(R"([
+    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+     "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}])");
+  config.cluster_cidrs = {"10.244.0.0/16", "10.245.0.9/16", "fd00:10::/64"};
+  config.target_deny_cidrs = {"192.0.2.0/24", "10.244.0.7"};
+  const json loadtest = default_loadtest();
+  const ClusterHost host{ClusterHost::Kind::Service, "shop", "checkout", true};
+  const TargetServiceView target = target_service_view(
+      host,
+      json::parse(R"({"spec": {"clusterIP": "10.245.0.20", "selector": {"app": "checkout"}}})"),
+      json::parse(R"({"items": [
+        {"metadata": {"labels": {"endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}},
+         "endpoints": [{"addresses": ["10.244.0.6"]}], "ports": [{"port": 8080}]},
+        {"metadata": {"labels": {"endpointslice.kubernetes.io/managed-by": "staff"}},
+         "endpoints": [{"addresses": ["198.51.100.4"]}], "ports": [{"port": 8080}]}]})"));
+  const json actual =
+      build_worker_network_policy(loadtest, parse_loadtest(loadtest.dump()).spec, config, &target);
+  if (updating_goldens()) {
+    std::ofstream out(golden_path(file), std::ios::trunc);
+    ASSERT_TRUE(out) << "cannot write " << golden_path(file);
+    out << actual.dump(2) << "\n";
+    GTEST_SKIP() << "rewrote " << golden_path(file);
+  }
+  const json expected = load_golden(file);
+  ASSERT_FALSE(expected.is_null())
+      << golden_path(file) << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
+  EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+}
+
 TEST(OperatorJobBuilderGolden, EachRowChangesExactlyWhatItShould) {
   const json golden = load_golden();
   ASSERT_FALSE(golden.is_null()) << golden_path() << " is missing";

@@ -171,11 +171,35 @@ OperatorConfig test_config() {
   return config;
 }
 
-Observation observe(const json& loadtest, Timestamp now) {
+// The target Service "checkout" of "shop" as the API server holds it: a
+// ClusterIP in front of two pods its selector chose.
+json checkout_service_json() {
+  return json::parse(R"({"metadata": {"name": "checkout", "namespace": "shop"},
+    "spec": {"type": "ClusterIP", "clusterIP": "10.245.0.20", "clusterIPs": ["10.245.0.20"],
+             "selector": {"app": "checkout"}}})");
+}
+json checkout_slices_json(const std::string& managed_by = "endpointslice-controller.k8s.io",
+                          const std::string& address = "10.244.0.7", int port = 8080) {
+  return {{"items",
+           {{{"metadata", {{"labels", {{"endpointslice.kubernetes.io/managed-by", managed_by}}}}},
+             {"endpoints", {{{"addresses", {"10.244.0.6"}}}, {{"addresses", {address}}}}},
+             {"ports", {{{"port", port}}}}}}}};
+}
+
+// What observe() reads, for a LoadTest seen at `now` (the target Service
+// when the plan asks for it, as the controller's lookup reads it).
+Observation observe(const json& loadtest, Timestamp now, const OperatorConfig& config = {},
+                    const json& slices = checkout_slices_json()) {
   Observation o;
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
   o.now = now;
+  if (const auto host = lookups_for(o, config).target_service) {
+    o.target_service_looked_up = true;
+    const bool checkout = host->namespace_ == "shop" && host->name == "checkout";
+    o.target_service = target_service_view(
+        *host, checkout ? std::optional<json>(checkout_service_json()) : std::nullopt, slices);
+  }
   return o;
 }
 
@@ -757,6 +781,78 @@ TEST(ReconcilePlan, WithWorkerIngressPeersEachRunGetsItsNetworkPolicyBeforeAnyth
   for (const Action& action : plan(started, config).actions) {
     EXPECT_FALSE(std::holds_alternative<CreateNetworkPolicy>(action));
   }
+}
+
+// Issue 26: where the target leads is read before anything is created, and
+// a Service in front of a denied pod is refused however it is named.
+TEST(ReconcilePlan, TheTargetServiceIsReadBeforeAnythingIsCreated) {
+  const OperatorConfig config = test_config();
+  Observation unread = observe(loadtest_json(), kCreated + seconds(5), config);
+  ASSERT_TRUE(lookups_for(unread, config).target_service.has_value());
+  EXPECT_EQ(lookups_for(unread, config).target_service->name, "checkout");
+  unread.target_service_looked_up = false;
+  unread.target_service.reset();
+  const ReconcilePlan waiting = plan(unread, config);
+  for (const std::string& name : names(waiting)) EXPECT_EQ(name.find("Create"), std::string::npos);
+  EXPECT_EQ(waiting.requeue_after, kPollForLookup);
+  // Once the Job exists the Service is not read again.
+  Observation started = observe(loadtest_json(), kCreated + seconds(6), config);
+  started.loadtest.status = S({{"phase", "Pending"}});
+  started.job = job_view(job_json());
+  EXPECT_FALSE(lookups_for(started, config).target_service.has_value());
+  // A url that names no cluster Service is not looked up.
+  EXPECT_FALSE(
+      lookups_for(observe(loadtest_json(R"({"target": {"url": "http://127.0.0.1:8080/"}})"),
+                          kCreated + seconds(5), config),
+                  config)
+          .target_service.has_value());
+}
+
+TEST(ReconcilePlan, ADeniedPodBehindTheTargetServiceFailsThePolicyAndNothingIsCreated) {
+  OperatorConfig config = test_config();
+  config.target_deny_cidrs = {"10.244.0.7/32"};
+  for (const std::string target :
+       {R"({"url": "http://checkout.shop.svc:8080/"})", R"({"url": "http://checkout:8080/"})",
+        R"({"service": {"name": "checkout", "port": 8080}})"}) {
+    SCOPED_TRACE(target);
+    const ReconcilePlan planned =
+        plan(observe(loadtest_json(R"({"target": )" + target + "}"), kCreated + seconds(5), config),
+             config);
+    for (const std::string& name : names(planned))
+      EXPECT_EQ(name.find("Create"), std::string::npos);
+    EXPECT_EQ(J(planned.status).value("phase", ""), "Failed");
+    EXPECT_EQ(J(planned.status).value("reason", ""), "PolicyViolation");
+    EXPECT_NE(J(planned.status).value("message", "").find("10.244.0.7"), std::string::npos)
+        << J(planned.status).dump();
+  }
+}
+
+TEST(ReconcilePlan, TheWorkerIsToldTheServicesAddressesAndTheNetworkPolicyAllowsItsPods) {
+  OperatorConfig config = test_config();
+  config.cluster_cidrs = {"10.244.0.0/16", "10.245.0.0/16"};
+  config.worker_egress_dns_to = json::parse(
+      R"([{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}])");
+  const ReconcilePlan planned =
+      plan(observe(loadtest_json(), kCreated + seconds(5), config), config);
+  EXPECT_EQ(names(planned),
+            (Strings{"WriteStatus", "Event WaitingForWorkers", "CreateNetworkPolicy",
+                     "CreateTokenSecret", "CreateSpecConfigMap", "CreateJob"}));
+  const json& policy = std::get<CreateNetworkPolicy>(planned.actions[2]).policy;
+  EXPECT_EQ(policy["spec"]["policyTypes"], json::array({"Egress"}));
+  EXPECT_EQ(policy["spec"]["egress"][1]["to"][0]["podSelector"],
+            (json{{"matchLabels", {{"app", "checkout"}}}}));
+  const json& args = std::get<CreateJob>(planned.actions[5])
+                         .job["spec"]["template"]["spec"]["containers"][0]["args"];
+  std::vector<std::string> told;
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--decided-destination" || args[i] == "--cluster-cidr") {
+      told.push_back(args[i].get<std::string>() + " " + args[i + 1].get<std::string>());
+    }
+  }
+  EXPECT_EQ(told,
+            (Strings{"--cluster-cidr 10.244.0.0/16", "--cluster-cidr 10.245.0.0/16",
+                     "--decided-destination 10.245.0.20=10.244.0.6,10.244.0.7",
+                     "--decided-destination 10.244.0.6=", "--decided-destination 10.244.0.7="}));
 }
 
 TEST(ReconcilePlan, ATimeBoundedRunIsPolledCloselyFromItsPlannedEnd) {
