@@ -140,7 +140,7 @@ check "Kubernetes 1.31.0: renders, with the admission policy" \
 render_to defaults --skip-tests
 rendered=$(cat "$work/defaults.yaml")
 check "helm template renders (default: $(kinds <<<"$rendered"))" \
-  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ConfigMap Deployment Role Role RoleBinding RoleBinding Service Service ServiceAccount ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
+  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ConfigMap Deployment Role Role Role RoleBinding RoleBinding RoleBinding Service Service ServiceAccount ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
 check "policy.admission=false: no admission policy" \
   bash -c "! grep -q 'kind: ValidatingAdmission' <<<\"\$1\"" _ "$(render --set policy.admission=false)"
 check "the admission policy denies the API server by the live kubernetes Service (param), not an address looked up at install" \
@@ -193,10 +193,29 @@ assert flag(1, '--namespace') == 'team-a', args(1)
 def where(kind):
     return sorted((d['metadata']['namespace'], d['metadata']['name']) for d in docs(1) if d['kind'] == kind)
 for kind in ('Role', 'RoleBinding'):
-    found = [x for x in where(kind) if x[0] != 'default']
+    found = [x for x in where(kind) if x[0] not in ('default', 'kube-public')]
     assert found == sorted([('team-a', 'kubeload'), ('team-a', 'kubeload-helm-test'), (sys.argv[2], 'kubeload-worker-token-key')]), found
 assert not where('ClusterRole') and not where('ClusterRoleBinding')
 " one-ns "$NS"
+render_to cluster-ranges --skip-tests --set 'policy.targets.clusterCidrs={10.244.0.0/16,10.96.0.0/12}' \
+  --set 'networkPolicy.egressDns=null' --set 'env[0].name=EXTRA' --set 'env[0].value=x'
+check "where a run's traffic goes: the operator may read the target's EndpointSlices and kube-public/cluster-info; it knows its own pod (POD_IP) and metrics Service, the cluster domain, the cluster ranges when set, and limits the workers' egress to kube-dns by default" \
+  py "
+rules = one(1, 'ClusterRole', 'kubeload-' + sys.argv[2])['rules']
+assert {'apiGroups': ['discovery.k8s.io'], 'resources': ['endpointslices'], 'verbs': ['list']} in rules, rules
+info = one(1, 'Role', 'kubeload-' + sys.argv[2] + '-cluster-info')
+assert info['metadata']['namespace'] == 'kube-public'
+assert info['rules'] == [{'apiGroups': [''], 'resources': ['configmaps'], 'resourceNames': ['cluster-info'], 'verbs': ['get']}], info
+container = one(1, 'Deployment')['spec']['template']['spec']['containers'][0]
+assert {'name': 'POD_IP', 'valueFrom': {'fieldRef': {'fieldPath': 'status.podIP'}}} in container['env'], container['env']
+assert flag(1, '--deny-service') == sys.argv[2] + '/kubeload-metrics', args(1)
+assert flag(1, '--cluster-domain') == 'cluster.local', args(1)
+assert not [a for a in args(1) if a.startswith('--cluster-cidr')], args(1)
+assert json.loads(flag(1, '--worker-egress-dns-to')) == [{'namespaceSelector': {'matchLabels': {'kubernetes.io/metadata.name': 'kube-system'}}, 'podSelector': {'matchLabels': {'k8s-app': 'kube-dns'}}}], args(1)
+assert [a for a in args(3) if a.startswith('--cluster-cidr')] == ['--cluster-cidr=10.244.0.0/16', '--cluster-cidr=10.96.0.0/12'], args(3)
+assert not [a for a in args(3) if a.startswith('--worker-egress-dns-to')], args(3)
+assert {'name': 'EXTRA', 'value': 'x'} in one(3, 'Deployment')['spec']['template']['spec']['containers'][0]['env']
+" defaults "$NS" cluster-ranges
 two=$(render --set replicaCount=2)
 check "two replicas: --leader-elect, the Lease in the release namespace, a Role for it" \
   bash -c "grep -q -- '--leader-elect$' <<<\"\$1\" && grep -q -- '--leader-election-namespace=$NS' <<<\"\$1\" && grep -q 'name: $RELEASE-leader-election' <<<\"\$1\" && ! grep -q 'type: Recreate' <<<\"\$1\"" _ "$two"

@@ -81,10 +81,15 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [""]
   resources: [pods]
   verbs: [list, watch]
-# The target Service's selector, to find the pods status.target reads.
+# The target Service: its selector, to find the pods status.target reads,
+# and with its EndpointSlices where its traffic goes, decided before each
+# run's Job is created (a denied pod behind an allowed Service is refused).
 - apiGroups: [""]
   resources: [services]
   verbs: [get]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list]
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
