@@ -96,6 +96,9 @@ struct OperatorConfig {
   // GET /result calls a reconcile has in flight at once (--worker-calls):
   // a pass over many workers takes about one call's time, not the sum.
   uint32_t worker_calls_in_flight = 32;
+  // Memory the /result answers in flight may take, all reconciles together
+  // (--worker-result-budget, byte_budget.hpp).
+  std::size_t worker_result_budget_bytes = std::size_t{256} * 1024 * 1024;
   // ttlSecondsAfterFinished of a worker Job the cleanup policy keeps (a
   // failed run's, under OnSuccess): kept to look into, not forever.
   int64_t kept_job_ttl_seconds = 24 * 3600;

@@ -69,7 +69,8 @@ Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
       log_(log),
       metrics_(metrics),
       clock_(std::move(clock)),
-      may_act_(std::move(may_act)) {
+      may_act_(std::move(may_act)),
+      result_budget_(config_.worker_result_budget_bytes) {
   if (!config_.prometheus_url.empty()) prometheus_.emplace(config_.prometheus_url);
 }
 
@@ -182,11 +183,15 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   observed.answers = begin_pass(observed);
   const std::string run_uid = observed.answers.uid;
   std::mutex taking;
+  // What a worker of this spec can answer, and never more held at once
+  // than the budget: the body and its document.
+  const api::ResultLimits limits = api::result_limits(observed.parsed.spec);
   for_each_bounded(asked.size(), config_.worker_calls_in_flight, [&](std::size_t i) {
     std::string error;
     bool token_refused = false;
+    const ByteBudget::Lease lease = result_budget_.reserve(2 * limits.bytes);
     std::optional<json> document =
-        workers_.result(worker_address(asked[i].second, uid), error, &token_refused);
+        workers_.result(worker_address(asked[i].second, uid), limits, error, &token_refused);
     DigestedAnswer digested = digest_answer(run_uid, document, std::move(error), token_refused);
     digested.answer.answered_at = clock_();
     document.reset();

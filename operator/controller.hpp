@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "operator/byte_budget.hpp"
 #include "operator/config.hpp"
 #include "operator/kube/client.hpp"
 #include "operator/kube/list_watch.hpp"
@@ -87,6 +88,8 @@ class Reconciler {
   ClockFn clock_;
   MayActFn may_act_;
   std::optional<PrometheusClient> prometheus_;  // set with --prometheus-url
+  // What the /result answers in flight may hold, shared by every reconcile.
+  ByteBudget result_budget_;
   // Memory across passes, not decisions (an operator restarted without it
   // only decides later): since when each worker of each run (by uid) has not
   // answered, and the API server's refusal of an object a run needs.

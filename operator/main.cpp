@@ -61,6 +61,9 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --concurrency N          reconciles in parallel (default 2)
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
   --worker-calls N         worker /result calls in flight per reconcile (default 32)
+  --worker-result-budget MIB  memory the /result answers in flight may take, all reconciles
+                           together (default 256); each call reserves twice what its run's spec
+                           lets a worker answer, and waits while the budget is taken
   --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
   --target-deny-cidr CIDR  refuse load to this range too (repeatable); always denied: link-local
                            (cloud metadata), loopback, unspecified, and the API server's addresses
@@ -222,6 +225,9 @@ Flags parse_flags(int argc, char** argv) {
       flags.worker_threads = positive(arg, next());
     else if (arg == "--worker-calls")
       flags.worker_calls = positive(arg, next());
+    else if (arg == "--worker-result-budget")
+      flags.limits.worker_result_budget_bytes =
+          static_cast<std::size_t>(positive(arg, next())) * 1024 * 1024;
     else if (arg == "--resync-period") {
       const std::string text = next();
       const auto period = kubeload::parse_duration(text);

@@ -27,6 +27,9 @@ std::string quoted(const std::string& body) {
   return out;
 }
 
+// /start's and /finish's answers: a few fields, or an error line.
+constexpr std::size_t kMaxSmallAnswerBytes = 64 * 1024;
+
 }  // namespace
 
 std::string WorkerAddress::base_url() const {
@@ -36,7 +39,8 @@ std::string WorkerAddress::base_url() const {
 
 std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
                                               const std::string& method, const std::string& path,
-                                              int& status, std::string& error) const {
+                                              std::size_t max_bytes, int& status,
+                                              std::string& error) const {
   namespace asio = boost::asio;
   namespace beast = boost::beast;
   namespace http = beast::http;
@@ -60,7 +64,7 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
   http::response_parser<http::string_body> parser;
   // A longer chunked body fails as soon as it passes the cap, a
   // Content-Length over it at the header (below): never more is held.
-  parser.body_limit(static_cast<std::uint64_t>(max_response_bytes_));
+  parser.body_limit(static_cast<std::uint64_t>(max_bytes));
   stream.expires_after(timeout_);  // the whole call: connect, send, read
   // One operation at a time on this thread, until the first failure.
   const auto step = [&](const auto& start) {
@@ -77,14 +81,14 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
   // Checked here as well as by the parser: Boost 1.74's eager body read
   // skips the limit for a Content-Length that arrives with the header.
   if (const auto length = parser.is_header_done() ? parser.content_length() : boost::none;
-      length && *length > max_response_bytes_) {
+      length && *length > max_bytes) {
     error = where + ": answer of " + std::to_string(*length) + " bytes, more than " +
-            std::to_string(max_response_bytes_);
+            std::to_string(max_bytes);
     return std::nullopt;
   }
   step([&](auto done) { http::async_read(stream, buffer, parser, done); });
   if (failure == http::error::body_limit) {
-    error = where + ": answer longer than " + std::to_string(max_response_bytes_) + " bytes";
+    error = where + ": answer longer than " + std::to_string(max_bytes) + " bytes";
     return std::nullopt;
   }
   if (failure == beast::error::timeout) {
@@ -102,8 +106,8 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
 bool WorkerClient::start(const WorkerAddress& worker, int64_t start_at_unix_ms,
                          std::string& error) const {
   int status = 0;
-  const auto body =
-      call(worker, "POST", "/start?at=" + std::to_string(start_at_unix_ms), status, error);
+  const auto body = call(worker, "POST", "/start?at=" + std::to_string(start_at_unix_ms),
+                         kMaxSmallAnswerBytes, status, error);
   if (!body) return false;
   if (status / 100 != 2) {
     error = worker.base_url() + "/start: HTTP " + std::to_string(status) + ": " + quoted(*body);
@@ -112,16 +116,21 @@ bool WorkerClient::start(const WorkerAddress& worker, int64_t start_at_unix_ms,
   return true;
 }
 
-std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker, std::string& error,
-                                                   bool* token_refused) const {
+std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
+                                                   const api::ResultLimits& limits,
+                                                   std::string& error, bool* token_refused) const {
   int status = 0;
-  const auto body = call(worker, "GET", "/result", status, error);
+  const auto body = call(worker, "GET", "/result", limits.bytes, status, error);
   if (!body) return std::nullopt;
   if (status != 200) {
     const bool refused = status == 401 || status == 403;
     if (token_refused != nullptr) *token_refused = refused;
     error = worker.base_url() + "/result: HTTP " + std::to_string(status) +
             (refused ? ": " + quoted(*body) : std::string());
+    return std::nullopt;
+  }
+  if (const auto problem = api::check_result_shape(*body, limits)) {
+    error = worker.base_url() + "/result: " + *problem;
     return std::nullopt;
   }
   nlohmann::json document = nlohmann::json::parse(*body, nullptr, false);
@@ -134,7 +143,7 @@ std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker, 
 
 bool WorkerClient::finish(const WorkerAddress& worker, std::string& error) const {
   int status = 0;
-  const auto body = call(worker, "POST", "/finish", status, error);
+  const auto body = call(worker, "POST", "/finish", kMaxSmallAnswerBytes, status, error);
   if (!body) return false;
   if (status != 200) {
     error = worker.base_url() + "/finish: HTTP " + std::to_string(status) + ": " + quoted(*body);

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/result_limits.hpp"
+
 namespace kubeload::controller {
 
 struct WorkerAddress {
@@ -20,10 +22,6 @@ struct WorkerAddress {
   std::string base_url() const;
 };
 
-// A worker's /result: its size is capped before anything is parsed (the rows and
-// histogram layouts are checked by run_result_from_json). 200 rows of three
-// dense default-layout histograms stay well under it.
-inline constexpr std::size_t kMaxWorkerResponseBytes = 64 * 1024 * 1024;
 // What of a worker's error answer is quoted in the operator's messages.
 inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 
@@ -33,23 +31,27 @@ inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 // operator's CPU at 1,000 workers: docs/benchmarks.md).
 class WorkerClient {
  public:
-  explicit WorkerClient(std::chrono::milliseconds timeout = std::chrono::seconds(5),
-                        std::size_t max_response_bytes = kMaxWorkerResponseBytes)
-      : timeout_(timeout), max_response_bytes_(max_response_bytes) {}
+  explicit WorkerClient(std::chrono::milliseconds timeout = std::chrono::seconds(5))
+      : timeout_(timeout) {}
 
   // Each returns nullopt/false with `error` set ("10.0.0.3:8080: connection refused").
   bool start(const WorkerAddress& worker, int64_t start_at_unix_ms, std::string& error) const;
-  // `token_refused`, when given, says whether the worker answered 401 or 403:
-  // it refused the token, so it was started by an operator with another key.
-  std::optional<nlohmann::json> result(const WorkerAddress& worker, std::string& error,
-                                       bool* token_refused = nullptr) const;
+  // /result within `limits` (api::result_limits of the run's spec): a longer
+  // answer is refused as its header or its body passes the byte limit, and one
+  // with more values or deeper nesting than the spec's rows allow by a
+  // streaming parse, before a document is built. `token_refused`, when given,
+  // says whether the worker answered 401 or 403: it refused the token, so it
+  // was started by an operator with another key.
+  std::optional<nlohmann::json> result(const WorkerAddress& worker, const api::ResultLimits& limits,
+                                       std::string& error, bool* token_refused = nullptr) const;
   bool finish(const WorkerAddress& worker, std::string& error) const;
 
  private:
+  // The answer's body, at most `max_bytes` of it.
   std::optional<std::string> call(const WorkerAddress& worker, const std::string& method,
-                                  const std::string& path, int& status, std::string& error) const;
+                                  const std::string& path, std::size_t max_bytes, int& status,
+                                  std::string& error) const;
   std::chrono::milliseconds timeout_;
-  std::size_t max_response_bytes_;
 };
 
 }  // namespace kubeload::controller

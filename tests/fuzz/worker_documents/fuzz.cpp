@@ -1,8 +1,11 @@
 // What the operator reads from a worker it may not trust (any pod can answer
-// on a worker's address): a /result document, and the results ConfigMap's
-// data written from such documents. Arbitrary bytes either parse and decode,
-// or are refused with std::invalid_argument; nothing else is thrown, nothing
-// crashes, and a document that decodes encodes and decodes again to the same.
+// on a worker's address): a /result document as WorkerClient::result reads
+// it (the streaming shape check within the spec's limits, then the parse),
+// and the results ConfigMap's data written from such documents. The shape
+// check never throws, and what it passes is JSON; arbitrary bytes either
+// parse and decode, or are refused with std::invalid_argument; nothing else
+// is thrown, nothing crashes, and a document that decodes encodes and
+// decodes again to the same.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,11 +15,17 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/kept_results.hpp"
+#include "kubeload/api/result_limits.hpp"
 #include "kubeload/api/worker_protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  kubeload::LoadTestSpec spec;
+  spec.load.stages.resize(2);
+  spec.requests.resize(2);
+  const bool shaped = !kubeload::api::check_result_shape(text, kubeload::api::result_limits(spec));
   const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+  if (shaped && document.is_discarded()) std::abort();
   if (document.is_discarded()) return 0;
   try {
     const kubeload::api::ResultDocument decoded =

@@ -67,6 +67,9 @@ class OneShotWorker {
   std::thread thread_;
 };
 
+// The limits of a run of the default spec (one request, no stages).
+const api::ResultLimits kLimits = api::result_limits(LoadTestSpec{});
+
 uint16_t unused_port() {
   boost::asio::io_context io;
   tcp::acceptor probe(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
@@ -82,7 +85,7 @@ std::string http_answer(const std::string& status, const std::string& body) {
 TEST(WorkerClient, FetchesAResultWithTheRunsToken) {
   OneShotWorker worker(http_answer("200 OK", R"({"finished":true,"worker":3})"));
   std::string error;
-  const auto document = WorkerClient(2s).result(worker.address(), error);
+  const auto document = WorkerClient(2s).result(worker.address(), kLimits, error);
   ASSERT_TRUE(document.has_value()) << error;
   EXPECT_EQ((*document)["worker"], 3);
   EXPECT_EQ(worker.request().rfind("GET /result HTTP/1.1\r\n", 0), 0u) << worker.request();
@@ -98,14 +101,15 @@ TEST(WorkerClient, AResultRefusedForTheTokenSaysSo) {
     OneShotWorker worker(http_answer(status, "not this run's token\n"));
     std::string error;
     bool token_refused = false;
-    EXPECT_FALSE(WorkerClient(2s).result(worker.address(), error, &token_refused).has_value());
+    EXPECT_FALSE(
+        WorkerClient(2s).result(worker.address(), kLimits, error, &token_refused).has_value());
     EXPECT_TRUE(token_refused) << status;
     EXPECT_NE(error.find("not this run's token"), std::string::npos) << error;
   }
   OneShotWorker busy(http_answer("503 Service Unavailable", "busy\n"));
   std::string error;
   bool token_refused = true;
-  EXPECT_FALSE(WorkerClient(2s).result(busy.address(), error, &token_refused).has_value());
+  EXPECT_FALSE(WorkerClient(2s).result(busy.address(), kLimits, error, &token_refused).has_value());
   EXPECT_FALSE(token_refused) << error;
 }
 
@@ -119,10 +123,12 @@ TEST(WorkerClient, StartSendsTheBarrierAndQuotesARefusal) {
 
 TEST(WorkerClient, AnAnswerOverTheCapIsRefusedWhateverItsFraming) {
   const std::string big(4096, 'x');
+  api::ResultLimits small = kLimits;
+  small.bytes = 1024;
   {
     OneShotWorker worker(http_answer("200 OK", big));
     std::string error;
-    EXPECT_FALSE(WorkerClient(2s, 1024).result(worker.address(), error).has_value());
+    EXPECT_FALSE(WorkerClient(2s).result(worker.address(), small, error).has_value());
     EXPECT_NE(error.find("/result: answer of 4096 bytes, more than 1024"), std::string::npos)
         << error;
   }
@@ -133,16 +139,32 @@ TEST(WorkerClient, AnAnswerOverTheCapIsRefusedWhateverItsFraming) {
     chunked += "0\r\n\r\n";
     OneShotWorker worker(chunked);
     std::string error;
-    EXPECT_FALSE(WorkerClient(2s, 1024).result(worker.address(), error).has_value());
+    EXPECT_FALSE(WorkerClient(2s).result(worker.address(), small, error).has_value());
     EXPECT_NE(error.find("/result: answer longer than 1024 bytes"), std::string::npos) << error;
   }
+}
+
+// Within the byte limit, but more values than the spec's rows can hold: a
+// pod answering with a long array of zeros is refused by the streaming
+// check, before a document of millions of nodes is built.
+TEST(WorkerClient, AnAnswerWithMoreValuesThanTheSpecsRowsIsRefusedBeforeItIsBuilt) {
+  std::string zeros = "[0";
+  for (std::size_t i = 1; i <= kLimits.values; ++i) zeros += ",0";
+  zeros += "]";
+  ASSERT_LT(zeros.size(), kLimits.bytes);
+  OneShotWorker worker(http_answer("200 OK", zeros));
+  std::string error;
+  EXPECT_FALSE(WorkerClient(2s).result(worker.address(), kLimits, error).has_value());
+  EXPECT_NE(error.find("/result: more than " + std::to_string(kLimits.values) + " JSON values"),
+            std::string::npos)
+      << error;
 }
 
 TEST(WorkerClient, AWorkerThatNeverAnswersCostsOneTimeout) {
   OneShotWorker worker(std::nullopt);
   std::string error;
   const auto began = std::chrono::steady_clock::now();
-  EXPECT_FALSE(WorkerClient(200ms).result(worker.address(), error).has_value());
+  EXPECT_FALSE(WorkerClient(200ms).result(worker.address(), kLimits, error).has_value());
   const auto took = std::chrono::steady_clock::now() - began;
   EXPECT_GE(took, 200ms);
   EXPECT_LT(took, 5s);  // one timeout, not the default
@@ -186,7 +208,7 @@ TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
   std::string error;
   std::optional<nlohmann::json> document;
   for (int i = 0; i < 100 && !document; ++i) {  // until it listens
-    document = client.result(address, error);
+    document = client.result(address, api::result_limits(config.spec), error);
     if (!document) std::this_thread::sleep_for(20ms);
   }
   ASSERT_TRUE(document.has_value()) << error;
@@ -197,7 +219,7 @@ TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
   ASSERT_TRUE(client.start(address, now_ms + 100, error)) << error;
   for (int i = 0; i < 250 && (*document)["finished"] != true; ++i) {
     std::this_thread::sleep_for(20ms);
-    document = client.result(address, error);
+    document = client.result(address, api::result_limits(config.spec), error);
     ASSERT_TRUE(document.has_value()) << error;
   }
   EXPECT_EQ((*document)["finished"], true);

@@ -1,0 +1,107 @@
+// The bounds on a worker's /result (issue 26): what the spec's shape lets a
+// worker answer, and the streaming check that refuses more before a document
+// is built. A real worker's document of the largest shape must always fit.
+
+#include "kubeload/api/result_limits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeload/api/worker_protocol.hpp"
+#include "kubeload/limits.hpp"
+#include "kubeload/result.hpp"
+
+namespace kubeload::api {
+namespace {
+
+LoadTestSpec spec_of(std::size_t stages, std::size_t requests) {
+  LoadTestSpec spec;
+  spec.load.stages.resize(stages);
+  spec.requests.resize(requests);
+  return spec;
+}
+
+// A worker's result with the worst a real run can produce: every histogram
+// with a value in each of many buckets, hundreds of status codes.
+Result busy_result(std::mt19937_64& random) {
+  Result r;
+  std::uniform_int_distribution<int64_t> micros(1, Histogram::kDefaultHighest);
+  for (Histogram* h : {&r.latency, &r.connect, &r.waiting, &r.error_latency}) {
+    for (int i = 0; i < 20000; ++i) h->record(micros(random), random() % 1000000000);
+  }
+  for (int code = 100; code < 1000; ++code) r.status_codes[code] = random();
+  r.requests = 123456789;
+  return r;
+}
+
+std::string final_document(const LoadTestSpec& spec) {
+  std::mt19937_64 random(7);
+  auto run = std::make_shared<RunResult>();
+  run->result = busy_result(random);
+  for (std::size_t i = 0; i < spec.load.stages.size(); ++i) {
+    run->stages.push_back({static_cast<int>(i), 60, 10, std::nullopt, busy_result(random)});
+  }
+  for (std::size_t i = 0; i < spec.requests.size(); ++i) {
+    run->request_results.push_back({"request-" + std::to_string(i), busy_result(random)});
+  }
+  ResultHead head;
+  head.loadtest_uid = "4a1c2d3e-0000-4000-8000-000000000001";
+  head.started_at_ms = 1796134986468;
+  ResultDocumentWriter writer(run, to_json(head));
+  std::string document, piece;
+  while (writer.next(piece)) document += piece;
+  return document;
+}
+
+TEST(ResultLimits, GrowWithTheSpecsRowsAndStayUnderTheCeiling) {
+  const ResultLimits one = result_limits(spec_of(0, 1));
+  const ResultLimits staged = result_limits(spec_of(10, 5));
+  EXPECT_LT(one.bytes, staged.bytes);
+  EXPECT_LT(one.values, staged.values);
+  EXPECT_LT(one.bytes, std::size_t{8} * 1024 * 1024) << "a one-request run needs a few MiB";
+  EXPECT_EQ(result_limits(spec_of(kMaxStages, kMaxRequests)).bytes, kMaxResultDocumentBytes);
+}
+
+TEST(ResultLimits, AWorkersLargestRealDocumentFits) {
+  for (const auto& [stages, requests] :
+       std::vector<std::pair<std::size_t, std::size_t>>{{0, 1}, {3, 2}, {20, 20}}) {
+    SCOPED_TRACE(std::to_string(stages) + " stages, " + std::to_string(requests) + " requests");
+    const LoadTestSpec spec = spec_of(stages, requests);
+    const std::string document = final_document(spec);
+    const ResultLimits limits = result_limits(spec);
+    EXPECT_LT(document.size(), limits.bytes);
+    EXPECT_EQ(check_result_shape(document, limits), std::nullopt);
+  }
+}
+
+TEST(ResultLimits, TheShapeCheckRefusesWhatNoSpecCanProduce) {
+  const ResultLimits limits = result_limits(spec_of(0, 1));
+  std::string zeros = "[0";
+  for (std::size_t i = 0; i < limits.values; ++i) zeros += ",0";
+  zeros += "]";
+  const auto many = check_result_shape(zeros, limits);
+  ASSERT_TRUE(many.has_value());
+  EXPECT_NE(many->find("more than " + std::to_string(limits.values) + " JSON values"),
+            std::string::npos)
+      << *many;
+  const std::string deep = std::string(limits.depth + 1, '[') + std::string(limits.depth + 1, ']');
+  EXPECT_NE(check_result_shape(deep, limits).value_or("").find("nested deeper than"),
+            std::string::npos);
+  EXPECT_NE(check_result_shape(R"({"finished": tru)", limits).value_or("").find("not JSON"),
+            std::string::npos);
+  EXPECT_NE(check_result_shape(R"({} {})", limits).value_or("").find("not JSON"),
+            std::string::npos);
+  const std::string long_string = "\"" + std::string(limits.bytes, 'x') + "\"";
+  EXPECT_NE(check_result_shape(long_string, limits).value_or("").find("bytes, more than"),
+            std::string::npos);
+  EXPECT_EQ(check_result_shape(R"({"finished": false, "result": {"requests": 3}})", limits),
+            std::nullopt);
+}
+
+}  // namespace
+}  // namespace kubeload::api
