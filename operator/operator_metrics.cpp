@@ -34,10 +34,8 @@ double epoch_seconds(api::Time time) {
 
 // A threshold's value in base units: seconds for latencies (thresholds
 // compare milliseconds), the rest as compared.
-double base_unit_value(const std::string& expression, double value) {
-  const auto parsed = parse_threshold(expression);
-  const auto* threshold = std::get_if<Threshold>(&parsed);
-  return threshold && is_latency(threshold->metric) ? value / 1000.0 : value;
+double base_unit_value(const Threshold& threshold, double value) {
+  return is_latency(threshold.metric) ? value / 1000.0 : value;
 }
 
 template <typename Metric>
@@ -66,12 +64,14 @@ struct OperatorMetrics::Families {
   prometheus::Family<prometheus::Gauge>& test_last_requests;
   prometheus::Family<prometheus::Gauge>& test_last_threshold_passed;
   prometheus::Family<prometheus::Gauge>& test_last_threshold_value;
+  prometheus::Family<prometheus::Gauge>& test_last_threshold_limit;
   prometheus::Family<prometheus::Gauge>& test_last_run_start;
   prometheus::Family<prometheus::Gauge>& test_last_run_end;
   prometheus::Family<prometheus::Gauge>& test_last_failure;
 };
 
-OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+OperatorMetrics::OperatorMetrics(SteadyClock clock)
+    : registry_(std::make_shared<prometheus::Registry>()), clock_(std::move(clock)) {
   auto& r = *registry_;
   families_ = std::make_unique<Families>(Families{
       prometheus::BuildGauge()
@@ -148,6 +148,11 @@ OperatorMetrics::OperatorMetrics() : registry_(std::make_shared<prometheus::Regi
                 "latencies, a ratio for errorRate, /s for rps, else a count).")
           .Register(r),
       prometheus::BuildGauge()
+          .Name("kubeload_test_last_threshold_limit")
+          .Help("The limit the threshold compared with in the test's newest finished run "
+                "(base units, as kubeload_test_last_threshold_value).")
+          .Register(r),
+      prometheus::BuildGauge()
           .Name("kubeload_test_last_run_start_timestamp_seconds")
           .Help("When the test's newest finished run started.")
           .Register(r),
@@ -183,6 +188,8 @@ void OperatorMetrics::observe_loadtest(const api::LoadTest& loadtest,
   const std::map<std::string, std::string> labels = {
       {"loadtest", name}, {"namespace", namespace_}, {"test", test}};
   std::lock_guard lock(mutex_);
+  unused_since_.erase(namespace_ + "/" + test);
+  free_unused_tests();
   auto& exported = labels_of_[namespace_ + "/" + name];
   // A LoadTest relabelled (another kubeload.dev/test) leaves no series under
   // its old labels: they would stay, unchanging, until the operator restarts.
@@ -233,11 +240,62 @@ void OperatorMetrics::observe_loadtest(const api::LoadTest& loadtest,
 
 void OperatorMetrics::forget_loadtest(const std::string& namespace_, const std::string& name) {
   std::lock_guard lock(mutex_);
+  free_unused_tests();
   const auto it = labels_of_.find(namespace_ + "/" + name);
   if (it == labels_of_.end()) return;
   remove_run_series(it->second);
+  const std::string namespace_of = it->second["namespace"];
+  const std::string test = it->second["test"];
   labels_of_.erase(it);
-  // The test's history and its last failure stay: they outlive the runs.
+  // The test's history and its last failure stay: they outlive the runs,
+  // for kUnusedTestKept after its last LoadTest went.
+  const bool test_left = std::any_of(labels_of_.begin(), labels_of_.end(), [&](const auto& other) {
+    const Labels& labels = other.second;
+    return labels.at("namespace") == namespace_of && labels.at("test") == test;
+  });
+  if (!test_left) unused_since_.emplace(namespace_of + "/" + test, clock_());
+}
+
+void OperatorMetrics::free_unused_tests() {
+  const auto now = clock_();
+  for (auto it = unused_since_.begin(); it != unused_since_.end();) {
+    if (now - it->second < kUnusedTestKept) {
+      ++it;
+      continue;
+    }
+    const std::string& key = it->first;
+    const auto slash = key.find('/');
+    const Labels test = {{"namespace", key.substr(0, slash)}, {"test", key.substr(slash + 1)}};
+    auto with = [&](const char* name, std::string_view value) {
+      auto l = test;
+      l[name] = std::string(value);
+      return l;
+    };
+    for (const auto& [value, v] : api::kVerdicts) {
+      remove_series(families_->test_last_verdict, with("verdict", v));
+      remove_series(families_->test_previous_verdict, with("verdict", v));
+    }
+    for (const char* p : kPercentiles) {
+      remove_series(families_->test_last_latency, with("percentile", p));
+    }
+    for (auto* family :
+         {&families_->test_last_requests_per_second, &families_->test_last_error_ratio,
+          &families_->test_last_requests, &families_->test_last_run_start,
+          &families_->test_last_run_end, &families_->test_last_failure}) {
+      remove_series(*family, test);
+    }
+    if (const auto history = history_.find(key); history != history_.end()) {
+      for (const Labels& series : history->second.thresholds) {
+        for (auto* family :
+             {&families_->test_last_threshold_passed, &families_->test_last_threshold_value,
+              &families_->test_last_threshold_limit}) {
+          remove_series(*family, series);
+        }
+      }
+      history_.erase(history);
+    }
+    it = unused_since_.erase(it);
+  }
 }
 
 void OperatorMetrics::remove_run_series(const Labels& labels) {
@@ -329,25 +387,38 @@ void OperatorMetrics::publish_history(TestHistory& history) {
   }
 
   // One series per threshold of the newest run (at most spec.thresholds'
-  // 100); a threshold the newest run no longer has is removed.
-  std::vector<std::string> now;
-  for (const api::ThresholdRow& row : last.thresholds) {
-    const std::string& expression = row.expression;
-    if (expression.empty()) continue;
-    now.push_back(expression);
-    families_->test_last_threshold_passed.Add(with("threshold", expression))
-        .Set(row.passed ? 1 : 0);
+  // 100), named by its place in the spec and what it compares, never by its
+  // text (free text as a label value: any length, and a new series for
+  // every way of writing the same rule); a threshold the newest run no longer
+  // has is removed.
+  std::vector<Labels> now;
+  for (std::size_t index = 0; index < last.thresholds.size(); ++index) {
+    const api::ThresholdRow& row = last.thresholds[index];
+    const auto parsed = parse_threshold(row.expression);
+    const auto* threshold = std::get_if<Threshold>(&parsed);
+    if (threshold == nullptr) continue;
+    Labels series = labels;
+    series["threshold"] = std::to_string(index);
+    series["request"] = threshold->request;
+    series["metric"] = std::string(to_string(threshold->metric));
+    series["op"] = std::string(to_string(threshold->op));
+    families_->test_last_threshold_passed.Add(series).Set(row.passed ? 1 : 0);
+    families_->test_last_threshold_limit.Add(series).Set(
+        base_unit_value(*threshold, threshold->value));
     if (row.value) {
-      families_->test_last_threshold_value.Add(with("threshold", expression))
-          .Set(base_unit_value(expression, *row.value));
+      families_->test_last_threshold_value.Add(series).Set(base_unit_value(*threshold, *row.value));
     } else {
-      remove_series(families_->test_last_threshold_value, with("threshold", expression));
+      remove_series(families_->test_last_threshold_value, series);
     }
+    now.push_back(std::move(series));
   }
-  for (const std::string& gone : history.thresholds) {
+  for (const Labels& gone : history.thresholds) {
     if (std::find(now.begin(), now.end(), gone) != now.end()) continue;
-    remove_series(families_->test_last_threshold_passed, with("threshold", gone));
-    remove_series(families_->test_last_threshold_value, with("threshold", gone));
+    for (auto* family :
+         {&families_->test_last_threshold_passed, &families_->test_last_threshold_value,
+          &families_->test_last_threshold_limit}) {
+      remove_series(*family, gone);
+    }
   }
   history.thresholds = std::move(now);
 }

@@ -2,6 +2,8 @@
 // The operator's Prometheus metrics (names in api.md): each LoadTest's phase,
 // verdict and headline results, and the controller's own health.
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,7 +23,14 @@ namespace kubeload::controller {
 
 class OperatorMetrics {
  public:
-  OperatorMetrics();
+  using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
+  // A test's series outlive its LoadTests, so a GitOps tool that deletes a
+  // run and creates the next keeps them; once a test has had no LoadTest for
+  // this long, its series and what they were built from are freed (memory
+  // and series grow with the tests that exist, not with every test ever run).
+  static constexpr std::chrono::hours kUnusedTestKept{1};
+
+  explicit OperatorMetrics(SteadyClock clock = std::chrono::steady_clock::now);
   ~OperatorMetrics();
   OperatorMetrics(const OperatorMetrics&) = delete;
   OperatorMetrics& operator=(const OperatorMetrics&) = delete;
@@ -64,13 +73,18 @@ class OperatorMetrics {
   struct TestHistory {
     std::vector<FinishedRun> newest;  // newest first, at most two
     std::map<std::string, std::string> labels;
-    std::vector<std::string> thresholds;  // the threshold label values now exported
+    std::vector<std::map<std::string, std::string>> thresholds;  // threshold series exported
   };
   void record_failure(const std::map<std::string, std::string>& test, double ended);
   void record_finished(const std::string& test_key,
                        const std::map<std::string, std::string>& labels, FinishedRun run);
   void publish_history(TestHistory& history);
   std::map<std::string, TestHistory> history_;  // "namespace/test" -> history
+  // Tests ("namespace/test") whose last LoadTest went, and when.
+  std::map<std::string, std::chrono::steady_clock::time_point> unused_since_;
+  SteadyClock clock_;
+  // Frees the series and history of tests unused for kUnusedTestKept.
+  void free_unused_tests();
 };
 
 }  // namespace kubeload::controller

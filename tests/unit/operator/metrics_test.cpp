@@ -1,8 +1,10 @@
 #include "operator/operator_metrics.hpp"
 
 #include <gtest/gtest.h>
+
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <chrono>
 
 #include <map>
 #include <optional>
@@ -118,31 +120,107 @@ TEST(OperatorMetricsHistory, SeriesAreLabelledByTestNotByRun) {
   }
 }
 
+// A threshold's series: its place in the spec and what it compares.
+Labels threshold(const std::string& index, const std::string& metric, const std::string& op) {
+  Labels labels = kCheckout;
+  labels["threshold"] = index;
+  labels["request"] = "";
+  labels["metric"] = metric;
+  labels["op"] = op;
+  return labels;
+}
+
 TEST(OperatorMetricsHistory, ThresholdsInBaseUnitsAndOnlyTheNewestRunsOnes) {
   OperatorMetrics metrics;
   observe(metrics, loadtest("checkout-a", "uid-a", "checkout"),
           finished("Pass", "2026-11-30T10:01:00Z", 500));
-  EXPECT_DOUBLE_EQ(*gauge(metrics, "kubeload_test_last_threshold_value",
-                          with(kCheckout, "threshold", "p99 < 20ms")),
-                   0.0125);
-  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_value",
-                  with(kCheckout, "threshold", "rps >= 100")),
-            500);
-  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_passed",
-                  with(kCheckout, "threshold", "rps >= 100")),
-            1);
+  EXPECT_DOUBLE_EQ(
+      *gauge(metrics, "kubeload_test_last_threshold_value", threshold("0", "p99", "<")), 0.0125);
+  EXPECT_DOUBLE_EQ(
+      *gauge(metrics, "kubeload_test_last_threshold_limit", threshold("0", "p99", "<")), 0.020);
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_value", threshold("1", "rps", ">=")), 500);
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_limit", threshold("1", "rps", ">=")), 100);
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_passed", threshold("1", "rps", ">=")), 1);
 
   json next = finished("Fail", "2026-11-30T11:01:00Z", 80);
   next["thresholds"].erase(0);           // the p99 threshold was dropped from the test
   next["thresholds"][0].erase("value");  // and rps was not measured
   observe(metrics, loadtest("checkout-b", "uid-b", "checkout"), next);
-  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_threshold_passed",
-                     with(kCheckout, "threshold", "p99 < 20ms")));
-  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_threshold_value",
-                     with(kCheckout, "threshold", "rps >= 100")));
-  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_passed",
-                  with(kCheckout, "threshold", "rps >= 100")),
-            0);
+  for (const char* name :
+       {"kubeload_test_last_threshold_passed", "kubeload_test_last_threshold_value",
+        "kubeload_test_last_threshold_limit"}) {
+    EXPECT_FALSE(gauge(metrics, name, threshold("0", "p99", "<"))) << name;
+    EXPECT_FALSE(gauge(metrics, name, threshold("1", "rps", ">="))) << name;
+  }
+  EXPECT_FALSE(gauge(metrics, "kubeload_test_last_threshold_value", threshold("0", "rps", ">=")));
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_passed", threshold("0", "rps", ">=")), 0);
+}
+
+TEST(OperatorMetricsHistory, NoLabelValueIsAThresholdsText) {
+  OperatorMetrics metrics;
+  json status = finished("Pass", "2026-11-30T10:01:00Z", 500);
+  status["thresholds"][0]["expression"] = "p99   <  20ms";
+  status["thresholds"][1]["expression"] = "checkout.rps>=100";
+  observe(metrics, loadtest("checkout-a", "uid-a", "checkout"), status);
+  std::size_t series = 0;
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name.rfind("kubeload_test_last_threshold_", 0) != 0) continue;
+    for (const auto& metric : family.metric) {
+      ++series;
+      for (const auto& label : metric.label) {
+        // Neither the text nor its limit: "20ms" and "100" are only in the values.
+        EXPECT_EQ(label.value.find_first_of(" m"), std::string::npos)
+            << family.name << " " << label.name << "=" << label.value;
+        EXPECT_NE(label.value, "100") << family.name << " " << label.name;
+      }
+    }
+  }
+  EXPECT_EQ(series, 6u);
+  Labels by_request = threshold("1", "rps", ">=");
+  by_request["request"] = "checkout";
+  by_request.erase("op");
+  EXPECT_EQ(gauge(metrics, "kubeload_test_last_threshold_value", by_request), 500);
+}
+
+// A test's series outlive its LoadTests (a GitOps tool deletes a run and
+// creates the next), but not for ever: an hour after its last LoadTest went,
+// the test's series and history are freed.
+TEST(OperatorMetricsHistory, ATestsSeriesGoAnHourAfterItsLastLoadTest) {
+  auto now = std::chrono::steady_clock::time_point{};
+  OperatorMetrics metrics([&] { return now; });
+  const auto run = [&](const std::string& name, const std::string& uid) {
+    observe(metrics, loadtest(name, uid, "checkout"),
+            finished("Pass", "2026-11-30T10:01:00Z", 500));
+  };
+  const auto kept = [&] {
+    return gauge(metrics, "kubeload_test_last_requests_per_second", kCheckout).has_value() &&
+           gauge(metrics, "kubeload_test_last_threshold_passed", threshold("1", "rps", ">="));
+  };
+  run("checkout-a", "uid-a");
+  run("checkout-b", "uid-b");
+  metrics.forget_loadtest("shop", "checkout-a");
+  now += std::chrono::hours(2);
+  metrics.forget_loadtest("shop", "nothing");
+  EXPECT_TRUE(kept()) << "checkout-b is still there";
+  // Deleted and created again within the hour (Flux's force, Argo CD's hook).
+  metrics.forget_loadtest("shop", "checkout-b");
+  now += std::chrono::minutes(59);
+  run("checkout-c", "uid-c");
+  now += std::chrono::hours(2);
+  metrics.forget_loadtest("shop", "nothing");
+  EXPECT_TRUE(kept()) << "a new run came within the hour";
+  metrics.forget_loadtest("shop", "checkout-c");
+  now += std::chrono::minutes(59);
+  metrics.forget_loadtest("shop", "nothing");
+  EXPECT_TRUE(kept());
+  now += std::chrono::minutes(2);
+  metrics.forget_loadtest("shop", "nothing");
+  EXPECT_FALSE(kept());
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name.rfind("kubeload_test_", 0) == 0) {
+      EXPECT_TRUE(family.metric.empty()) << family.name;
+    }
+  }
 }
 
 TEST(OperatorMetricsHistory, ARunWithoutAResultLeavesAGapNotTheOldNumbers) {
