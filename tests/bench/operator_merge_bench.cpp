@@ -14,7 +14,9 @@
 // --calls N: fetch as the controller's ask_workers does, N calls in flight
 // (for_each_bounded), each answer digested and taken into the pass as it
 // arrives (digest_answer, take_answer); without it, one call at a time, each
-// folded as it arrives.
+// folded as it arrives. --shape STAGES,REQUESTS: the spec the documents
+// were recorded with, whose api::result_limits the calls are read within
+// (default 1,1).
 
 #include <sys/resource.h>
 
@@ -30,8 +32,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/result_limits.hpp"
 #include "kubeload/result.hpp"
 #include "operator/bounded_parallel.hpp"
+#include "operator/byte_budget.hpp"
+#include "operator/config.hpp"
 #include "operator/reconcile_plan.hpp"
 #include "operator/worker_client.hpp"
 #include "operator/worker_results.hpp"
@@ -46,7 +51,7 @@ using kubeload::controller::WorkerResults;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kUsage =
-    "usage: operator_merge_bench --addresses FILE [--hold-all] [--calls N]\n"
+    "usage: operator_merge_bench --addresses FILE [--hold-all] [--calls N] [--shape S,R]\n"
     "       operator_merge_bench --document FILE --workers N [--hold-all]\n";
 
 // From /proc/self/status: VmRSS now, VmHWM the peak (KiB).
@@ -96,6 +101,9 @@ int run(const std::vector<std::string>& args) {
   uint32_t workers = 0;
   bool hold_all = false;
   uint32_t calls = 0;
+  kubeload::LoadTestSpec shape;
+  shape.load.stages.resize(1);
+  shape.requests.resize(1);
   for (size_t i = 0; i < args.size(); ++i) {
     const auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) throw std::invalid_argument(args[i] + " needs a value");
@@ -109,6 +117,12 @@ int run(const std::vector<std::string>& args) {
       workers = static_cast<uint32_t>(std::stoul(value()));
     } else if (args[i] == "--calls") {
       calls = static_cast<uint32_t>(std::stoul(value()));
+    } else if (args[i] == "--shape") {
+      const std::string text = value();
+      const auto comma = text.find(',');
+      if (comma == std::string::npos) throw std::invalid_argument("--shape: STAGES,REQUESTS");
+      shape.load.stages.resize(std::stoul(text.substr(0, comma)));
+      shape.requests.resize(std::stoul(text.substr(comma + 1)));
     } else if (args[i] == "--hold-all") {
       hold_all = true;
     } else {
@@ -132,6 +146,8 @@ int run(const std::vector<std::string>& args) {
 
   const int64_t rss_before_kib = proc_status_kib("VmRSS");
   const WorkerClient client(std::chrono::seconds(10));
+  // Within the limits of the documents' spec, as the operator reads them.
+  const kubeload::api::ResultLimits limits = kubeload::api::result_limits(shape);
   WorkerResults results(workers);
   std::vector<CollectedResult> held;
   double fetch_seconds = 0, parse_seconds = 0, merge_seconds = 0;
@@ -144,9 +160,13 @@ int run(const std::vector<std::string>& args) {
     pass.finals = WorkerResults(workers);
     std::mutex taking;
     const Clock::time_point start = Clock::now();
+    // Within the operator's default budget, as its pass reads them.
+    kubeload::controller::ByteBudget budget(
+        kubeload::controller::OperatorConfig{}.worker_result_budget_bytes);
     kubeload::controller::for_each_bounded(workers, calls, [&](std::size_t i) {
       std::string error;
-      std::optional<nlohmann::json> document = client.result(addresses[i], error);
+      const auto lease = budget.reserve(2 * limits.bytes);
+      std::optional<nlohmann::json> document = client.result(addresses[i], limits, error);
       auto digested = kubeload::controller::digest_answer(pass.uid, document, std::move(error));
       document.reset();
       std::lock_guard lock(taking);
@@ -164,7 +184,7 @@ int run(const std::vector<std::string>& args) {
       (*document)["worker"] = i;
     } else {
       std::string error;
-      document = client.result(addresses[i], error);
+      document = client.result(addresses[i], limits, error);
       if (!document) {
         std::cerr << error << "\n";
         ++failed;
