@@ -74,7 +74,7 @@ def one(i, kind, name=None):
     assert len(found) == 1, (kind, name, [d['metadata']['name'] for d in found])
     return found[0]
 def args(i):
-    return one(i, 'Deployment')['spec']['template']['spec']['containers'][0]['args']
+    return one(i, 'Deployment', 'kubeload')['spec']['template']['spec']['containers'][0]['args']
 def flag(i, name):
     found = [a.split('=', 1)[1] for a in args(i) if a.startswith(name + '=')]
     return found[0] if found else None
@@ -140,7 +140,7 @@ check "Kubernetes 1.31.0: renders, with the admission policy" \
 render_to defaults --skip-tests
 rendered=$(cat "$work/defaults.yaml")
 check "helm template renders (default: $(kinds <<<"$rendered"))" \
-  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ConfigMap Deployment Role Role Role RoleBinding RoleBinding RoleBinding Service Service ServiceAccount ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
+  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ConfigMap Deployment Deployment Role Role Role Role RoleBinding RoleBinding RoleBinding RoleBinding Service Service ServiceAccount ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
 check "policy.admission=false: no admission policy" \
   bash -c "! grep -q 'kind: ValidatingAdmission' <<<\"\$1\"" _ "$(render --set policy.admission=false)"
 check "the admission policy denies the API server by the live kubernetes Service (param), not an address looked up at install" \
@@ -158,7 +158,7 @@ check "the worker token key: no Secret in the chart; --worker-token-key-secret n
 assert not [d for d in docs(1) if d['kind'] == 'Secret']
 assert flag(1, '--worker-token-key-secret') == 'kubeload-worker-token-key', args(1)
 assert not [a for a in args(1) if a.startswith('--worker-token-key-file')]
-pod = one(1, 'Deployment')['spec']['template']['spec']
+pod = one(1, 'Deployment', 'kubeload')['spec']['template']['spec']
 assert [v['name'] for v in pod['volumes']] == ['tmp'], pod['volumes']
 role = one(1, 'Role', 'kubeload-worker-token-key')
 assert role['metadata']['namespace'] == sys.argv[2]
@@ -194,7 +194,7 @@ def where(kind):
     return sorted((d['metadata']['namespace'], d['metadata']['name']) for d in docs(1) if d['kind'] == kind)
 for kind in ('Role', 'RoleBinding'):
     found = [x for x in where(kind) if x[0] not in ('default', 'kube-public')]
-    assert found == sorted([('team-a', 'kubeload'), ('team-a', 'kubeload-helm-test'), (sys.argv[2], 'kubeload-worker-token-key')]), found
+    assert found == sorted([('team-a', 'kubeload'), ('team-a', 'kubeload-helm-test'), (sys.argv[2], 'kubeload-self'), (sys.argv[2], 'kubeload-worker-token-key')]), found
 assert not where('ClusterRole') and not where('ClusterRoleBinding')
 " one-ns "$NS"
 render_to cluster-ranges --skip-tests --set 'policy.targets.clusterCidrs={10.244.0.0/16,10.96.0.0/12}' \
@@ -206,7 +206,7 @@ assert {'apiGroups': ['discovery.k8s.io'], 'resources': ['endpointslices'], 'ver
 info = one(1, 'Role', 'kubeload-' + sys.argv[2] + '-cluster-info')
 assert info['metadata']['namespace'] == 'kube-public'
 assert info['rules'] == [{'apiGroups': [''], 'resources': ['configmaps'], 'resourceNames': ['cluster-info'], 'verbs': ['get']}], info
-container = one(1, 'Deployment')['spec']['template']['spec']['containers'][0]
+container = one(1, 'Deployment', 'kubeload')['spec']['template']['spec']['containers'][0]
 assert {'name': 'POD_IP', 'valueFrom': {'fieldRef': {'fieldPath': 'status.podIP'}}} in container['env'], container['env']
 assert flag(1, '--deny-service') == sys.argv[2] + '/kubeload-metrics', args(1)
 assert flag(1, '--cluster-domain') == 'cluster.local', args(1)
@@ -214,7 +214,7 @@ assert not [a for a in args(1) if a.startswith('--cluster-cidr')], args(1)
 assert json.loads(flag(1, '--worker-egress-dns-to')) == [{'namespaceSelector': {'matchLabels': {'kubernetes.io/metadata.name': 'kube-system'}}, 'podSelector': {'matchLabels': {'k8s-app': 'kube-dns'}}}], args(1)
 assert [a for a in args(3) if a.startswith('--cluster-cidr')] == ['--cluster-cidr=10.244.0.0/16', '--cluster-cidr=10.96.0.0/12'], args(3)
 assert not [a for a in args(3) if a.startswith('--worker-egress-dns-to')], args(3)
-assert {'name': 'EXTRA', 'value': 'x'} in one(3, 'Deployment')['spec']['template']['spec']['containers'][0]['env']
+assert {'name': 'EXTRA', 'value': 'x'} in one(3, 'Deployment', 'kubeload')['spec']['template']['spec']['containers'][0]['env']
 " defaults "$NS" cluster-ranges
 two=$(render --set replicaCount=2)
 check "two replicas: --leader-elect, the Lease in the release namespace, a Role for it" \
@@ -308,7 +308,7 @@ done
 
 # ---- helm test
 render_to tests --set watchNamespace=team-a --show-only templates/helm-test.yaml --show-only templates/tests/loadtest.yaml
-check "helm test: a test hook pod runs kubectl-kubeload run on a LoadTest in the watched namespace, against the operator's metrics port, with RBAC to create and follow LoadTests there only" \
+check "helm test: a test hook pod runs kubectl-kubeload run on a LoadTest in the watched namespace, against an idle pod of the same image there (never the operator), with RBAC to create and follow LoadTests there only" \
   py "
 pod = one(1, 'Pod')
 assert pod['metadata']['annotations']['helm.sh/hook'] == 'test', pod['metadata']
@@ -318,7 +318,7 @@ assert container['command'][:4] == ['/usr/local/bin/kubectl-kubeload', 'run', '-
 assert pod['spec']['restartPolicy'] == 'Never'
 sa = pod['spec']['serviceAccountName']
 # The pod is the one hook: the rest is installed (and uninstalled) with the release.
-for kind in ('ServiceAccount', 'Role', 'RoleBinding', 'Service', 'ConfigMap'):
+for kind in ('ServiceAccount', 'Role', 'RoleBinding', 'Service', 'ConfigMap', 'Deployment'):
     assert 'helm.sh/hook' not in one(1, kind)['metadata'].get('annotations', {}), kind
 role = one(1, 'Role')
 assert role['metadata']['namespace'] == 'team-a'
@@ -327,12 +327,16 @@ assert one(1, 'RoleBinding')['subjects'][0]['name'] == sa
 loadtest = yaml.safe_load(one(1, 'ConfigMap')['data']['loadtest.yaml'])
 assert loadtest['metadata']['namespace'] == 'team-a', loadtest
 service = one(1, 'Service')
-assert loadtest['spec']['target']['url'] == 'http://%s.%s.svc:8080/metrics' % (service['metadata']['name'], sys.argv[3]), loadtest
+target = one(1, 'Deployment')
+assert service['metadata']['namespace'] == target['metadata']['namespace'] == 'team-a', service
+assert loadtest['spec']['target'] == {'service': {'name': service['metadata']['name'], 'port': 8080}}, loadtest
 assert loadtest['spec']['thresholds'] == ['failures == 0', 'requests == 100'], loadtest
-# The target Service selects the operator's pods, and not the test pod.
+# The target Service selects the idle target pod: not the test pod, not the operator's.
 selector = service['spec']['selector'].items()
+assert selector <= target['spec']['template']['metadata']['labels'].items()
 assert not selector <= pod['metadata']['labels'].items(), pod['metadata']['labels']
-assert selector <= one(4, 'Deployment')['spec']['template']['metadata']['labels'].items()
+assert not selector <= one(4, 'Deployment', 'kubeload')['spec']['template']['metadata']['labels'].items()
+assert target['spec']['template']['spec']['containers'][0]['image'] == sys.argv[2]
 " tests "$DEFAULT_IMAGE" "$NS" defaults
 check "tests.enabled=false: no helm test objects" \
   bash -c "! grep -q 'helm-test' <<<\"\$1\"" _ "$(render --set tests.enabled=false)"

@@ -275,8 +275,15 @@ expect no list loadtests.kubeload.dev --all-namespaces
 expect yes get services/kubernetes -n default
 expect no get services/other -n default
 expect yes list endpointslices.discovery.k8s.io -n default
-expect no list endpointslices.discovery.k8s.io -n "$TARGET_NS"
 expect no watch endpointslices.discovery.k8s.io -n default
+expect yes get configmaps/cluster-info -n kube-public
+expect no get configmaps/other -n kube-public
+# Where a target Service sends its traffic (read before each run's Job), in
+# the watched namespace only; and the operator's own metrics Service.
+expect yes list endpointslices.discovery.k8s.io -n "$TARGET_NS"
+expect no list endpointslices.discovery.k8s.io -n kube-system
+expect yes get "services/$RELEASE-metrics" -n "$NS"
+expect no get services/other -n "$NS"
 
 # The default install (all namespaces) gets a ClusterRole with the same rules.
 if helm install "$WIDE_RELEASE" "$chart" -n "$WIDE_NS" --create-namespace --set replicaCount=0 \
