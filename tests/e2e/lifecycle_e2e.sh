@@ -12,7 +12,9 @@
 # operator runs with no worker token key flag, as the README shows: it keeps
 # its key in the Secret kubeload-worker-token-key, so killed mid-run and
 # started again it still drives the run to Succeeded; it denies the API
-# server's Service and endpoint addresses it reads at start.
+# server's Service and endpoint addresses it reads at start. Where the
+# packets go: a denied pod behind an allowed Service, another namespace's
+# Service by url and a literal cluster IP under --cluster-cidr are refused.
 # Last line: `lifecycle-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -437,6 +439,50 @@ check "policy quota: the message names the NetworkPolicy and quotes the API serv
   bash -c "kubectl -n '$NS' get lt nopolicy -o jsonpath='{.status.message}' | grep -q \"NetworkPolicy.*exceeded quota\""
 check "policy quota: no Job" bash -c "! kubectl -n '$NS' get job nopolicy-workers >/dev/null 2>&1"
 kubectl -n "$NS" delete quota no-networkpolicies >/dev/null 2>&1
+
+# 16. Where the packets go (issue 26): with the cluster's ranges given, a
+# Service the LoadTest names runs (its cluster IP decided by the operator),
+# a literal cluster IP does not; with nginx's pod denied, the Service in front
+# of it is refused however it is named, and nginx logs nothing; another
+# namespace's Service by url is refused.
+{ kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+operator_pid=""
+ranges=(--cluster-cidr 10.244.0.0/16 --cluster-cidr 10.245.0.0/16)
+check "destinations: the operator started with the cluster's ranges" start_operator "${ranges[@]}"
+nginx_cluster_ip=$(kubectl -n "$NS" get svc nginx -o jsonpath='{.spec.clusterIP}')
+nginx_pod_ip=$(kubectl -n "$NS" get pod -l app=nginx -o jsonpath='{.items[0].status.podIP}')
+apply_loadtest decided "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}" >/dev/null
+check "destinations: the Service it names runs to Succeeded under --cluster-cidr ($(jp decided '{.status.reason}: {.status.message}'))" \
+  wait_phase decided Succeeded 120
+apply_loadtest literal "  target: {url: 'http://$nginx_cluster_ip/literal-cluster-ip'}
+  load: {connections: 2, requests: 10}" >/dev/null
+wait_phase literal Failed 120
+check "destinations: a literal cluster IP fails, its worker naming the cluster's range ($(jp literal '{.status.reason}: {.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt literal -o jsonpath='{.status.message}' | grep -q 'in the cluster.s range 10.245.0.0/16'"
+{ kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+operator_pid=""
+check "destinations: the operator started denying nginx's pod $nginx_pod_ip only" \
+  start_operator "${ranges[@]}" --target-deny-cidr "$nginx_pod_ip/32"
+nginx_gets() { kubectl -n "$NS" logs deploy/nginx 2>/dev/null | grep -c 'behind-service' || true; }
+before=$(nginx_gets)
+apply_loadtest behind-service "  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 10}
+  requests: [{name: r, path: /behind-service}]" >/dev/null
+apply_loadtest behind-url "  target: {url: 'http://NGINX.$NS.svc.cluster.local./behind-service'}
+  load: {connections: 2, requests: 10}" >/dev/null
+apply_loadtest other-namespace "  target: {url: 'http://vault2.other-ns.svc.cluster.local/'}
+  load: {connections: 2, requests: 10}" >/dev/null
+for name in behind-service behind-url; do
+  check "destinations: $name fails PolicyViolation naming the denied endpoint ($(wait_phase $name Failed 60; jp $name '{.status.reason}: {.status.message}'))" \
+    bash -c "[ \"\$(kubectl -n '$NS' get lt $name -o jsonpath='{.status.reason}')\" = PolicyViolation ] &&
+      kubectl -n '$NS' get lt $name -o jsonpath='{.status.message}' | grep -qF 'sends to its endpoint $nginx_pod_ip'"
+  check "destinations: $name made no Job" bash -c "! kubectl -n '$NS' get job $name-workers >/dev/null 2>&1"
+done
+check "destinations: another namespace's Service by url fails PolicyViolation ($(wait_phase other-namespace Failed 60; jp other-namespace '{.status.reason}: {.status.message}'))" \
+  bash -c "[ \"\$(kubectl -n '$NS' get lt other-namespace -o jsonpath='{.status.reason}')\" = PolicyViolation ]"
+sleep 1
+check "destinations: the denied pod logged no request ($(nginx_gets) after, $before before)" test "$(nginx_gets)" = "$before"
 
 kubectl -n "$NS" get lt 2>/dev/null
 finish
