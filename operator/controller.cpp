@@ -139,7 +139,28 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
   if (need.newest_pass) look_up_newest_pass(observed);
   if (need.target) measure_target(*need.target, observed);
   if (need.target_service) look_up_target_service(*need.target_service, observed);
+  if (!need.secrets.empty()) look_up_secrets(need.secrets, observed);
   return observed;
+}
+
+void Reconciler::look_up_secrets(const std::set<std::string>& names, Observation& observed) {
+  observed.secrets_looked_up = true;
+  const std::string& namespace_ = observed.loadtest.metadata.namespace_;
+  for (const std::string& name : names) {
+    // Metadata only: the operator has no use for a Secret's data, so it
+    // never asks for it (the kubelet reads it into the worker pods).
+    const kube::Response read = client_.get_metadata(kube::resources::secrets(namespace_), name);
+    SecretMetadataView view;
+    if (read.ok()) {
+      view = secret_metadata_view(read.body);
+    } else if (read.http_status == 403) {
+      view.unreadable = read.describe();
+    } else if (!read.is_not_found()) {
+      throw std::runtime_error("reading the metadata of Secret " + namespace_ + "/" + name + ": " +
+                               read.describe());
+    }
+    observed.secrets[name] = std::move(view);
+  }
 }
 
 void Reconciler::look_up_target_service(const ClusterHost& host, Observation& observed) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -75,6 +76,9 @@ class Reconciler {
   // The Service the target names and its EndpointSlices, into
   // observed.target_service.
   void look_up_target_service(const ClusterHost& host, Observation& observed);
+  // The metadata (never the data) of the Secrets the spec names, into
+  // observed.secrets: 403 is recorded as unreadable, 404 as not found.
+  void look_up_secrets(const std::set<std::string>& names, Observation& observed);
   // A worker of the LoadTest with this uid, with the run's token.
   WorkerAddress worker_address(const std::string& ip, const std::string& uid) const;
 

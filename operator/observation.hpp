@@ -17,6 +17,7 @@
 
 #include "kubeload/api/loadtest.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/secret_consent.hpp"
 #include "operator/target_destinations.hpp"
 #include "operator/target_usage.hpp"
 #include "operator/timestamp.hpp"
@@ -96,6 +97,11 @@ struct Observation {
   // (target_destinations.hpp) ...
   bool target_service_looked_up = false;
   std::optional<TargetServiceView> target_service;
+  // ... the metadata of the Secrets the spec names (headersFrom, caFrom), by
+  // name, before the Job is created: whether their owners consent
+  // (secret_consent.hpp) ...
+  bool secrets_looked_up = false;
+  std::map<std::string, SecretMetadataView> secrets;
   // ... and the target's resource use.
   std::optional<TargetMeasurement> target_measurement;
   Timestamp now;

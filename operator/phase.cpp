@@ -53,7 +53,9 @@ PhaseDecision decide_phase(const PhaseFacts& facts) {
   }
   if (!facts.job_exists) {
     return {Phase::Pending, name(Reason::WaitingForWorkers),
-            "creating the worker Job (" + std::to_string(facts.desired) + " workers)"};
+            !facts.waiting_for.empty()
+                ? facts.waiting_for
+                : "creating the worker Job (" + std::to_string(facts.desired) + " workers)"};
   }
   if (facts.ready < facts.desired)
     return {Phase::Starting, name(Reason::WaitingForWorkers), ready_count(facts)};

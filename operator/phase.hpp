@@ -55,6 +55,9 @@ struct PhaseFacts {
   std::string run_failure_reason;
   std::string run_failure_message;
   bool start_deadline_passed = false;
+  // No Job yet, and what it waits for ("waiting for Secret ..."); empty:
+  // the operator is creating it.
+  std::string waiting_for;
   std::string start_timeout;     // "5m", for messages
   std::string not_ready_detail;  // "worker 1: ImagePullBackOff", may be empty
   Verdict gate = Verdict::None;
@@ -77,10 +80,13 @@ struct PhaseDecision {
 //                                                            WorkersUnreachable,
 //                                                            WorkerTokenRefused, JobRejected,
 //                                                            ObjectRejected, JobNameTaken,
-//                                                            ObjectNameTaken)
+//                                                            ObjectNameTaken,
+//                                                            SecretNotConsented)
 //   started                                     -> Running   Running
 //   not all ready (or no Job), deadline passed  -> Failed    WorkersNotReady
-//   no Job                                      -> Pending   WaitingForWorkers
+//   no Job                                      -> Pending   WaitingForWorkers (the message:
+//                                                            what it waits for, if not the
+//                                                            operator)
 //   not all ready                               -> Starting  WaitingForWorkers
 //   all ready, start not issued                 -> Starting  WorkersReady
 // Complete results win over a failure seen later: a worker that crashes

@@ -10,6 +10,7 @@
 #include "operator/job_builder.hpp"
 #include "operator/phase.hpp"
 #include "operator/run_policy.hpp"
+#include "operator/secret_consent.hpp"
 #include "operator/worker_token.hpp"
 
 namespace kubeload::controller {
@@ -285,6 +286,7 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
       if (need.target_service && need.target_service->kind != ClusterHost::Kind::Service) {
         need.target_service.reset();
       }
+      need.secrets = secrets_to_read(spec);
     }
     if (!spec.baseline || spec.workers == 0) return need;
     // Every worker's final result in: kept by an earlier pass (not taken
@@ -323,7 +325,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   RunState run;
   std::optional<RunFailure>& failure = run.failure;
   bool waiting_for_old_job = false;
-  bool waiting_for_target_service = false;
+  bool waiting_for_lookup = false;     // what lookups_for asks for, before anything is created
+  bool waiting_for_secret = false;     // a Secret the spec names, that does not exist yet
   std::vector<uint64_t> running_done;  // requests done by each worker still running
   std::set<uint32_t> finishing;        // workers told to exit in this plan
   // Those of them whose results this pass keeps: told after the status is
@@ -356,14 +359,32 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
                              "the name of " + object + " is taken: " + o.create_refused->message}
                 : RunFailure{refused == Object::Job ? Reason::JobRejected : Reason::ObjectRejected,
                              "the API server refused " + object + ": " + o.create_refused->message};
-      } else if (lookups_for(o, config).target_service && !o.target_service_looked_up) {
-        // Where the target leads is decided before anything is created.
-        waiting_for_target_service = true;
+      } else if (const Lookups need = lookups_for(o, config);
+                 (need.target_service && !o.target_service_looked_up) ||
+                 (!need.secrets.empty() && !o.secrets_looked_up)) {
+        // Where the target leads, and whether the owners of the Secrets it
+        // names consent, are decided before anything is created.
+        waiting_for_lookup = true;
+      } else if (const ConsentDecision consent = decide_secret_consent(o.loadtest, spec, o.secrets);
+                 consent.refused) {
+        failure = RunFailure{Reason::SecretNotConsented, *consent.refused};
       } else if (auto refused = policy_refusal(o.loadtest, spec, config, o.target_service)) {
         // The admin's ceilings, target and scheduling rules, checked before
         // anything is created (a run already going is never stopped by a new
         // rule).
         failure = RunFailure{Reason::PolicyViolation, *refused};
+      } else if (consent.missing) {
+        // It may be created yet (applied with the LoadTest, after it): the
+        // run waits for it as it waits for its workers, until timeouts.start.
+        if (const auto deadline = start_deadline(o); deadline && o.now > *deadline) {
+          failure =
+              RunFailure{Reason::SecretNotConsented, *consent.missing + " after timeouts.start (" +
+                                                         format_duration(spec.start_timeout) + ")"};
+        } else {
+          waiting_for_secret = true;
+          run.waiting_for = *consent.missing + " yet: waiting for it until timeouts.start (" +
+                            format_duration(spec.start_timeout) + ")";
+        }
       } else {
         const TargetServiceView* target = o.target_service ? &*o.target_service : nullptr;
         if (worker_network_policy_wanted(config)) {
@@ -619,8 +640,16 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
 
   if (waiting_for_old_job) {
     out.requeue_after = kPollWhileStarting;
-  } else if (waiting_for_target_service) {
+  } else if (waiting_for_lookup) {
     out.requeue_after = kPollForLookup;
+  } else if (waiting_for_secret) {
+    // Nothing watched tells of the Secret's creation: look again, and at
+    // the deadline.
+    out.requeue_after = kPollWhileStarting;
+    if (const auto deadline = start_deadline(o)) {
+      const auto until = std::chrono::duration_cast<milliseconds>(*deadline - o.now);
+      out.requeue_after = std::clamp<milliseconds>(until + 1ms, 100ms, kPollWhileStarting);
+    }
   } else if (run.start_issued_at) {
     out.requeue_after = running_requeue(valid ? &spec : nullptr, workers, *run.start_issued_at,
                                         o.now, running_done);

@@ -190,6 +190,9 @@ struct Lookups {
   // The Service the target may be, while the run's objects are still to be
   // created: plan() decides where the run's traffic goes before any exists.
   std::optional<ClusterHost> target_service;
+  // The Secrets the spec names, at the same time: the metadata of each, for
+  // their owners' consent (secret_consent.hpp).
+  std::set<std::string> secrets;
   std::optional<TargetRequest> target;
 };
 Lookups lookups_for(const Observation& observed, const OperatorConfig& config);

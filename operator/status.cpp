@@ -341,6 +341,7 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
     facts.run_failure_reason = name(run.failure->reason);
     facts.run_failure_message = run.failure->message;
   }
+  facts.waiting_for = run.waiting_for;
   const std::optional<Timestamp> deadline = start_deadline(observed);
   facts.start_deadline_passed = deadline && now > *deadline;
 

@@ -38,6 +38,10 @@ struct RunState {
   // When the operator issued POST /start (the barrier's wall time), if it did.
   std::optional<Timestamp> start_issued_at;
   std::optional<RunFailure> failure;
+  // Why no Job is created yet, when it is for something besides the
+  // operator (a Secret the spec names that does not exist yet): the Pending
+  // message.
+  std::string waiting_for;
 };
 
 // When the workers must all be ready by: the Job's creation time (else the

@@ -205,10 +205,11 @@ struct Client::Impl {
   }
 
   http::http_request make_request(const http::method& method, const std::string& target,
-                                  const std::string& bearer) {
+                                  const std::string& bearer,
+                                  std::string_view accept = "application/json") {
     http::http_request req(method);
     req.set_request_uri(web::uri(utility::conversions::to_string_t(target)));
-    req.headers().add("Accept", "application/json");
+    req.headers().add("Accept", std::string(accept));
     req.headers().add("User-Agent", opts.user_agent);
     if (!bearer.empty()) req.headers().add("Authorization", "Bearer " + bearer);
     if (!proxy_authorization.empty()) req.headers().add("Proxy-Authorization", proxy_authorization);
@@ -235,10 +236,11 @@ struct Client::Impl {
 
   Response send(const http::method& method, const std::string& target,
                 std::optional<std::string> body = std::nullopt,
-                const std::string& content_type = "application/json", std::stop_token stop = {}) {
+                const std::string& content_type = "application/json", std::stop_token stop = {},
+                std::string_view accept = "application/json") {
     Auth current = auth();
     for (int attempt = 0;; ++attempt) {
-      http::http_request req = make_request(method, target, current.token);
+      http::http_request req = make_request(method, target, current.token, accept);
       if (body) {
         // Not set_body(std::string): that overload views a char buffer as a
         // uint8_t one, which UBSan reports. A byte container is what it wants.
@@ -321,6 +323,11 @@ const ClusterConfig& Client::config() const {
 
 Response Client::get(const ResourceRef& r, std::string_view name) {
   return impl_->send(http::methods::GET, resource_path(r, name));
+}
+
+Response Client::get_metadata(const ResourceRef& r, std::string_view name) {
+  return impl_->send(http::methods::GET, resource_path(r, name), std::nullopt, "application/json",
+                     {}, kPartialObjectMetadata);
 }
 
 Response Client::list(const ResourceRef& r, const ListOptions& options, std::stop_token stop) {

@@ -46,6 +46,11 @@ struct ClientOptions {
   std::string user_agent = "kubeload-operator/0.1";
 };
 
+// The Accept header that asks the API server for an object's metadata
+// alone (PartialObjectMetadata, served since Kubernetes 1.15).
+inline constexpr std::string_view kPartialObjectMetadata =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
 enum class Propagation { Background, Foreground, Orphan };
 
 struct DeleteOptions {
@@ -84,6 +89,10 @@ class Client {
   const ClusterConfig& config() const;
 
   Response get(const ResourceRef& r, std::string_view name);
+  // The object's metadata only, as a meta.k8s.io/v1 PartialObjectMetadata
+  // (kPartialObjectMetadata): of a Secret, its labels and annotations
+  // without its data. RBAC still calls it a `get`.
+  Response get_metadata(const ResourceRef& r, std::string_view name);
   Response list(const ResourceRef& r, const ListOptions& options = {}, std::stop_token stop = {});
   Response create(const ResourceRef& r, const nlohmann::json& object);
   // PUT: the object's metadata.resourceVersion makes it conditional (409 if stale).

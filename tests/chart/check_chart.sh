@@ -169,6 +169,12 @@ assert role['rules'] == [
 binding = one(1, 'RoleBinding', 'kubeload-worker-token-key')
 assert binding['subjects'] == [{'kind': 'ServiceAccount', 'name': 'kubeload', 'namespace': sys.argv[2]}], binding
 " defaults "$NS"
+check "Secrets a LoadTest names: the operator may get them (their metadata, for the owner's consent) and create each run's token Secret, never list or watch them" \
+  py "
+rules = one(1, 'ClusterRole', 'kubeload-' + sys.argv[2])['rules']
+secrets = [r for r in rules if 'secrets' in r['resources']]
+assert secrets == [{'apiGroups': [''], 'resources': ['secrets'], 'verbs': ['get', 'create']}], secrets
+" defaults "$NS"
 render_to existing --set workerTokenKey.existingSecret=team-token-key
 check "workerTokenKey.existingSecret: the operator reads that Secret, and may only get it" \
   py "

@@ -250,7 +250,10 @@ expect yes create secrets -n "$TARGET_NS"
 expect no list secrets -n "$TARGET_NS"
 expect yes create networkpolicies.networking.k8s.io -n "$TARGET_NS"
 expect no delete networkpolicies.networking.k8s.io -n "$TARGET_NS"
-expect no get secrets -n "$TARGET_NS"
+# The metadata of the Secrets a LoadTest names, for their owners' consent
+# (the operator asks for PartialObjectMetadata; RBAC calls it get).
+expect yes get secrets -n "$TARGET_NS"
+expect no watch secrets -n "$TARGET_NS"
 # The worker token key: that one Secret in the release namespace.
 expect yes get "secrets/$RELEASE-worker-token-key" -n "$NS"
 expect no update "secrets/$RELEASE-worker-token-key" -n "$NS"

@@ -6,7 +6,8 @@
 # requests nginx served equal the requests in status plus the warm-up, over
 # HTTP/1.1, h2c and HTTP/2 over TLS. Also:
 # a bad manifest is refused by the API server naming the field, an invalid
-# spec fails before any pod exists, a missed gate is verdict Fail (not phase
+# spec fails before any pod exists, a header from a Secret goes only with the
+# Secret owner's consent (SecretNotConsented without it, no Job), a missed gate is verdict Fail (not phase
 # Failed), a target with no endpoints shows up as connect errors, the
 # operator killed mid-run picks the run up again, so does a run during which
 # the API server restarts (and the watches resume), workers that finish a
@@ -192,9 +193,11 @@ requests=$(jp open '{.status.result.requests}')
 check "open model: two stage rows" test "$(jp open '{.status.stages[*].index}')" = "0 1"
 check "open model: about 600 requests at 100 then 200/s ($requests)" test "${requests:-0}" -ge 500 -a "${requests:-0}" -le 650
 
-# 3b. A header from a Secret reaches the workers, never the Job or the CR.
+# 3b. A header from a Secret reaches the workers, never the Job or the CR,
+# when the Secret's owner consents (docs/security.md).
 kubectl -n "$NS" create secret generic api-token --from-literal=header='Bearer s3cr3t-e2e' \
   >/dev/null 2>&1
+kubectl -n "$NS" label secret api-token kubeload.dev/consent=headers --overwrite >/dev/null 2>&1
 # nginx here speaks plain http: the author opts in to sending a Secret over it.
 apply_loadtest secret "  target: {service: {name: nginx, port: 80}, allowInsecureSecretHeaders: true}
   requests:
@@ -213,6 +216,19 @@ check "secret header: the Job takes it by reference (KUBELOAD_HEADER_0 from api-
   contains "$objects" "KUBELOAD_HEADER_0"
 check "secret header: the value is in neither the Job nor the LoadTest" \
   bash -c "! grep -q s3cr3t-e2e <<<\"\$1\"" _ "$objects"
+# A Secret whose owner has not consented: Failed SecretNotConsented naming
+# it and the label to add, before any Job.
+kubectl -n "$NS" create secret generic not-lent --from-literal=header='Bearer n0t-l3nt' \
+  >/dev/null 2>&1
+apply_loadtest unconsented "  target: {service: {name: nginx, port: 80}, allowInsecureSecretHeaders: true}
+  requests:
+  - name: authed
+    headersFrom: [{name: Authorization, secretKeyRef: {name: not-lent, key: header}}]
+  load: {connections: 2, requests: 10}" >/dev/null
+check "no consent: phase Failed" wait_phase unconsented Failed 30
+check "no consent: reason SecretNotConsented, the message names the Secret, the field and the label ($(jp unconsented '{.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt unconsented -o jsonpath='{.status.reason} {.status.message}' | grep -q 'SecretNotConsented Secret \"not-lent\" (spec.requests\[0\].headersFrom\[0\].secretKeyRef.name).*kubeload.dev/consent=headers'"
+check "no consent: no worker Job" bash -c "! kubectl -n '$NS' get job unconsented-workers >/dev/null 2>&1"
 
 # 4. A missed gate is a verdict, not a failure of the run.
 apply_loadtest gate "  target: {service: {name: nginx, port: 80}}

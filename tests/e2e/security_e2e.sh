@@ -154,6 +154,9 @@ admitted "the default image, within every ceiling, admitted" "" "$(loadtest c "$
 
 # ---- headersFrom: only Secrets the creator may read (real users via --as)
 kubectl -n "$NS" create secret generic api-token --from-literal=header="Bearer e2e" >/dev/null
+# Its owner's consent, which the operator checks (docs/security.md); admission
+# checks the requester's own access.
+kubectl -n "$NS" label secret api-token kubeload.dev/consent=headers >/dev/null
 kubectl -n "$NS" create rolebinding authors --clusterrole="$RELEASE-$NS-loadtest-author" --user=alice --user=bob >/dev/null
 kubectl -n "$NS" create role read-api-token --verb=get --resource=secrets --resource-name=api-token >/dev/null
 kubectl -n "$NS" create rolebinding bob-reads-api-token --role=read-api-token --user=bob >/dev/null

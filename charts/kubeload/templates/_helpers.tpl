@@ -99,9 +99,16 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
   resources: [configmaps]
   verbs: [get, create, patch]
 # Each run's worker-token Secret: created (owned by its LoadTest), never read.
+# get: the metadata of each Secret a LoadTest names (headersFrom, a caFrom
+# secretKeyRef), before its Job is created, for the Secret owner's consent
+# (the kubeload.dev/consent label, docs/security.md). The operator asks for
+# a PartialObjectMetadata and never for the data, but RBAC cannot tell the
+# two apart: to the API server this is a plain get, which would return the
+# whole Secret. Without it every headersFrom/caFrom run fails
+# SecretNotConsented, naming the 403.
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [create]
+  verbs: [get, create]
 {{- if and .Values.networkPolicy.enabled .Values.networkPolicy.perRun }}
 # Each run's NetworkPolicy: created (owned by its LoadTest), never changed.
 - apiGroups: [networking.k8s.io]

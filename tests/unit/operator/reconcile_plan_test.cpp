@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -187,18 +188,30 @@ json checkout_slices_json(const std::string& managed_by = "endpointslice-control
 }
 
 // What observe() reads, for a LoadTest seen at `now` (the target Service
-// when the plan asks for it, as the controller's lookup reads it).
+// and the Secrets the spec names when the plan asks for them, as the
+// controller's lookups read them). `secrets`: the metadata of the Secrets of
+// "shop" as the API server holds them, by name; any other is not found.
 Observation observe(const json& loadtest, Timestamp now, const OperatorConfig& config = {},
-                    const json& slices = checkout_slices_json()) {
+                    const json& slices = checkout_slices_json(),
+                    const std::map<std::string, json>& secrets = {}) {
   Observation o;
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
   o.now = now;
-  if (const auto host = lookups_for(o, config).target_service) {
+  const Lookups need = lookups_for(o, config);
+  if (const auto& host = need.target_service) {
     o.target_service_looked_up = true;
     const bool checkout = host->namespace_ == "shop" && host->name == "checkout";
     o.target_service = target_service_view(
         *host, checkout ? std::optional<json>(checkout_service_json()) : std::nullopt, slices);
+  }
+  if (!need.secrets.empty()) {
+    o.secrets_looked_up = true;
+    for (const std::string& name : need.secrets) {
+      const auto found = secrets.find(name);
+      o.secrets[name] =
+          found == secrets.end() ? SecretMetadataView{} : secret_metadata_view(found->second);
+    }
   }
   return o;
 }
@@ -825,6 +838,113 @@ TEST(ReconcilePlan, ADeniedPodBehindTheTargetServiceFailsThePolicyAndNothingIsCr
     EXPECT_NE(J(planned.status).value("message", "").find("10.244.0.7"), std::string::npos)
         << J(planned.status).dump();
   }
+}
+
+// Issue 26, item 5: a Secret is read into a run's headers only with its
+// owner's consent, decided before anything is created.
+json secret_metadata(const std::string& consent) {
+  json secret = {{"apiVersion", "meta.k8s.io/v1"},
+                 {"kind", "PartialObjectMetadata"},
+                 {"metadata", {{"name", "api-token"}, {"namespace", "shop"}}}};
+  if (!consent.empty()) secret["metadata"]["labels"]["kubeload.dev/consent"] = consent;
+  return secret;
+}
+const std::string kWithSecretHeader = R"({
+  "target": {"url": "http://checkout.shop.svc:8080/", "allowInsecureSecretHeaders": true},
+  "requests": [{"name": "authed", "headersFrom": [
+    {"name": "Authorization", "secretKeyRef": {"name": "api-token", "key": "header"}}]}]})";
+
+TEST(ReconcilePlan, TheSecretsHeadersFromNamesAreReadBeforeAnythingIsCreated) {
+  const OperatorConfig config = test_config();
+  Observation unread = observe(loadtest_json(kWithSecretHeader), kCreated + seconds(5), config);
+  EXPECT_EQ(lookups_for(unread, config).secrets, std::set<std::string>{"api-token"});
+  unread.secrets_looked_up = false;
+  unread.secrets.clear();
+  const ReconcilePlan waiting = plan(unread, config);
+  for (const std::string& name : names(waiting)) EXPECT_EQ(name.find("Create"), std::string::npos);
+  EXPECT_EQ(waiting.requeue_after, kPollForLookup);
+  EXPECT_EQ(J(waiting.status).value("phase", ""), "Pending");
+  // Once the Job exists they are not read again.
+  Observation started = observe(loadtest_json(kWithSecretHeader), kCreated + seconds(6), config);
+  started.loadtest.status = S({{"phase", "Pending"}});
+  started.job = job_view(job_json());
+  EXPECT_TRUE(lookups_for(started, config).secrets.empty());
+  // Nor for a LoadTest that names none.
+  EXPECT_TRUE(
+      lookups_for(observe(loadtest_json(), kCreated + seconds(5), config), config).secrets.empty());
+}
+
+TEST(ReconcilePlan, ASecretWithoutItsOwnersConsentFailsTheRunAndNothingIsCreated) {
+  const OperatorConfig config = test_config();
+  for (const std::string consent : {"", "ca"}) {
+    SCOPED_TRACE("kubeload.dev/consent=" + consent);
+    const ReconcilePlan planned =
+        plan(observe(loadtest_json(kWithSecretHeader), kCreated + seconds(5), config,
+                     checkout_slices_json(), {{"api-token", secret_metadata(consent)}}),
+             config);
+    for (const std::string& name : names(planned))
+      EXPECT_EQ(name.find("Create"), std::string::npos);
+    EXPECT_EQ(J(planned.status).value("phase", ""), "Failed");
+    EXPECT_EQ(J(planned.status).value("reason", ""), "SecretNotConsented");
+    const std::string message = J(planned.status).value("message", "");
+    EXPECT_NE(
+        message.find("Secret \"api-token\" (spec.requests[0].headersFrom[0].secretKeyRef.name)"),
+        std::string::npos)
+        << message;
+    EXPECT_NE(message.find("kubeload.dev/consent="), std::string::npos) << message;
+    EXPECT_EQ(planned.requeue_after, std::nullopt);
+  }
+}
+
+TEST(ReconcilePlan, WithItsOwnersConsentTheSecretGoesIntoTheJob) {
+  const OperatorConfig config = test_config();
+  const ReconcilePlan planned =
+      plan(observe(loadtest_json(kWithSecretHeader), kCreated + seconds(5), config,
+                   checkout_slices_json(), {{"api-token", secret_metadata("headers")}}),
+           config);
+  EXPECT_EQ(names(planned), (Strings{"WriteStatus", "Event WaitingForWorkers", "CreateTokenSecret",
+                                     "CreateSpecConfigMap", "CreateJob"}));
+  const json& job = std::get<CreateJob>(planned.actions.back()).job;
+  bool referenced = false;
+  for (const json& env : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
+    if (env.contains("valueFrom") && env["valueFrom"].contains("secretKeyRef") &&
+        env["valueFrom"]["secretKeyRef"]["name"] == "api-token") {
+      referenced = true;
+    }
+  }
+  EXPECT_TRUE(referenced) << job.dump();
+}
+
+TEST(ReconcilePlan, ASecretNotFoundIsWaitedForUntilTheStartTimeout) {
+  const OperatorConfig config = test_config();
+  // timeouts.start is 5m by default, from the LoadTest's creation.
+  const ReconcilePlan waiting =
+      plan(observe(loadtest_json(kWithSecretHeader), kCreated + seconds(5), config), config);
+  for (const std::string& name : names(waiting)) EXPECT_EQ(name.find("Create"), std::string::npos);
+  EXPECT_EQ(J(waiting.status).value("phase", ""), "Pending");
+  EXPECT_NE(
+      J(waiting.status)
+          .value("message", "")
+          .find("Secret \"api-token\" (spec.requests[0].headersFrom[0].secretKeyRef.name) does "
+                "not exist in namespace shop yet: waiting for it until timeouts.start (5m)"),
+      std::string::npos)
+      << J(waiting.status).dump();
+  EXPECT_EQ(waiting.requeue_after, milliseconds(2000));
+  // Close to the deadline, it looks again just after it.
+  EXPECT_EQ(plan(observe(loadtest_json(kWithSecretHeader),
+                         kCreated + seconds(300) - milliseconds(500), config),
+                 config)
+                .requeue_after,
+            milliseconds(501));
+  const ReconcilePlan late = plan(
+      observe(loadtest_json(kWithSecretHeader), kCreated + seconds(300) + milliseconds(1), config),
+      config);
+  for (const std::string& name : names(late)) EXPECT_EQ(name.find("Create"), std::string::npos);
+  EXPECT_EQ(J(late.status).value("phase", ""), "Failed");
+  EXPECT_EQ(J(late.status).value("reason", ""), "SecretNotConsented");
+  EXPECT_NE(J(late.status).value("message", "").find("does not exist in namespace shop"),
+            std::string::npos)
+      << J(late.status).dump();
 }
 
 TEST(ReconcilePlan, TheWorkerIsToldTheServicesAddressesAndTheNetworkPolicyAllowsItsPods) {

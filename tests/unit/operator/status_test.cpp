@@ -184,7 +184,8 @@ Observation observation_of(const Observed& o) {
 }
 
 json status_of(const Observed& o, Timestamp now) {
-  return compute_status(observation_of(o), RunState{o.results, o.start_issued_at, o.failure}, now);
+  return compute_status(observation_of(o), RunState{o.results, o.start_issued_at, o.failure, {}},
+                        now);
 }
 
 std::optional<Timestamp> start_deadline(const Observed& o) {

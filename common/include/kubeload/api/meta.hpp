@@ -33,6 +33,13 @@ inline constexpr std::string_view kWorkerName = "kubeload-worker";
 inline constexpr std::string_view kManagedBy = "kubeload-operator";
 // Set by the Job controller on an Indexed Job's pods: the worker's index.
 inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
+// On a Secret, set by its owner: the uses a LoadTest may make of it,
+// joined by '.' (a label value holds no comma): "headers" (spec.requests[]
+// .headersFrom), "ca" (spec.target.tls.caFrom), "headers.ca". Without it no
+// LoadTest reads the Secret, whoever applied the LoadTest (docs/security.md).
+inline constexpr std::string_view kConsentLabel = "kubeload.dev/consent";
+inline constexpr std::string_view kConsentHeaders = "headers";
+inline constexpr std::string_view kConsentCa = "ca";
 
 // ---- annotations
 
@@ -40,5 +47,9 @@ inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job
 // before any worker hears of it, so a restarted operator starts the
 // stragglers at the same barrier.
 inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
+// On a Secret that consents (kConsentLabel): the kTestLabel values of the
+// LoadTests that may use it, comma-separated. Absent: any LoadTest of the
+// Secret's namespace.
+inline constexpr std::string_view kConsentTestsAnnotation = "kubeload.dev/consent-tests";
 
 }  // namespace kubeload::api

@@ -88,6 +88,7 @@ enum class Reason {
   ObjectRejected,
   JobNameTaken,
   ObjectNameTaken,
+  SecretNotConsented,
   RunDeadlineExceeded,
   WorkersUnreachable,
   WorkerTokenRefused,
@@ -120,7 +121,7 @@ enum class Reason {
   PrometheusUnavailable,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 39> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 40> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -132,6 +133,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 39> kReasons{{
     {Reason::ObjectRejected, "ObjectRejected"},
     {Reason::JobNameTaken, "JobNameTaken"},
     {Reason::ObjectNameTaken, "ObjectNameTaken"},
+    {Reason::SecretNotConsented, "SecretNotConsented"},
     {Reason::RunDeadlineExceeded, "RunDeadlineExceeded"},
     {Reason::WorkersUnreachable, "WorkersUnreachable"},
     {Reason::WorkerTokenRefused, "WorkerTokenRefused"},
