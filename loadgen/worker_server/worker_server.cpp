@@ -1,6 +1,7 @@
 #include "loadgen/worker_server/worker_server.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <deque>
 #include <fstream>
@@ -168,28 +169,22 @@ class WorkerService {
   // token, checked on the header alone so that a request without it is
   // answered (401, 403) before its body is read. nullopt: it may.
   std::optional<StringReply> refusal(const http::request_header<>& header) const {
-    if (!is_control_path(header)) return std::nullopt;
     const auto authorization = header[http::field::authorization];
-    switch (check_control_token(std::string_view(authorization.data(), authorization.size()),
-                                config_.token)) {
-      case ControlAuth::ok:
+    switch (control_header_answer(std::string_view(header.target().data(), header.target().size()),
+                                  std::string_view(authorization.data(), authorization.size()),
+                                  config_.token)) {
+      case ControlHeaderAnswer::proceed:
         return std::nullopt;
-      case ControlAuth::missing: {
+      case ControlHeaderAnswer::unauthorized: {
         auto denied =
             reply(http::status::unauthorized, "the run's token is required\n", "text/plain");
         denied.set(http::field::www_authenticate, "Bearer");
         return denied;
       }
-      case ControlAuth::wrong:
+      case ControlHeaderAnswer::forbidden:
         break;
     }
     return reply(http::status::forbidden, "not this run's token\n", "text/plain");
-  }
-
-  static bool is_control_path(const http::request_header<>& header) {
-    const std::string_view target(header.target().data(), header.target().size());
-    const std::string_view path = target.substr(0, target.find('?'));
-    return path == "/start" || path == "/result" || path == "/finish";
   }
 
   Reply handle(const http::request<http::string_body>& request, const std::atomic<bool>& stop) {
@@ -249,14 +244,13 @@ class WorkerService {
   }
 
   StringReply start(const std::string& target, const std::atomic<bool>& stop) {
-    int64_t at_ms = 0;
-    if (const auto at = target.find("at="); at != std::string::npos) {
-      try {
-        at_ms = std::stoll(target.substr(at + 3));
-      } catch (const std::exception&) {
-        return reply(http::status::bad_request, "invalid start time in \"" + target + "\"\n",
-                     "text/plain");
-      }
+    const std::optional<int64_t> requested = requested_start_ms(target);
+    if (!requested) {
+      return reply(http::status::bad_request, "invalid start time in \"" + target + "\"\n",
+                   "text/plain");
+    }
+    const int64_t at_ms = *requested;
+    if (at_ms != 0) {
       if (const auto problem = start_time_problem(at_ms, unix_ms_now())) {
         return reply(http::status::bad_request, *problem + "\n", "text/plain");
       }
@@ -420,7 +414,10 @@ class Session : public std::enable_shared_from_this<Session> {
       write(false);
       return;
     }
-    if (WorkerService::is_control_path(parser_->get())) authenticated_ = true;
+    const auto& header = parser_->get();
+    if (is_control_path(std::string_view(header.target().data(), header.target().size()))) {
+      authenticated_ = true;
+    }
     if (parser_->is_done()) {
       respond();
       return;
@@ -515,6 +512,48 @@ ControlAuth check_control_token(std::string_view authorization, std::string_view
     return ControlAuth::wrong;
   }
   return ControlAuth::ok;
+}
+
+bool is_control_path(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  return path == "/start" || path == "/result" || path == "/finish";
+}
+
+ControlHeaderAnswer control_header_answer(std::string_view target, std::string_view authorization,
+                                          std::string_view token) {
+  if (!is_control_path(target)) return ControlHeaderAnswer::proceed;
+  switch (check_control_token(authorization, token)) {
+    case ControlAuth::ok:
+      return ControlHeaderAnswer::proceed;
+    case ControlAuth::missing:
+      return ControlHeaderAnswer::unauthorized;
+    case ControlAuth::wrong:
+      break;
+  }
+  return ControlHeaderAnswer::forbidden;
+}
+
+std::optional<int64_t> requested_start_ms(std::string_view target) {
+  const auto question = target.find('?');
+  if (question == std::string_view::npos) return 0;
+  std::string_view query = target.substr(question + 1);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (pair.starts_with("at=")) {
+      const std::string_view digits = pair.substr(3);
+      int64_t at_ms = 0;
+      const auto [end, error] =
+          std::from_chars(digits.data(), digits.data() + digits.size(), at_ms);
+      if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
+        return std::nullopt;
+      }
+      return at_ms;
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return 0;
 }
 
 std::optional<std::string> start_time_problem(int64_t at_ms, int64_t now_ms) {

@@ -41,6 +41,16 @@ inline constexpr std::chrono::seconds kControlRequestTimeout{10};
 enum class ControlAuth { ok, missing, wrong };
 // Checks an Authorization header value against the token, in constant time.
 ControlAuth check_control_token(std::string_view authorization, std::string_view token);
+// What the control server answers a request's header with, before its body
+// is read: the control paths (/start, /result, /finish) need the run's token
+// (401 without one, 403 with another); every other path goes on.
+bool is_control_path(std::string_view target);
+enum class ControlHeaderAnswer { proceed, unauthorized, forbidden };
+ControlHeaderAnswer control_header_answer(std::string_view target, std::string_view authorization,
+                                          std::string_view token);
+// POST /start[?at=UNIX_MS]: the wall-clock start it asks for, 0 for "at once";
+// nullopt when `at` is not a whole number of milliseconds.
+std::optional<int64_t> requested_start_ms(std::string_view target);
 // Why POST /start?at=AT_MS is refused at NOW_MS, or nullopt when it is fine.
 std::optional<std::string> start_time_problem(int64_t at_ms, int64_t now_ms);
 

@@ -49,6 +49,31 @@ TEST(WorkerControlStart, StartTimesFarFromNowAreRefused) {
   EXPECT_TRUE(start_time_problem(0, now));
 }
 
+TEST(WorkerControlStart, TheStartTimeIsTheWholeAtParameter) {
+  EXPECT_EQ(requested_start_ms("/start"), 0);
+  EXPECT_EQ(requested_start_ms("/start?"), 0);
+  EXPECT_EQ(requested_start_ms("/start?at=1796134986468"), 1796134986468);
+  EXPECT_EQ(requested_start_ms("/start?x=1&at=17"), 17);
+  EXPECT_EQ(requested_start_ms("/start?flat=5"), 0) << "not a parameter named at";
+  EXPECT_EQ(requested_start_ms("/start?at="), std::nullopt);
+  EXPECT_EQ(requested_start_ms("/start?at=12abc"), std::nullopt);
+  EXPECT_EQ(requested_start_ms("/start?at=99999999999999999999"), std::nullopt);
+  EXPECT_EQ(requested_start_ms("/start?at=+5"), std::nullopt);
+}
+
+TEST(WorkerControlHeaders, ControlPathsNeedTheTokenOnTheHeader) {
+  const std::string bearer = std::string("Bearer ") + kToken;
+  for (const char* path : {"/start", "/start?at=1", "/result", "/finish"}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(control_header_answer(path, "", kToken), ControlHeaderAnswer::unauthorized);
+    EXPECT_EQ(control_header_answer(path, "Bearer nope", kToken), ControlHeaderAnswer::forbidden);
+    EXPECT_EQ(control_header_answer(path, bearer, kToken), ControlHeaderAnswer::proceed);
+  }
+  for (const char* path : {"/healthz", "/readyz", "/metrics", "/startx", "/result/x"}) {
+    EXPECT_EQ(control_header_answer(path, "", kToken), ControlHeaderAnswer::proceed) << path;
+  }
+}
+
 TEST(WorkerControlHeaders, SecretValuesThatSplitARequestAreRefused) {
   EXPECT_FALSE(header_value_breaks_line("Bearer abc.def"));
   EXPECT_TRUE(header_value_breaks_line("abc\r\nX-Injected: 1"));
