@@ -1092,6 +1092,10 @@ def operator_value_cases(loadtests):
          lambda got, want={str(i): 1.0 if t["passed"] else 0.0
                            for i, t in enumerate(last["thresholds"])}:
          {l["threshold"]: v for l, v in got} == want),
+        ("Thresholds of each test's newest run", "C", test,
+         f"{TEST_LABEL}: each threshold's limit, in the same units as its value",
+         lambda got, want=threshold_limits(last): len(got) == len(want) and all(
+             close_to(v, want[l["threshold"]]) for l, v in got)),
         ("Thresholds of each test's newest run", "A", test,
          f"{TEST_LABEL}: each threshold's value as status.thresholds[].value (seconds for "
          "latencies)",
@@ -1113,6 +1117,25 @@ def newest_runs(statuses):
 
 
 LATENCY_METRICS = ("p50", "p90", "p95", "p99", "p999", "max", "mean", "min")
+
+
+def threshold_limits(status):
+    """{index in spec.thresholds: limit in base units}, read from each expression
+    ("p99 < 50ms" is 0.05 s; the thresholds of these runs use ms, % and plain numbers)."""
+    limits = {}
+    for i, t in enumerate(status.get("thresholds", [])):
+        metric, _, text = t["expression"].split()
+        metric = metric.split(".")[-1]
+        if text.endswith("ms"):
+            value = float(text[:-2]) / 1000
+        elif text.endswith("%"):
+            value = float(text[:-1]) / 100
+        else:
+            value = float(text)
+            if metric in LATENCY_METRICS:
+                value /= 1000
+        limits[str(i)] = value
+    return limits
 
 
 def threshold_values(status):
