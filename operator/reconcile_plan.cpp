@@ -308,6 +308,23 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
   return need;
 }
 
+namespace {
+
+// "the target Service ns/name does not exist" when the spec names a Service
+// (spec.target.service, or a url in one of a Service's own forms) that
+// observe() did not find; a short url host that is no Service is the
+// worker's to resolve.
+std::optional<std::string> missing_target_service(const Observation& o) {
+  const std::optional<TargetServiceView>& target = o.target_service;
+  if (!target || target->found || !target->unreadable.empty() || !target->host.by_form) {
+    return std::nullopt;
+  }
+  return "the target Service " + target->host.namespace_ + "/" + target->host.name +
+         " does not exist";
+}
+
+}  // namespace
+
 ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   ReconcilePlan out;
   const api::ObjectMeta& metadata = o.loadtest.metadata;
@@ -325,8 +342,9 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   RunState run;
   std::optional<RunFailure>& failure = run.failure;
   bool waiting_for_old_job = false;
-  bool waiting_for_lookup = false;     // what lookups_for asks for, before anything is created
-  bool waiting_for_secret = false;     // a Secret the spec names, that does not exist yet
+  bool waiting_for_lookup = false;  // what lookups_for asks for, before anything is created
+  // A Secret or the target Service the spec names, that does not exist yet.
+  bool waiting_for_named_object = false;
   std::vector<uint64_t> running_done;  // requests done by each worker still running
   std::set<uint32_t> finishing;        // workers told to exit in this plan
   // Those of them whose results this pass keeps: told after the status is
@@ -381,8 +399,21 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
               RunFailure{Reason::SecretNotConsented, *consent.missing + " after timeouts.start (" +
                                                          format_duration(spec.start_timeout) + ")"};
         } else {
-          waiting_for_secret = true;
+          waiting_for_named_object = true;
           run.waiting_for = *consent.missing + " yet: waiting for it until timeouts.start (" +
+                            format_duration(spec.start_timeout) + ")";
+        }
+      } else if (const auto missing = missing_target_service(o)) {
+        // Applied with the LoadTest, it may come a moment after it: the run
+        // waits for it until timeouts.start, as for a Secret (without it, no
+        // cluster address of it is decided for the workers).
+        if (const auto deadline = start_deadline(o); deadline && o.now > *deadline) {
+          failure =
+              RunFailure{Reason::TargetNotFound, *missing + " after timeouts.start (" +
+                                                     format_duration(spec.start_timeout) + ")"};
+        } else {
+          waiting_for_named_object = true;
+          run.waiting_for = *missing + " yet: waiting for it until timeouts.start (" +
                             format_duration(spec.start_timeout) + ")";
         }
       } else {
@@ -642,8 +673,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     out.requeue_after = kPollWhileStarting;
   } else if (waiting_for_lookup) {
     out.requeue_after = kPollForLookup;
-  } else if (waiting_for_secret) {
-    // Nothing watched tells of the Secret's creation: look again, and at
+  } else if (waiting_for_named_object) {
+    // Nothing watched tells of the Secret's or Service's creation: look again, and at
     // the deadline.
     out.requeue_after = kPollWhileStarting;
     if (const auto deadline = start_deadline(o)) {

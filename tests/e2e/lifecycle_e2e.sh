@@ -455,6 +455,18 @@ apply_loadtest decided "  target: {service: {name: nginx, port: 80}}
   load: {connections: 2, requests: 10}" >/dev/null
 check "destinations: the Service it names runs to Succeeded under --cluster-cidr ($(jp decided '{.status.reason}: {.status.message}'))" \
   wait_phase decided Succeeded 120
+# Applied together by a GitOps tool, the LoadTest before its Service: the run
+# waits for the Service (Pending, saying so), then runs on its decided
+# cluster IP.
+apply_loadtest late-service "  target: {service: {name: late, port: 80}}
+  load: {connections: 2, requests: 10}" >/dev/null
+sleep 3
+check "destinations: a Service not there yet is waited for ($(jp late-service '{.status.phase}: {.status.message}'))" \
+  bash -c "kubectl -n '$NS' get lt late-service -o jsonpath='{.status.phase} {.status.message}' | grep -q '^Pending .*the target Service $NS/late does not exist yet'"
+kubectl -n "$NS" create service clusterip late --tcp=80:80 >/dev/null
+kubectl -n "$NS" patch service late --type merge -p '{"spec":{"selector":{"app":"nginx"}}}' >/dev/null
+check "destinations: then runs to Succeeded ($(wait_phase late-service Succeeded 120; jp late-service '{.status.reason}: {.status.message}'))" \
+  test "$(jp late-service '{.status.phase}')" = Succeeded
 apply_loadtest literal "  target: {url: 'http://$nginx_cluster_ip/literal-cluster-ip'}
   load: {connections: 2, requests: 10}" >/dev/null
 wait_phase literal Failed 120

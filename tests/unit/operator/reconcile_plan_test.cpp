@@ -947,6 +947,43 @@ TEST(ReconcilePlan, ASecretNotFoundIsWaitedForUntilTheStartTimeout) {
       << J(late.status).dump();
 }
 
+// A GitOps tool applies the Service and the LoadTest together, in any
+// order: a Service the spec names that does not exist yet is waited for
+// until timeouts.start, then fails the run TargetNotFound. A short url host
+// that is no Service is the worker's to resolve.
+TEST(ReconcilePlan, ATargetServiceNotFoundIsWaitedForUntilTheStartTimeout) {
+  const OperatorConfig config = test_config();
+  for (const std::string target : {R"({"service": {"name": "later", "port": 8080}})",
+                                   R"({"url": "http://later.shop.svc.cluster.local:8080/"})"}) {
+    SCOPED_TRACE(target);
+    const json loadtest = loadtest_json(R"({"target": )" + target + "}");
+    const ReconcilePlan waiting = plan(observe(loadtest, kCreated + seconds(5), config), config);
+    for (const std::string& name : names(waiting)) {
+      EXPECT_EQ(name.find("Create"), std::string::npos);
+    }
+    EXPECT_EQ(J(waiting.status).value("phase", ""), "Pending");
+    EXPECT_NE(J(waiting.status)
+                  .value("message", "")
+                  .find("the target Service shop/later does not exist yet: waiting for it until "
+                        "timeouts.start (5m)"),
+              std::string::npos)
+        << J(waiting.status).dump();
+    EXPECT_EQ(waiting.requeue_after, milliseconds(2000));
+    const ReconcilePlan late =
+        plan(observe(loadtest, kCreated + seconds(300) + milliseconds(1), config), config);
+    for (const std::string& name : names(late)) EXPECT_EQ(name.find("Create"), std::string::npos);
+    EXPECT_EQ(J(late.status).value("phase", ""), "Failed");
+    EXPECT_EQ(J(late.status).value("reason", ""), "TargetNotFound");
+    EXPECT_NE(J(late.status).value("message", "").find("after timeouts.start (5m)"),
+              std::string::npos);
+  }
+  const ReconcilePlan short_name =
+      plan(observe(loadtest_json(R"({"target": {"url": "http://later:8080/"}})"),
+                   kCreated + seconds(5), config),
+           config);
+  EXPECT_EQ(names(short_name).back(), "CreateJob");
+}
+
 TEST(ReconcilePlan, TheWorkerIsToldTheServicesAddressesAndTheNetworkPolicyAllowsItsPods) {
   OperatorConfig config = test_config();
   config.cluster_cidrs = {"10.244.0.0/16", "10.245.0.0/16"};
