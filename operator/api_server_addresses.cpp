@@ -85,7 +85,7 @@ std::vector<std::string> cluster_info_servers(const json& config_map) {
   return hosts;
 }
 
-std::vector<std::string> api_server_deny_entries(const std::vector<std::string>& candidates) {
+std::vector<std::string> address_deny_entries(const std::vector<std::string>& candidates) {
   std::vector<std::string> out;
   for (const auto& candidate : candidates) {
     if (!kubeload::Cidr::parse(candidate)) continue;

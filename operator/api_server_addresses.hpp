@@ -31,6 +31,6 @@ std::vector<std::string> cluster_info_servers(const nlohmann::json& config_map);
 
 // The candidates that are addresses (not host names, not "None" or empty),
 // each once, in their first order.
-std::vector<std::string> api_server_deny_entries(const std::vector<std::string>& candidates);
+std::vector<std::string> address_deny_entries(const std::vector<std::string>& candidates);
 
 }  // namespace kubeload::controller

@@ -137,16 +137,35 @@ struct Flags {
   kc::OperatorConfig limits;
 };
 
-// A NetworkPolicy peer: an object of podSelector, namespaceSelector, ipBlock.
-bool is_network_policy_peer(const nlohmann::json& peer) {
-  if (!peer.is_object() || peer.empty()) return false;
-  for (const auto& [key, value] : peer.items()) {
-    if ((key != "podSelector" && key != "namespaceSelector" && key != "ipBlock") ||
-        !value.is_object()) {
-      return false;
+// A flag's JSON list of NetworkPolicy peers (objects of podSelector,
+// namespaceSelector, ipBlock), or invalid_argument naming the flag and value.
+nlohmann::json network_policy_peers(const std::string& flag, const std::string& text) {
+  const auto is_peer = [](const nlohmann::json& peer) {
+    if (!peer.is_object() || peer.empty()) return false;
+    for (const auto& [key, value] : peer.items()) {
+      if ((key != "podSelector" && key != "namespaceSelector" && key != "ipBlock") ||
+          !value.is_object()) {
+        return false;
+      }
     }
+    return true;
+  };
+  nlohmann::json peers = nlohmann::json::parse(text, nullptr, false);
+  if (!peers.is_array() || peers.empty() || !std::all_of(peers.begin(), peers.end(), is_peer)) {
+    throw std::invalid_argument(flag +
+                                ": a JSON list of NetworkPolicy peers (objects of podSelector, "
+                                "namespaceSelector, ipBlock); got \"" +
+                                text + "\"");
   }
-  return true;
+  return peers;
+}
+
+// A flag's address or CIDR, or invalid_argument naming the flag and value.
+std::string cidr_flag(const std::string& flag, const std::string& text) {
+  if (!kubeload::Cidr::parse(text)) {
+    throw std::invalid_argument(flag + ": not an address or CIDR: \"" + text + "\"");
+  }
+  return text;
 }
 
 // "cpu=250m,memory=128Mi" -> {cpu: 250m, memory: 128Mi}; "" -> none.
@@ -237,29 +256,12 @@ Flags parse_flags(int argc, char** argv) {
       }
       flags.resync_period = *period;
     } else if (arg == "--target-deny-cidr" || arg == "--target-allow-cidr") {
-      const std::string text = next();
-      if (!kubeload::Cidr::parse(text)) {
-        throw std::invalid_argument(arg + ": not an address or CIDR: \"" + text + "\"");
-      }
       (arg == "--target-deny-cidr" ? flags.target_deny_cidrs : flags.target_allow_cidrs)
-          .push_back(text);
+          .push_back(cidr_flag(arg, next()));
     } else if (arg == "--worker-network-policy-from") {
-      const std::string text = next();
-      const nlohmann::json peers = nlohmann::json::parse(text, nullptr, false);
-      if (!peers.is_array() || peers.empty() ||
-          !std::all_of(peers.begin(), peers.end(), is_network_policy_peer)) {
-        throw std::invalid_argument(arg +
-                                    ": a JSON list of NetworkPolicy peers (objects of podSelector, "
-                                    "namespaceSelector, ipBlock); got \"" +
-                                    text + "\"");
-      }
-      flags.limits.worker_ingress_from = peers;
+      flags.limits.worker_ingress_from = network_policy_peers(arg, next());
     } else if (arg == "--cluster-cidr") {
-      const std::string text = next();
-      if (!kubeload::Cidr::parse(text)) {
-        throw std::invalid_argument(arg + ": not an address or CIDR: \"" + text + "\"");
-      }
-      flags.limits.cluster_cidrs.push_back(text);
+      flags.limits.cluster_cidrs.push_back(cidr_flag(arg, next()));
     } else if (arg == "--cluster-domain") {
       const std::string text = next();
       if (!kubeload::is_host_name(text) || text.front() == '.' || text.back() == '.') {
@@ -275,16 +277,7 @@ Flags parse_flags(int argc, char** argv) {
       }
       flags.deny_services.emplace_back(text.substr(0, slash), text.substr(slash + 1));
     } else if (arg == "--worker-egress-dns-to") {
-      const std::string text = next();
-      const nlohmann::json peers = nlohmann::json::parse(text, nullptr, false);
-      if (!peers.is_array() || peers.empty() ||
-          !std::all_of(peers.begin(), peers.end(), is_network_policy_peer)) {
-        throw std::invalid_argument(arg +
-                                    ": a JSON list of NetworkPolicy peers (objects of podSelector, "
-                                    "namespaceSelector, ipBlock); got \"" +
-                                    text + "\"");
-      }
-      flags.limits.worker_egress_dns_to = peers;
+      flags.limits.worker_egress_dns_to = network_policy_peers(arg, next());
     } else if (arg == "--allow-other-namespace-services") {
       flags.limits.allow_other_namespace_services = true;
     } else if (arg == "--target-deny-host") {
@@ -700,7 +693,7 @@ int main(int argc, char** argv) {
       config.target_deny_hosts.push_back(candidate);
     }
   }
-  api_server = kc::api_server_deny_entries(api_server);
+  api_server = kc::address_deny_entries(api_server);
   log.info("the API server's addresses are denied as targets", {{"addresses", api_server}});
   config.target_deny_cidrs.insert(config.target_deny_cidrs.end(), api_server.begin(),
                                   api_server.end());
@@ -714,7 +707,7 @@ int main(int argc, char** argv) {
       own.push_back(std::move(address));
     }
   }
-  own = kc::api_server_deny_entries(own);
+  own = kc::address_deny_entries(own);
   if (!own.empty())
     log.info("the operator's own addresses are denied as targets", {{"addresses", own}});
   config.target_deny_cidrs.insert(config.target_deny_cidrs.end(), own.begin(), own.end());

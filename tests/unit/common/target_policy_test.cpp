@@ -20,6 +20,20 @@ struct Row {
   const char* rule;  // part of the reason, for refusals
 };
 
+// Each row's address decided under `policy`: allowed, or refused naming its rule.
+void expect_decisions(const TargetPolicy& policy, const std::vector<Row>& rows) {
+  for (const Row& row : rows) {
+    const auto address = IpAddress::parse(row.address);
+    ASSERT_TRUE(address) << row.address;
+    const TargetDecision decision = decide_target(policy, *address);
+    EXPECT_EQ(decision.allowed, row.allowed) << row.address << ": " << decision.reason;
+    if (!row.allowed) {
+      EXPECT_NE(decision.reason.find(row.rule), std::string::npos)
+          << row.address << ": " << decision.reason;
+    }
+  }
+}
+
 TargetPolicy policy_with(std::vector<std::string> deny_extra, std::vector<std::string> allow) {
   TargetPolicy policy;
   for (const auto& text : deny_extra) policy.deny.push_back(*Cidr::parse(text));
@@ -54,16 +68,7 @@ TEST(TargetPolicy, DefaultDenialsTable) {
       {"128.0.0.1", true, ""},
       {"fd00:ec2::253", true, ""},
   };
-  for (const Row& row : rows) {
-    const auto address = IpAddress::parse(row.address);
-    ASSERT_TRUE(address) << row.address;
-    const TargetDecision decision = decide_target(policy, *address);
-    EXPECT_EQ(decision.allowed, row.allowed) << row.address << ": " << decision.reason;
-    if (!row.allowed) {
-      EXPECT_NE(decision.reason.find(row.rule), std::string::npos)
-          << row.address << ": " << decision.reason;
-    }
-  }
+  expect_decisions(policy, rows);
 }
 
 TEST(TargetPolicy, NumericHostFormsAreNotAddressesUntilResolved) {
@@ -88,14 +93,7 @@ TEST(TargetPolicy, AdminRulesTable) {
       {"2001:db9::5", false, "none of the allowed"},
       {"169.254.169.254", false, "169.254.0.0/16"},  // the defaults stay
   };
-  for (const Row& row : rows) {
-    const TargetDecision decision = decide_target(policy, *IpAddress::parse(row.address));
-    EXPECT_EQ(decision.allowed, row.allowed) << row.address << ": " << decision.reason;
-    if (!row.allowed) {
-      EXPECT_NE(decision.reason.find(row.rule), std::string::npos)
-          << row.address << ": " << decision.reason;
-    }
-  }
+  expect_decisions(policy, rows);
 }
 
 // Issue 26: a denied pod behind an allowed cluster IP was reached, since the
@@ -118,14 +116,7 @@ TEST(TargetPolicy, ClusterAddressesOnlyAsDecidedWithWhatIsBehindThem) {
       {"10.244.1.5", false, "denied by 10.244.1.5/32"},  // the deny list comes first
       {"192.0.2.7", true, ""},                           // outside the cluster: lists only
   };
-  for (const Row& row : rows) {
-    const TargetDecision decision = decide_target(policy, *IpAddress::parse(row.address));
-    EXPECT_EQ(decision.allowed, row.allowed) << row.address << ": " << decision.reason;
-    if (!row.allowed) {
-      EXPECT_NE(decision.reason.find(row.rule), std::string::npos)
-          << row.address << ": " << decision.reason;
-    }
-  }
+  expect_decisions(policy, rows);
   // Without cluster ranges the decided list changes nothing but the endpoints
   // behind an address are not looked at: the ranges are what turn it on.
   policy.cluster_ranges.clear();

@@ -26,7 +26,7 @@ TEST(OperatorApiServerAddresses, TheHostOfTheServerUrl) {
 TEST(OperatorApiServerAddresses, TheKubernetesServiceGivesEveryClusterIp) {
   const json dual = json::parse(R"({"kind": "Service", "spec": {
       "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1", "fd00:96::1"]}})");
-  EXPECT_EQ(api_server_deny_entries(kubernetes_service_addresses(dual)),
+  EXPECT_EQ(address_deny_entries(kubernetes_service_addresses(dual)),
             (Addresses{"10.96.0.1", "fd00:96::1"}));
   const json old = json::parse(R"({"spec": {"clusterIP": "10.0.0.1"}})");
   EXPECT_EQ(kubernetes_service_addresses(old), (Addresses{"10.0.0.1"}));
@@ -49,8 +49,8 @@ TEST(OperatorApiServerAddresses, TheEndpointSlicesGiveWhereTheApiServerServes) {
 }
 
 TEST(OperatorApiServerAddresses, OnlyAddressesEachOnce) {
-  EXPECT_EQ(api_server_deny_entries({"10.96.0.1", "api.example.test", "", "None", "10.96.0.1",
-                                     "192.168.10.2", "fd00::1"}),
+  EXPECT_EQ(address_deny_entries({"10.96.0.1", "api.example.test", "", "None", "10.96.0.1",
+                                  "192.168.10.2", "fd00::1"}),
             (Addresses{"10.96.0.1", "192.168.10.2", "fd00::1"}));
 }
 

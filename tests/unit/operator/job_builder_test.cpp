@@ -400,18 +400,24 @@ std::vector<Row> rows() {
   };
 }
 
+// `actual` against tests/golden/operator/`file` (rewritten instead with
+// KUBELOAD_UPDATE_GOLDEN=1).
+void expect_golden(const std::string& file, const json& actual) {
+  if (updating_goldens()) {
+    std::ofstream out(golden_path(file), std::ios::trunc);
+    ASSERT_TRUE(out) << "cannot write " << golden_path(file);
+    out << actual.dump(2) << "\n";
+    GTEST_SKIP() << "rewrote " << golden_path(file);
+  }
+  const json expected = load_golden(file);
+  ASSERT_FALSE(expected.is_null())
+      << golden_path(file) << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
+  EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+}
+
 TEST(OperatorJobBuilderGolden, DefaultJobMatchesGoldenFile) {
   const json actual = build(default_loadtest(), default_config());
-  if (updating_goldens()) {
-    std::ofstream out(golden_path(), std::ios::trunc);
-    ASSERT_TRUE(out) << "cannot write " << golden_path();
-    out << actual.dump(2) << "\n";
-    GTEST_SKIP() << "rewrote " << golden_path();
-  }
-  const json expected = load_golden();
-  ASSERT_FALSE(expected.is_null())
-      << golden_path() << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
-  EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+  expect_golden("job_default.json", actual);
 }
 
 TEST(OperatorJobBuilderGolden, TheRunsNetworkPolicyMatchesGoldenFile) {
@@ -425,16 +431,7 @@ TEST(OperatorJobBuilderGolden, TheRunsNetworkPolicyMatchesGoldenFile) {
   const json loadtest = default_loadtest();
   const json actual =
       build_worker_network_policy(loadtest, parse_loadtest(loadtest.dump()).spec, config);
-  if (updating_goldens()) {
-    std::ofstream out(golden_path(file), std::ios::trunc);
-    ASSERT_TRUE(out) << "cannot write " << golden_path(file);
-    out << actual.dump(2) << "\n";
-    GTEST_SKIP() << "rewrote " << golden_path(file);
-  }
-  const json expected = load_golden(file);
-  ASSERT_FALSE(expected.is_null())
-      << golden_path(file) << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
-  EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+  expect_golden(file, actual);
 }
 
 // With --worker-egress-dns-to the run's NetworkPolicy limits where its
@@ -461,16 +458,7 @@ TEST(OperatorJobBuilderGolden, TheRunsEgressNetworkPolicyMatchesGoldenFile) {
          "endpoints": [{"addresses": ["198.51.100.4"]}], "ports": [{"port": 8080}]}]})"));
   const json actual =
       build_worker_network_policy(loadtest, parse_loadtest(loadtest.dump()).spec, config, &target);
-  if (updating_goldens()) {
-    std::ofstream out(golden_path(file), std::ios::trunc);
-    ASSERT_TRUE(out) << "cannot write " << golden_path(file);
-    out << actual.dump(2) << "\n";
-    GTEST_SKIP() << "rewrote " << golden_path(file);
-  }
-  const json expected = load_golden(file);
-  ASSERT_FALSE(expected.is_null())
-      << golden_path(file) << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
-  EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
+  expect_golden(file, actual);
 }
 
 TEST(OperatorJobBuilderGolden, EachRowChangesExactlyWhatItShould) {
