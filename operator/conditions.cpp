@@ -21,6 +21,14 @@ std::string true_or_false(bool value) {
   return value ? kTrue : kFalse;
 }
 
+// "10%" of a check's allowance, as the spec wrote it.
+std::string fixed_percent(const api::BaselineCheck& check) {
+  std::string text = std::to_string(check.max_regression_percent);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text + "%";
+}
+
 }  // namespace
 
 std::vector<ConditionValue> decide_conditions(const ConditionFacts& facts) {
@@ -68,6 +76,25 @@ std::vector<ConditionValue> decide_conditions(const ConditionFacts& facts) {
     conditions.push_back({name(ConditionType::Ready), kTrue, pass_reason, pass_message});
   } else {
     conditions.push_back({name(ConditionType::Ready), kFalse, decision.reason, decision.message});
+  }
+  if (const auto& baseline = facts.baseline) {
+    if (!baseline->result_name) {
+      conditions.push_back({name(ConditionType::Baseline), kFalse, name(Reason::NoBaseline),
+                            baseline->message.value_or("nothing to compare with")});
+    } else {
+      std::string message = "compared with " + *baseline->result_name;
+      if (baseline->results.size() > 1) {
+        message = "compared with the median of " + std::to_string(baseline->results.size()) +
+                  " records, the newest " + *baseline->result_name;
+      }
+      for (const api::BaselineCheck& check : baseline->checks) {
+        message += (&check == &baseline->checks.front() ? ": " : ", ") + check.metric + " " +
+                   check.delta + (check.passed ? "" : " (over " + fixed_percent(check) + ")");
+      }
+      conditions.push_back({name(ConditionType::Baseline), true_or_false(baseline->passed),
+                            name(baseline->passed ? Reason::WithinBaseline : Reason::Regressed),
+                            message});
+    }
   }
   return conditions;
 }

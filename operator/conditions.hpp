@@ -54,6 +54,9 @@ struct ConditionFacts {
   // "90123 requests in 30.0s".
   std::string completed_reason;
   std::string completed_message;
+  // The baseline comparison, once the gate is judged (spec.baseline only):
+  // the Baseline condition.
+  std::optional<api::BaselineOutcome> baseline;
 };
 
 // One condition without its times; status.cpp adds lastTransitionTime and
@@ -67,7 +70,9 @@ struct ConditionValue {
 };
 
 // The conditions for one decision, in a fixed order: WorkersReady,
-// Completed, Passed, Finished, Reconciling, Stalled, Ready.
+// Completed, Passed, Finished, Reconciling, Stalled, Ready, and Baseline
+// when there is a comparison (True WithinBaseline, False Regressed) or
+// nothing to compare with (False NoBaseline).
 std::vector<ConditionValue> decide_conditions(const ConditionFacts& facts);
 
 // One status condition at `generation`. As meta.SetStatusCondition, its

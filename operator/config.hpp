@@ -14,6 +14,19 @@
 
 namespace kubeload::controller {
 
+// The admin's policy for a test's LoadTestResult records (--history-keep,
+// --history-max-keep, --history-max-age, --history-max-age-limit; per
+// namespace --history-namespace).
+struct HistoryPolicy {
+  uint32_t keep = 50;        // the newest records kept when spec.history.keep is unset
+  uint32_t max_keep = 1000;  // the most spec.history.keep may ask
+  // Records younger than this are kept too when spec.history.maxAge is unset.
+  std::optional<std::chrono::nanoseconds> max_age;
+  // The longest spec.history.maxAge may ask; unset: no limit.
+  std::optional<std::chrono::nanoseconds> max_age_limit;
+  bool operator==(const HistoryPolicy&) const = default;
+};
+
 struct OperatorConfig {
   // The loadgen image for worker pods unless a LoadTest's
   // spec.workerTemplate.image names another (--loadgen-image).
@@ -54,6 +67,14 @@ struct OperatorConfig {
   std::optional<double> max_rate;  // requests/s, all workers together
   std::optional<uint64_t> max_connections;
   std::optional<std::chrono::nanoseconds> max_duration;
+  // How many LoadTestResult records of a test are kept: `history` unless the
+  // namespace has its own policy.
+  HistoryPolicy history;
+  std::map<std::string, HistoryPolicy> namespace_history;
+  const HistoryPolicy& history_policy(const std::string& namespace_) const {
+    const auto own = namespace_history.find(namespace_);
+    return own == namespace_history.end() ? history : own->second;
+  }
   // The scheduling fields of spec.workerTemplate a LoadTest may set
   // (--worker-scheduling-overrides): nodeSelector, tolerations, affinity.
   std::set<std::string> worker_scheduling_overrides{"affinity", "nodeSelector", "tolerations"};

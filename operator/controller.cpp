@@ -10,7 +10,7 @@
 #include "kubeload/json_access.hpp"
 #include "operator/bounded_parallel.hpp"
 #include "operator/job_builder.hpp"
-#include "operator/test_runs.hpp"
+#include "operator/test_history.hpp"
 #include "operator/worker_token.hpp"
 
 namespace kubeload::controller {
@@ -133,10 +133,15 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
     if (const auto refused = create_refused_.find(uid); refused != create_refused_.end()) {
       observed.create_refused = refused->second;
     }
+    if (const auto record = records_.find(namespace_ + "/" + name);
+        record != records_.end() && record->second.uid == uid) {
+      observed.record_refused = record->second.refused;
+      observed.history_pruned = record->second.pruned;
+    }
   }
   const Lookups need = lookups_for(observed, config_);
   if (need.baseline) look_up_baseline(observed);
-  if (need.newest_pass) look_up_newest_pass(observed);
+  if (need.history) look_up_history(observed);
   if (need.target) measure_target(*need.target, observed);
   if (need.target_service) look_up_target_service(*need.target_service, observed);
   if (!need.secrets.empty()) look_up_secrets(need.secrets, observed);
@@ -239,37 +244,81 @@ WorkerAddress Reconciler::worker_address(const std::string& ip, const std::strin
   return WorkerAddress{ip, config_.worker_port, worker_token(config_.worker_token_key, uid)};
 }
 
+namespace {
+
+// The label selector of a run's test's records: its kubeload.dev/test label,
+// or for a run without one, its LoadTest's name.
+std::string history_selector(const api::ObjectMeta& loadtest) {
+  const auto test = loadtest.labels.find(std::string(kTestLabel));
+  if (test != loadtest.labels.end()) return std::string(kTestLabel) + "=" + test->second;
+  return std::string(kLoadTestLabel) + "=" + loadtest_label_value(loadtest.name) + ",!" +
+         std::string(kTestLabel);
+}
+
+}  // namespace
+
 void Reconciler::look_up_baseline(Observation& observed) {
   observed.baseline_looked_up = true;
   const LoadTestSpec& spec = observed.parsed.spec;
   if (!spec.baseline) return;
-  const std::string& namespace_ = observed.loadtest.metadata.namespace_;
-  const std::string& self = observed.loadtest.metadata.name;
-  const kube::ResourceRef loadtests = kube::resources::loadtests(namespace_);
-  if (!spec.baseline->load_test_name.empty()) {
-    kube::Response found = client_.get(loadtests, spec.baseline->load_test_name);
-    if (found.ok() && found.body.contains("status")) {
-      observed.baseline_status = found.body["status"].get<api::LoadTestStatus>();
-      observed.baseline_name = spec.baseline->load_test_name;
-    } else if (!found.ok() && !found.is_not_found()) {
-      throw std::runtime_error("reading the baseline " + spec.baseline->load_test_name + ": " +
+  const BaselineSpec& baseline = *spec.baseline;
+  const api::ObjectMeta& self = observed.loadtest.metadata;
+  const kube::ResourceRef records = kube::resources::loadtestresults(self.namespace_);
+  std::vector<api::LoadTestResult> candidates;
+  if (!baseline.result_name.empty()) {
+    kube::Response found = client_.get(records, baseline.result_name);
+    if (found.ok()) {
+      candidates.push_back(found.body.get<api::LoadTestResult>());
+    } else if (!found.is_not_found()) {
+      throw std::runtime_error("reading the baseline record " + baseline.result_name + ": " +
                                found.describe());
     }
-    return;
+  } else {
+    kube::ListOptions options;
+    if (!baseline.load_test_name.empty()) {
+      options.label_selector =
+          std::string(kLoadTestLabel) + "=" + loadtest_label_value(baseline.load_test_name);
+    } else {
+      const auto test = spec.labels.find(std::string(kTestLabel));
+      if (test == spec.labels.end()) return;  // refused by the spec's rules
+      options.label_selector = std::string(kTestLabel) + "=" + test->second + "," +
+                               std::string(api::kVerdictLabel) + "=" +
+                               api::name(api::Verdict::Pass);
+    }
+    kube::Response listed = client_.list(records, options);
+    if (!listed.ok()) {
+      throw std::runtime_error("listing the records for the baseline (" + options.label_selector +
+                               "): " + listed.describe());
+    }
+    candidates = result_records(listed.body);
   }
-  const auto test = spec.labels.find(std::string(kTestLabel));
-  if (test == spec.labels.end()) return;
+  for (const std::size_t index : baseline_records(candidates, baseline, self.uid)) {
+    observed.baseline_records.push_back(std::move(candidates[index]));
+  }
+}
+
+void Reconciler::look_up_history(Observation& observed) {
+  observed.history_looked_up = true;
+  const api::ObjectMeta& self = observed.loadtest.metadata;
   kube::ListOptions options;
-  options.label_selector = std::string(kTestLabel) + "=" + test->second;
-  kube::Response listed = client_.list(loadtests, options);
+  options.label_selector = history_selector(self);
+  kube::Response listed = client_.list(kube::resources::loadtestresults(self.namespace_), options);
   if (!listed.ok()) {
-    throw std::runtime_error("listing the runs of test " + test->second + ": " + listed.describe());
+    throw std::runtime_error("listing the records of " + options.label_selector + ": " +
+                             listed.describe());
   }
-  const std::vector<TestRun> runs = test_runs(listed.body);
-  if (const auto newest = newest_passed(runs, self)) {
-    observed.baseline_status = runs[*newest].status;
-    observed.baseline_name = runs[*newest].name;
+  observed.history = result_records(listed.body);
+  kube::Response loadtests = client_.list(kube::resources::loadtests(self.namespace_), {});
+  if (!loadtests.ok()) {
+    throw std::runtime_error("listing the LoadTests of " + self.namespace_ + ": " +
+                             loadtests.describe());
   }
+  std::vector<api::LoadTest> runs;
+  for (const json& item : member(loadtests.body, "items"))
+    runs.push_back(item.get<api::LoadTest>());
+  const auto test = self.labels.find(std::string(kTestLabel));
+  observed.pinned_records = pinned_records(
+      runs, observed.history, test == self.labels.end() ? std::string() : test->second);
 }
 
 void Reconciler::measure_target(const TargetRequest& request, Observation& observed) {
@@ -347,21 +396,6 @@ void Reconciler::measure_target(const TargetRequest& request, Observation& obser
       }
     }
   }
-}
-
-void Reconciler::look_up_newest_pass(Observation& observed) {
-  observed.newest_pass_looked_up = true;
-  const auto test = observed.parsed.spec.labels.find(std::string(kTestLabel));
-  if (test == observed.parsed.spec.labels.end()) return;
-  const std::string& namespace_ = observed.loadtest.metadata.namespace_;
-  kube::ListOptions options;
-  options.label_selector = std::string(kTestLabel) + "=" + test->second;
-  kube::Response listed = client_.list(kube::resources::loadtests(namespace_), options);
-  if (!listed.ok()) {
-    throw std::runtime_error("listing the runs of test " + test->second + ": " + listed.describe());
-  }
-  const std::vector<TestRun> runs = test_runs(listed.body);
-  if (const auto newest = newest_passed(runs)) observed.newest_pass_name = runs[*newest].name;
 }
 
 void Reconciler::call_workers(std::span<const Action> calls, const std::string& uid,
@@ -518,6 +552,48 @@ bool Reconciler::act(const ReconcilePlan& plan, Observation& observed) {
                                 {"reason", a.reason},
                                 {"message", a.message}});
             client_.record_event(loadtest, a.type, a.reason, a.message);
+          } else if constexpr (std::is_same_v<A, CreateResultRecord>) {
+            const std::string& record = a.record.metadata.name;
+            kube::Response created =
+                client_.create(kube::resources::loadtestresults(namespace_), json(a.record));
+            if (created.ok()) {
+              log_.info("recorded the run", {{"loadtest", where}, {"record", record}});
+            } else if (!created.is_already_exists()) {
+              // The record's name is the run's own (result_record_name): one
+              // that exists was written by an earlier pass.
+              if (!is_rejection(created.http_status)) {
+                throw std::runtime_error("writing the record " + record + " of " + where + ": " +
+                                         created.describe());
+              }
+              std::lock_guard lock(memory_mutex_);
+              records_[namespace_ + "/" + name] = {
+                  uid, created.error ? created.error->message : created.describe(), false};
+              rejected = true;
+            }
+          } else if constexpr (std::is_same_v<A, UpdateResultRecord>) {
+            kube::Response patched = client_.merge_patch(
+                kube::resources::loadtestresults(namespace_), a.name, json{{"run", a.run}});
+            if (!patched.ok() && !patched.is_not_found()) {
+              throw std::runtime_error("updating the record " + a.name + " of " + where + ": " +
+                                       patched.describe());
+            }
+          } else if constexpr (std::is_same_v<A, PruneResultRecords>) {
+            for (const std::string& record : a.names) {
+              kube::Response deleted =
+                  client_.remove(kube::resources::loadtestresults(namespace_), record, {});
+              if (!deleted.ok() && !deleted.is_not_found()) {
+                throw std::runtime_error("deleting the record " + record + " (history of " + where +
+                                         "): " + deleted.describe());
+              }
+            }
+            if (!a.names.empty()) {
+              log_.info("pruned the test's history",
+                        {{"loadtest", where}, {"records", static_cast<int64_t>(a.names.size())}});
+            }
+            std::lock_guard lock(memory_mutex_);
+            RecordMemory& memory = records_[namespace_ + "/" + name];
+            if (memory.uid != uid) memory = {uid, std::nullopt, false};
+            memory.pruned = true;
           } else if constexpr (std::is_same_v<A, DeleteJob>) {
             kube::DeleteOptions options;
             options.propagation = kube::Propagation::Background;
@@ -558,6 +634,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
   std::optional<Observation> observed = observe(namespace_, name);
   if (!observed) {
     metrics_.forget_loadtest(namespace_, name);
+    std::lock_guard lock(memory_mutex_);
+    records_.erase(namespace_ + "/" + name);
     return {};  // deleted: its Job, pods and kept results go with it (owner references)
   }
   const ReconcilePlan planned = plan(*observed, config_);

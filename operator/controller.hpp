@@ -69,7 +69,9 @@ class Reconciler {
                     const std::string& where);
   // The lookups lookups_for() asks observe() for.
   void look_up_baseline(Observation& observed);
-  void look_up_newest_pass(Observation& observed);
+  // The run's test's records and the namespace's LoadTests (what their
+  // baselines point at), for retention.
+  void look_up_history(Observation& observed);
   // The target pods (by the Service's selector or spec.target.podSelector)
   // and their resource use from Prometheus, into observed.target_measurement.
   void measure_target(const TargetRequest& request, Observation& observed);
@@ -100,6 +102,15 @@ class Reconciler {
   std::mutex memory_mutex_;
   std::map<std::string, std::map<uint32_t, Timestamp>> unreachable_since_;
   std::map<std::string, CreateRefusal> create_refused_;
+  // By LoadTest key (namespace/name), for the incarnation of that uid: the
+  // refusal of its record, and that its test's records were pruned after it.
+  // Forgotten when the LoadTest goes.
+  struct RecordMemory {
+    std::string uid;
+    std::optional<std::string> refused;
+    bool pruned = false;
+  };
+  std::map<std::string, RecordMemory> records_;
 };
 
 }  // namespace kubeload::controller

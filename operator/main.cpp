@@ -107,6 +107,13 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --max-connections N      refuse connections or maxConnections above N
   --max-duration DURATION  refuse runs planned longer (warm-up + duration or stages; for a run
                            bounded by requests, its run timeout)
+  --history-keep N         LoadTestResult records kept per test: the newest N (default 50) ...
+  --history-max-age DURATION  ... and all younger than this (default: none), always with the
+                           ones baselines point at; spec.history sets its own within:
+  --history-max-keep N     the most spec.history.keep may ask (default 1000; PolicyViolation)
+  --history-max-age-limit DURATION  the longest spec.history.maxAge may ask (default: no limit)
+  --history-namespace NS:keep=N,maxKeep=N,maxAge=D,maxAgeLimit=D  one namespace's own
+                           history policy (repeatable; keys not given: the flags above)
   --worker-scheduling-overrides LIST  the workerTemplate fields LoadTests may set, of
                            nodeSelector,tolerations,affinity (default all three; "" for none)
   --allow-control-plane-workers  let those fields put workers onto control-plane nodes
@@ -194,6 +201,50 @@ uint64_t ceiling(const std::string& flag, const std::string& text) {
   throw std::invalid_argument(flag + ": must be a whole number > 0, got \"" + text + "\"");
 }
 
+std::chrono::nanoseconds positive_duration(const std::string& flag, const std::string& text) {
+  const auto duration = kubeload::parse_duration(text);
+  if (!duration || duration->count() <= 0) {
+    throw std::invalid_argument(flag + ": must be a duration like 720h or 30m, got \"" + text +
+                                "\"");
+  }
+  return *duration;
+}
+
+// One namespace's history policy: "NS:keep=N,maxKeep=N,maxAge=D,maxAgeLimit=D",
+// the keys not given taken from `base` (the flags for every namespace).
+std::pair<std::string, kc::HistoryPolicy> namespace_history(const std::string& flag,
+                                                            const std::string& text,
+                                                            kc::HistoryPolicy base) {
+  const std::size_t colon = text.find(':');
+  const std::string namespace_ = text.substr(0, colon);
+  if (colon == std::string::npos || !kubeload::is_dns1123_label(namespace_)) {
+    throw std::invalid_argument(flag +
+                                ": must be NAMESPACE:keep=N,maxKeep=N,maxAge=D,"
+                                "maxAgeLimit=D, got \"" +
+                                text + "\"");
+  }
+  std::istringstream items(text.substr(colon + 1));
+  for (std::string item; std::getline(items, item, ',');) {
+    const std::size_t equals = item.find('=');
+    const std::string key = item.substr(0, equals);
+    const std::string value = equals == std::string::npos ? "" : item.substr(equals + 1);
+    const std::string where = flag + " " + namespace_ + " " + key;
+    if (key == "keep") {
+      base.keep = static_cast<uint32_t>(std::min<uint64_t>(ceiling(where, value), 10000));
+    } else if (key == "maxKeep") {
+      base.max_keep = static_cast<uint32_t>(std::min<uint64_t>(ceiling(where, value), 10000));
+    } else if (key == "maxAge") {
+      base.max_age = positive_duration(where, value);
+    } else if (key == "maxAgeLimit") {
+      base.max_age_limit = positive_duration(where, value);
+    } else {
+      throw std::invalid_argument(flag + ": unknown key \"" + key + "\" in \"" + text +
+                                  "\" (keep, maxKeep, maxAge, maxAgeLimit)");
+    }
+  }
+  return {namespace_, base};
+}
+
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "kubeload-operator: %s\n%s", message.c_str(), kUsage);
   return 2;
@@ -211,6 +262,7 @@ unsigned positive(const std::string& flag, const std::string& text) {
 
 Flags parse_flags(int argc, char** argv) {
   Flags flags;
+  std::vector<std::string> history_namespaces;  // read over the other flags, in any order
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     bool has_value = false;
@@ -307,13 +359,19 @@ Flags parse_flags(int argc, char** argv) {
       }
       flags.limits.max_rate = value;
     } else if (arg == "--max-duration") {
-      const std::string text = next();
-      const auto duration = kubeload::parse_duration(text);
-      if (!duration || duration->count() <= 0) {
-        throw std::invalid_argument(arg + ": must be a duration like 2h or 30m, got \"" + text +
-                                    "\"");
-      }
-      flags.limits.max_duration = *duration;
+      flags.limits.max_duration = positive_duration(arg, next());
+    } else if (arg == "--history-keep") {
+      flags.limits.history.keep =
+          static_cast<uint32_t>(std::min<uint64_t>(ceiling(arg, next()), 10000));
+    } else if (arg == "--history-max-keep") {
+      flags.limits.history.max_keep =
+          static_cast<uint32_t>(std::min<uint64_t>(ceiling(arg, next()), 10000));
+    } else if (arg == "--history-max-age") {
+      flags.limits.history.max_age = positive_duration(arg, next());
+    } else if (arg == "--history-max-age-limit") {
+      flags.limits.history.max_age_limit = positive_duration(arg, next());
+    } else if (arg == "--history-namespace") {
+      history_namespaces.push_back(next());
     } else if (arg == "--worker-scheduling-overrides") {
       const std::string text = next();
       flags.limits.worker_scheduling_overrides.clear();
@@ -385,6 +443,10 @@ Flags parse_flags(int argc, char** argv) {
   if (flags.loadgen_image.empty()) throw std::invalid_argument("--loadgen-image is required");
   if (flags.lease_namespace.empty()) {
     flags.lease_namespace = flags.namespace_.empty() ? "default" : flags.namespace_;
+  }
+  for (const std::string& text : history_namespaces) {
+    flags.limits.namespace_history.insert(
+        namespace_history("--history-namespace", text, flags.limits.history));
   }
   return flags;
 }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/loadtest.hpp"
+#include "kubeload/api/loadtest_result.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/secret_consent.hpp"
 #include "operator/target_destinations.hpp"
@@ -84,15 +85,22 @@ struct Observation {
   // remembered by the executor from the pass that tried. A refusal is a
   // status, not a retry: nothing else would ever end the run.
   std::optional<CreateRefusal> create_refused;
+  // The API server's refusal of the run's LoadTestResult record (the CRD not
+  // installed, a quota), remembered the same way: the final status is
+  // written without it, and the LoadTest, the only copy, is kept.
+  std::optional<std::string> record_refused;
+  // This process pruned the test's records after this run's record was
+  // written (remembered by the executor; a restart prunes once more).
+  bool history_pruned = false;
   // What observe() read because lookups_for() said this pass needs it:
-  // the baseline (spec.baseline) ...
+  // the records the baseline compares with (spec.baseline), newest first ...
   bool baseline_looked_up = false;
-  std::optional<api::LoadTestStatus> baseline_status;
-  std::string baseline_name;
-  // ... the newest passed run of the LoadTest's kubeload.dev/test label
-  // (retention must not delete what a baseline may need) ...
-  bool newest_pass_looked_up = false;
-  std::string newest_pass_name;
+  std::vector<api::LoadTestResult> baseline_records;
+  // ... once the run's record is written: its test's records and the ones
+  // the namespace's baselines point at (retention, test_history.hpp) ...
+  bool history_looked_up = false;
+  std::vector<api::LoadTestResult> history;
+  std::set<std::string> pinned_records;
   // ... the target Service and its endpoints, before the Job is created
   // (target_destinations.hpp) ...
   bool target_service_looked_up = false;

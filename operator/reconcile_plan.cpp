@@ -1,6 +1,7 @@
 #include "operator/reconcile_plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -9,8 +10,10 @@
 #include "kubeload/text.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/phase.hpp"
+#include "operator/result_record.hpp"
 #include "operator/run_policy.hpp"
 #include "operator/secret_consent.hpp"
+#include "operator/test_history.hpp"
 #include "operator/worker_token.hpp"
 
 namespace kubeload::controller {
@@ -58,36 +61,78 @@ json results_config_map(const api::LoadTest& loadtest, const std::string& name) 
           {"data", json::object()}};
 }
 
+// Looks again within `delay`, or sooner if the plan already asked for that.
+void look_again_within(ReconcilePlan& out, milliseconds delay) {
+  out.requeue_after = std::min(out.requeue_after.value_or(delay), delay);
+}
+
 // spec.ttlSecondsAfterFinished: a finished LoadTest goes once its time is
-// up, except the newest passing run of its test label, which a lastPassed
-// baseline may need (it goes once a newer run passed).
-void plan_retention(const Observation& o, ReconcilePlan& out) {
+// up and its record is written (baselines read records, so no run is kept
+// for them). Never one a GitOps tool applied (said once, when the run ends),
+// nor one whose record the API server refused: it is the only copy.
+void plan_retention(const Observation& o, const api::LoadTestStatus& current, ReconcilePlan& out) {
   const LoadTestSpec& spec = o.parsed.spec;
   if (!spec.ttl_after_finished) return;
   const std::optional<Timestamp> completed = out.status.completion_time;
   if (!completed) return;
-  const Timestamp due = *completed + *spec.ttl_after_finished;
-  if (o.now < due) {
-    out.requeue_after =
-        std::max<milliseconds>(std::chrono::duration_cast<milliseconds>(due - o.now), 1s);
+  if (const auto tool = applied_by_gitops(o.loadtest.metadata)) {
+    if (!current.final()) {
+      out.actions.push_back(RecordEvent{
+          "Normal", "TTLNotApplied",
+          "ttlSecondsAfterFinished is not applied: the LoadTest was applied by " + *tool +
+              ", which would apply it again (a new run); its LoadTestResult record stays "
+              "whatever happens to it (docs/gates.md)"});
+    }
     return;
   }
-  const std::string& name = o.loadtest.metadata.name;
-  const bool passed = out.status.verdict == Verdict::Pass;
-  const bool labelled = spec.labels.count(std::string(kTestLabel)) != 0;
-  if (passed && labelled) {
-    if (!o.newest_pass_looked_up) {
-      out.requeue_after = kPollForLookup;
-      return;
-    }
-    if (o.newest_pass_name == name) {
-      // Still the baseline of its test: look again a TTL (at least a minute) later.
-      out.requeue_after = std::max<milliseconds>(
-          std::chrono::duration_cast<milliseconds>(*spec.ttl_after_finished), 60s);
-      return;
-    }
+  const bool recorded = out.status.result_record.has_value() || !out.status.start_time;
+  if (!recorded) return;
+  const Timestamp due = *completed + *spec.ttl_after_finished;
+  if (o.now < due) {
+    look_again_within(
+        out, std::max<milliseconds>(std::chrono::duration_cast<milliseconds>(due - o.now), 1s));
+    return;
   }
-  out.actions.push_back(DeleteLoadTest{name, o.loadtest.metadata.uid});
+  out.actions.push_back(DeleteLoadTest{o.loadtest.metadata.name, o.loadtest.metadata.uid});
+}
+
+// The run's LoadTestResult record: written before the final status that names
+// it (so whoever sees the run final finds its record), brought up to date as
+// that status changes, and followed by the pruning of its test's history.
+void plan_result_record(const Observation& o, const api::LoadTestStatus& current,
+                        const std::optional<RunResult>& merged, const OperatorConfig& config,
+                        ReconcilePlan& out) {
+  out.status.result_record = current.result_record;
+  if (!out.status.final() || !out.status.start_time) return;
+  if (!current.result_record) {
+    if (o.record_refused) {
+      if (!current.final()) {
+        out.actions.push_back(RecordEvent{"Warning", "ResultNotRecorded",
+                                          "the API server refused the run's LoadTestResult "
+                                          "record: " +
+                                              *o.record_refused});
+      }
+      return;
+    }
+    api::LoadTestResult record = build_result_record(o.loadtest, out.status, merged);
+    out.status.result_record = record.metadata.name;
+    out.actions.push_back(CreateResultRecord{std::move(record)});
+    look_again_within(out, kPollForLookup);  // back for the history's pruning
+    return;
+  }
+  if (status_changed(current, out.status)) {
+    out.actions.push_back(UpdateResultRecord{*current.result_record, out.status});
+  }
+  if (o.history_pruned) return;
+  if (!o.history_looked_up) {
+    look_again_within(out, kPollForLookup);
+    return;
+  }
+  const std::string& namespace_ = o.loadtest.metadata.namespace_;
+  std::vector<std::string> prune = records_to_prune(
+      o.history, history_limits(o.parsed.spec.history, config.history_policy(namespace_)),
+      o.pinned_records, o.now);
+  out.actions.push_back(PruneResultRecords{std::move(prune)});
 }
 
 // How far a worker's clock was off the operator's when it answered.
@@ -274,6 +319,31 @@ void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested) 
   answers.by_worker[index] = std::move(answer);
 }
 
+std::optional<std::string> applied_by_gitops(const api::ObjectMeta& meta) {
+  // What each tool writes on the objects it applies (Argo CD's label only
+  // when configured for label tracking with its own key: its legacy default,
+  // app.kubernetes.io/instance, is on every Helm chart's objects too).
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLabels{{
+      {"kustomize.toolkit.fluxcd.io/name", "Flux"},
+      {"helm.toolkit.fluxcd.io/name", "Flux"},
+      {"argocd.argoproj.io/instance", "Argo CD"},
+  }};
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kAnnotations{{
+      {"argocd.argoproj.io/tracking-id", "Argo CD"},
+  }};
+  for (const auto& [key, tool] : kLabels) {
+    if (meta.labels.contains(std::string(key))) {
+      return std::string(tool) + " (label " + std::string(key) + ")";
+    }
+  }
+  for (const auto& [key, tool] : kAnnotations) {
+    if (meta.annotations.contains(std::string(key))) {
+      return std::string(tool) + " (annotation " + std::string(key) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
 Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
   Lookups need;
   if (!o.parsed.ok()) return need;
@@ -299,10 +369,7 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
     }
     return need;
   }
-  const std::optional<Timestamp> completed = current.completion_time;
-  need.newest_pass =
-      spec.ttl_after_finished && completed && o.now >= *completed + *spec.ttl_after_finished &&
-      current.verdict == Verdict::Pass && spec.labels.contains(std::string(kTestLabel));
+  need.history = current.result_record && !o.history_pruned;
   api::LoadTestStatus status = current;
   need.target = plan_target_usage(current, status, o.parsed, config, std::nullopt, o.now).measure;
   return need;
@@ -623,6 +690,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   // it) is read on the next.
   const std::optional<milliseconds> target_again =
       target.measure ? std::optional(kPollForLookup) : target.requeue_after;
+  if (valid) plan_result_record(o, current, run.results.merged(), config, out);
   if (status_changed(current, out.status)) {
     out.actions.push_back(WriteStatus{out.status, metadata.resource_version});
   }
@@ -662,9 +730,9 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         out.actions.push_back(EndJob{job->name});
       }
     }
-    if (valid) plan_retention(o, out);
+    if (valid) plan_retention(o, current, out);
     if (target_again) {
-      out.requeue_after = std::min(out.requeue_after.value_or(*target_again), *target_again);
+      look_again_within(out, *target_again);
     }
     return out;
   }

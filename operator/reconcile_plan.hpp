@@ -92,6 +92,22 @@ struct RecordEvent {
   std::string reason;
   std::string message;
 };
+// Writes the run's LoadTestResult record (result_record.hpp), before the
+// status that names it; one that exists (409) is the same record.
+struct CreateResultRecord {
+  api::LoadTestResult record;
+};
+// Brings the record's copy of the final status up to date (the target's
+// resource use arrives after the run ended).
+struct UpdateResultRecord {
+  std::string name;
+  api::LoadTestStatus run;
+};
+// Deletes a test's records past its history limits (test_history.hpp); the
+// executor remembers the run's history as pruned.
+struct PruneResultRecords {
+  std::vector<std::string> names;
+};
 // Removes a Job; `uid` is a precondition, so only that incarnation goes.
 struct DeleteJob {
   std::string name;
@@ -102,6 +118,11 @@ struct DeleteJob {
 struct EndJob {
   std::string name;
 };
+// The GitOps tool that applied a LoadTest, from the labels and annotations
+// Flux and Argo CD put on what they apply ("Flux (label
+// kustomize.toolkit.fluxcd.io/name)"); nullopt: none seen. Such a LoadTest
+// is not deleted by its TTL: the tool would apply it again, a run nobody planned.
+std::optional<std::string> applied_by_gitops(const api::ObjectMeta& meta);
 // spec.ttlSecondsAfterFinished ran out: the LoadTest goes (only this uid).
 struct DeleteLoadTest {
   std::string name;
@@ -110,7 +131,8 @@ struct DeleteLoadTest {
 
 using Action = std::variant<CreateNetworkPolicy, CreateTokenSecret, CreateSpecConfigMap, CreateJob,
                             RecordStartAt, StartWorker, KeepResults, FinishWorker, WriteStatus,
-                            RecordEvent, DeleteJob, EndJob, DeleteLoadTest>;
+                            RecordEvent, CreateResultRecord, UpdateResultRecord, PruneResultRecords,
+                            DeleteJob, EndJob, DeleteLoadTest>;
 
 struct ReconcilePlan {
   api::LoadTestStatus status;  // what the status is now (written by a WriteStatus when it changed)
@@ -178,15 +200,14 @@ void take_answer(PassAnswers& answers, uint32_t index, DigestedAnswer digested);
 // What observe() must read, beyond the LoadTest, its Job and pods, the kept
 // results and the workers' answers, for plan() to decide this pass, so that
 // the plan is made once: the baseline once every worker's final result is in
-// (kept, or folded in this pass), the test's newest passed run once a passed
-// run's TTL is up, the target's resource use once a final run's window is
-// three scrapes behind (plan_target_usage). Read from the status as stored;
-// when plan() finds a lookup it needs missing (the status turned final in
-// this very pass), it acts on nothing that depends on it and looks again
-// within kPollForLookup.
+// (kept, or folded in this pass), the test's records and what baselines pin
+// once the run's record is written (retention), the target's resource use once a final run's window
+// is three scrapes behind (plan_target_usage). Read from the status as stored; when plan() finds a
+// lookup it needs missing (the status turned final in this very pass), it acts on nothing that
+// depends on it and looks again within kPollForLookup.
 struct Lookups {
   bool baseline = false;
-  bool newest_pass = false;
+  bool history = false;
   // The Service the target may be, while the run's objects are still to be
   // created: plan() decides where the run's traffic goes before any exists.
   std::optional<ClusterHost> target_service;

@@ -1,5 +1,6 @@
 #include "operator/run_policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -156,7 +157,30 @@ std::optional<std::string> scheduling_refusal(const WorkerTemplate& worker_templ
   return std::nullopt;
 }
 
+std::optional<std::string> history_refusal(const HistorySpec& history,
+                                           const HistoryPolicy& policy) {
+  if (history.keep && *history.keep > policy.max_keep) {
+    return above("spec.history.keep", std::to_string(*history.keep),
+                 std::to_string(policy.max_keep), "--history-max-keep");
+  }
+  if (history.max_age && policy.max_age_limit && *history.max_age > *policy.max_age_limit) {
+    return above("spec.history.maxAge", format_duration(*history.max_age),
+                 format_duration(*policy.max_age_limit), "--history-max-age-limit");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+HistoryLimits history_limits(const HistorySpec& history, const HistoryPolicy& policy) {
+  HistoryLimits limits;
+  limits.keep = std::min(history.keep.value_or(policy.keep), policy.max_keep);
+  limits.max_age = history.max_age ? history.max_age : policy.max_age;
+  if (limits.max_age && policy.max_age_limit) {
+    limits.max_age = std::min(*limits.max_age, *policy.max_age_limit);
+  }
+  return limits;
+}
 
 std::optional<std::string> policy_refusal(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                           const OperatorConfig& config,
@@ -164,6 +188,10 @@ std::optional<std::string> policy_refusal(const api::LoadTest& loadtest, const L
   if (auto refused = ceiling_refusal(spec, config)) return refused;
   if (auto refused = target_refusal(loadtest, spec, target, config)) return refused;
   if (auto refused = image_refusal(spec, config)) return refused;
+  if (auto refused =
+          history_refusal(spec.history, config.history_policy(loadtest.metadata.namespace_))) {
+    return refused;
+  }
   return scheduling_refusal(spec.worker_template, config);
 }
 

@@ -15,6 +15,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/target_destinations.hpp"
+#include "operator/test_history.hpp"
 
 namespace kubeload::controller {
 
@@ -28,5 +29,10 @@ inline constexpr const char* kControlPlaneKeys[] = {"node-role.kubernetes.io/con
 std::optional<std::string> policy_refusal(
     const api::LoadTest& loadtest, const LoadTestSpec& spec, const OperatorConfig& config,
     const std::optional<TargetServiceView>& target = std::nullopt);
+
+// What is kept of a test's records: spec.history within the namespace's
+// policy (a spec asking beyond it is refused by policy_refusal before the
+// run; an older record's run, or a policy lowered since, is held to it here).
+HistoryLimits history_limits(const HistorySpec& history, const HistoryPolicy& policy);
 
 }  // namespace kubeload::controller

@@ -84,6 +84,13 @@ std::vector<WorkerPods> pods_by_index(const std::vector<PodView>& pods, uint32_t
   return out;
 }
 
+// The middle value, or the mean of the two middle values.
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+}
+
 // ---- the gate ----------------------------------------------------------------------
 
 struct GateOutcome {
@@ -97,23 +104,46 @@ api::BaselineOutcome evaluate_baseline(const BaselineSpec& spec, const api::Resu
                                        const Observation& observed,
                                        std::vector<std::string>& misses) {
   api::BaselineOutcome out;
-  if (!observed.baseline_name.empty()) out.load_test_name = observed.baseline_name;
-  if (!observed.baseline_status || !observed.baseline_status->result) {
-    // The first run of a test has nothing before it to regress from; a
+  std::vector<api::ResultFigures> figures;
+  for (const api::LoadTestResult& record : observed.baseline_records) {
+    if (!record.run.result) continue;
+    if (!out.result_name) {
+      out.result_name = record.metadata.name;
+      out.load_test_name = record.load_test.name;
+    }
+    if (spec.window > 1) out.results.push_back(record.metadata.name);
+    figures.push_back(api::result_figures(record.run));
+  }
+  if (figures.empty()) {
+    // The first run of a test has nothing before it to regress from, and
+    // passes unless the gate demands a comparison (baseline.required); a
     // named baseline that is missing is a mistake in the gate.
     const bool first_run = spec.last_passed;
-    out.passed = first_run;
+    out.passed = first_run && !spec.required;
+    const std::string test = observed.parsed.spec.labels.contains(std::string(api::kTestLabel))
+                                 ? observed.parsed.spec.labels.at(std::string(api::kTestLabel))
+                                 : std::string();
     out.message =
-        first_run ? "no earlier passed run of this test to compare with"
-                  : "baseline LoadTest \"" + spec.load_test_name + "\" not found or has no result";
-    if (!first_run) misses.push_back(*out.message);
+        !spec.result_name.empty()
+            ? "baseline record \"" + spec.result_name + "\" not found or has no result"
+        : !spec.load_test_name.empty()
+            ? "no record with a result of a LoadTest named \"" + spec.load_test_name + "\""
+            : "no earlier passed record of test \"" + test + "\" to compare with";
+    if (spec.required && first_run) *out.message += " (baseline.required)";
+    if (!out.passed) misses.push_back(*out.message);
     return out;
   }
-  const api::ResultFigures base = api::result_figures(*observed.baseline_status);
   bool passed = true;
   for (const auto& [metric, max_percent] : spec.max_regression_percent) {
     const std::optional<double> now = current.metric(metric);
-    const std::optional<double> before = base.metric(metric);
+    // With a window, each metric's median over the records (a steadier
+    // reference than one noisy run); a record without it does not count.
+    std::vector<double> values;
+    for (const api::ResultFigures& base : figures) {
+      if (const auto value = base.metric(metric)) values.push_back(*value);
+    }
+    std::optional<double> before;
+    if (!values.empty()) before = median(values);
     api::BaselineCheck check;
     check.metric = metric;
     check.max_regression_percent = max_percent;
@@ -173,10 +203,18 @@ GateOutcome evaluate_gate(const LoadTestSpec& spec, const RunResult& merged,
   outcome.gate = misses.empty() ? Verdict::Pass : Verdict::Fail;
   const size_t thresholds = spec.thresholds.size();
   if (misses.empty()) {
-    outcome.message = thresholds == 0 ? "within the baseline"
+    // A first run passed with nothing to compare: said, not called "within".
+    const std::optional<std::string> nothing_compared =
+        spec.baseline ? outcome.baseline->message : std::nullopt;
+    const std::string baseline = !spec.baseline     ? ""
+                                 : nothing_compared ? *nothing_compared
+                                                    : "within the baseline";
+    outcome.message = thresholds == 0 ? baseline
                                       : "all " + std::to_string(thresholds) + " threshold" +
                                             (thresholds == 1 ? "" : "s") + " met" +
-                                            (spec.baseline ? " and within the baseline" : "");
+                                            (baseline.empty()   ? ""
+                                             : nothing_compared ? "; " + baseline
+                                                                : " and " + baseline);
   } else {
     outcome.message =
         (threshold_misses > 0 ? std::to_string(threshold_misses) + " of " +
@@ -489,6 +527,7 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
     condition_facts.completed_message = std::to_string(merged->result.requests) + " requests in " +
                                         fixed(merged->result.duration_seconds, 1) + "s";
   }
+  condition_facts.baseline = status.baseline;
   for (const ConditionValue& value : decide_conditions(condition_facts)) {
     status.conditions.push_back(condition(value, generation, current, now));
   }

@@ -1,8 +1,7 @@
 #include "kubeload/histogram.hpp"
 
 #include "kubeload/base64.hpp"
-
-#include <zlib.h>
+#include "kubeload/zlib.hpp"
 
 #include <algorithm>
 #include <array>
@@ -104,67 +103,6 @@ int64_t get_zigzag(const uint8_t*& cursor, const uint8_t* end) {
   }
   return static_cast<int64_t>(bits >> 1) ^ -static_cast<int64_t>(bits & 1);
 }
-
-// ---- zlib ---------------------------------------------------------------
-
-std::vector<uint8_t> deflate_bytes(const std::vector<uint8_t>& input) {
-  uLongf compressed_size = compressBound(static_cast<uLong>(input.size()));
-  std::vector<uint8_t> compressed(compressed_size);
-  const int status = compress2(compressed.data(), &compressed_size, input.data(),
-                               static_cast<uLong>(input.size()), Z_DEFAULT_COMPRESSION);
-  if (status != Z_OK) throw std::runtime_error("histogram encoding: zlib compress2 failed");
-  compressed.resize(compressed_size);
-  return compressed;
-}
-
-// Owns a z_stream so every exit path calls inflateEnd; reset for each input,
-// so one stream (and its window) serves every histogram a decoder reads.
-class Inflater {
- public:
-  Inflater() {
-    if (inflateInit(&stream_) != Z_OK) throw std::runtime_error("histogram encoding: inflateInit");
-  }
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-  ~Inflater() { inflateEnd(&stream_); }
-
-  // Output grows only as zlib produces it, so a lying header cannot make us
-  // reserve memory; max_output bounds a genuine decompression bomb.
-  void inflate_all(const uint8_t* data, size_t size, size_t max_output,
-                   std::vector<uint8_t>& output) {
-    if (inflateReset(&stream_) != Z_OK)
-      throw std::runtime_error("histogram encoding: inflateReset");
-    output.clear();
-    std::array<uint8_t, 16 * 1024> chunk;
-    stream_.next_in = const_cast<Bytef*>(data);  // zlib's API is not const-correct
-    stream_.avail_in = static_cast<uInt>(size);
-    int status = Z_OK;
-    while (status != Z_STREAM_END) {
-      stream_.next_out = chunk.data();
-      stream_.avail_out = static_cast<uInt>(chunk.size());
-      status = inflate(&stream_, Z_NO_FLUSH);
-      if (status == Z_BUF_ERROR ||
-          (status == Z_OK && stream_.avail_in == 0 && stream_.avail_out != 0)) {
-        fail("compressed data is truncated");
-      }
-      if (status != Z_OK && status != Z_STREAM_END) {
-        fail(std::string("compressed data is corrupt (zlib: ") +
-             (stream_.msg != nullptr ? stream_.msg : "error " + std::to_string(status)) + ")");
-      }
-      const size_t produced = chunk.size() - stream_.avail_out;
-      if (produced > max_output - output.size()) {
-        fail("decompressed payload exceeds " + std::to_string(max_output) + " bytes");
-      }
-      output.insert(output.end(), chunk.begin(), chunk.begin() + static_cast<ptrdiff_t>(produced));
-    }
-    if (stream_.avail_in != 0) {
-      fail(std::to_string(stream_.avail_in) + " stray bytes after the compressed data");
-    }
-  }
-
- private:
-  z_stream stream_{};
-};
 
 }  // namespace
 
@@ -546,8 +484,13 @@ Histogram HistogramDecoder::decode(std::string_view text,
     const size_t max_payload =
         kPayloadHeaderBytes + static_cast<size_t>(kMaxDecodedCountsLength) * kMaxVarintBytes;
     std::vector<uint8_t>& inflated = buffers_->inflated;
-    buffers_->inflater.inflate_all(framed.data() + kCompressedHeaderBytes, available, max_payload,
-                                   inflated);
+    try {
+      buffers_->inflater.inflate_all(
+          std::span<const uint8_t>(framed.data() + kCompressedHeaderBytes, available), max_payload,
+          inflated);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
     payload = inflated.data();
     payload_size = inflated.size();
   } else if (cookie_is(outer_cookie, kV2EncodingCookieBase)) {

@@ -680,9 +680,22 @@ const FieldTable<BaselineSpec>& baseline_fields() {
       {"loadTestName",
        string_field(&BaselineSpec::load_test_name, {is_dns1123_subdomain, "invalid name ",
                                                     ": must be a lowercase RFC 1123 subdomain"})},
+      {"resultName",
+       string_field(&BaselineSpec::result_name, {is_dns1123_subdomain, "invalid name ",
+                                                 ": must be a lowercase RFC 1123 subdomain"})},
       {"lastPassed", boolean_field(&BaselineSpec::last_passed)},
+      {"window", count_field(&BaselineSpec::window, 1, kMaxBaselineWindow)},
+      {"required", boolean_field(&BaselineSpec::required)},
       {"maxRegression", [](Decoder& d, BaselineSpec& s, const YAML::Node& v,
                            const std::string& at) { d.max_regression(v, at, s); }},
+  };
+  return table;
+}
+
+const FieldTable<HistorySpec>& history_fields() {
+  static const FieldTable<HistorySpec> table = {
+      {"keep", count_field(&HistorySpec::keep, 1, kMaxHistoryKeep)},
+      {"maxAge", duration_field(&HistorySpec::max_age, ZeroDuration::refused)},
   };
   return table;
 }
@@ -718,6 +731,7 @@ const FieldTable<LoadTestSpec>& spec_fields() {
       {"load", section_field(&LoadTestSpec::load, load_fields)},
       {"workers", count_field(&LoadTestSpec::workers, 1, kMaxWorkers)},
       {"ttlSecondsAfterFinished", count_field(&LoadTestSpec::ttl_after_finished, 0)},
+      {"history", section_field(&LoadTestSpec::history, history_fields)},
       {"workerTemplate", section_field(&LoadTestSpec::worker_template, worker_template_fields)},
       {"thresholds",
        [](Decoder& d, LoadTestSpec& s, const YAML::Node& v, const std::string& at) {
@@ -1023,8 +1037,13 @@ void Decoder::threshold(const YAML::Node& node, const std::string& path, LoadTes
 void Decoder::baseline(const YAML::Node& node, const std::string& path, LoadTestSpec& spec) {
   BaselineSpec baseline;
   if (!section(node, path, baseline, baseline_fields())) return;
-  if (seen_.has(join(path, "loadTestName")) == baseline.last_passed) {
-    error(path, "exactly one of loadTestName or lastPassed: true is required");
+  const int named = (seen_.has(join(path, "loadTestName")) ? 1 : 0) +
+                    (seen_.has(join(path, "resultName")) ? 1 : 0) + (baseline.last_passed ? 1 : 0);
+  if (named != 1) {
+    error(path, "exactly one of loadTestName, resultName or lastPassed: true is required");
+  }
+  if (seen_.has(join(path, "window")) && !baseline.last_passed) {
+    error(join(path, "window"), "is for lastPassed: true (a named baseline is one record)");
   }
   if (!seen_.has(join(path, "maxRegression"))) error(join(path, "maxRegression"), "required");
   spec.baseline = std::move(baseline);

@@ -57,6 +57,10 @@ ResourceRef loadtests(std::string ns) {
   return make(std::string(api::kGroup), std::string(api::kVersion), std::string(api::kPlural),
               std::string(api::kKind), std::move(ns));
 }
+ResourceRef loadtestresults(std::string ns) {
+  return make(std::string(api::kGroup), std::string(api::kVersion), std::string(api::kResultPlural),
+              std::string(api::kResultKind), std::move(ns));
+}
 }  // namespace resources
 
 std::string url_encode(std::string_view s) {

@@ -116,7 +116,7 @@ else
 fi
 if [ "$crd_before" -eq 1 ]; then
   # Helm leaves a CRD that exists alone; keep it current as the docs say.
-  kubectl apply -f "$root/crds/kubeload.dev_loadtests.yaml" >/dev/null 2>&1
+  kubectl apply -f "$root/crds/" >/dev/null 2>&1
   what="was already there"
 else
   what="installed by helm from crds/"

@@ -75,6 +75,12 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [kubeload.dev]
   resources: [loadtests/finalizers]
   verbs: [update]
+# Each finished run's record: written once, its run's status brought up to
+# date (the target's use comes later), read for baselines, and pruned per
+# the history policy.
+- apiGroups: [kubeload.dev]
+  resources: [loadtestresults]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [get, list, watch, create, patch, delete]

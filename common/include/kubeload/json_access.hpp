@@ -33,6 +33,16 @@ inline uint64_t count_or_zero(const nlohmann::json& value) {
   return count(value).value_or(0);
 }
 
+inline std::optional<int64_t> integer(const nlohmann::json& value) {
+  if (!value.is_number_integer()) return std::nullopt;
+  return value.get<int64_t>();
+}
+
+inline std::optional<std::string> optional_text(const nlohmann::json& value) {
+  if (!value.is_string()) return std::nullopt;
+  return value.get<std::string>();
+}
+
 inline std::optional<double> number(const nlohmann::json& value) {
   if (!value.is_number()) return std::nullopt;
   return value.get<double>();

@@ -39,7 +39,9 @@ inline constexpr size_t kMaxSelectorTerms = 20;      // matchLabels, matchExpres
 inline constexpr size_t kMaxHeaderValueBytes = 8192;
 inline constexpr size_t kMaxBodyBytes = 256 * 1024;
 inline constexpr size_t kMaxImageBytes = 1024;
-inline constexpr uint64_t kMaxWorkers = 1000;  // spec.workers
+inline constexpr uint64_t kMaxWorkers = 1000;       // spec.workers
+inline constexpr uint64_t kMaxBaselineWindow = 20;  // spec.baseline.window
+inline constexpr uint64_t kMaxHistoryKeep = 10000;  // spec.history.keep
 // HTTP/2 streams per connection (spec.load.maxStreams): servers advertise at
 // most a few hundred.
 inline constexpr uint64_t kMaxStreams = 1000;

@@ -148,10 +148,27 @@ struct WorkerTemplate {
   std::vector<SchedulingTerm> affinity_requirements;
 };
 
+// spec.baseline: what the run is compared with, always a LoadTestResult
+// record (api/loadtest_result.hpp), never a LoadTest that may be gone.
+// Exactly one of load_test_name (the newest record of that LoadTest name),
+// result_name (one record) and last_passed (the newest passed records of the
+// test, `window` of them: each metric's median).
 struct BaselineSpec {
   std::string load_test_name;
+  std::string result_name;
   bool last_passed = false;
+  uint32_t window = 1;
+  // Nothing to compare with fails the gate (NoBaseline) instead of passing
+  // as a test's first run.
+  bool required = false;
   std::map<std::string, double> max_regression_percent;  // "p99" -> 10
+};
+
+// spec.history: how many of the test's LoadTestResult records to keep,
+// within the admin's policy (unset: the policy's defaults).
+struct HistorySpec {
+  std::optional<uint32_t> keep;                     // the newest N
+  std::optional<std::chrono::nanoseconds> max_age;  // and all newer than this
 };
 
 enum class CleanupPolicy { Always, OnSuccess, Never };
@@ -190,14 +207,15 @@ struct LoadTestSpec {
   WorkerTemplate worker_template;
   std::vector<Threshold> thresholds;
   std::optional<BaselineSpec> baseline;
+  HistorySpec history;
   CleanupPolicy cleanup = CleanupPolicy::OnSuccess;
   std::chrono::nanoseconds start_timeout = std::chrono::minutes(5);
   // spec.timeouts.run: how long the measured run may take from the start
   // barrier. Unset: derived from the load for a run bounded by time.
   std::optional<std::chrono::nanoseconds> run_timeout;
   // spec.ttlSecondsAfterFinished: the operator deletes the finished LoadTest
-  // this long after its completionTime (never the newest passing run of its
-  // kubeload.dev/test label, which a baseline may need). Unset: kept.
+  // this long after its completionTime, once its LoadTestResult record is
+  // written (never one a GitOps tool applied: it would apply it again). Unset: kept.
   std::optional<std::chrono::seconds> ttl_after_finished;
 };
 

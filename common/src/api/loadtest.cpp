@@ -8,8 +8,10 @@ namespace kubeload::api {
 namespace {
 
 using json_access::count;
+using json_access::integer;
 using json_access::member;
 using json_access::number;
+using json_access::optional_text;
 using json_access::text;
 using nlohmann::json;
 
@@ -21,14 +23,7 @@ std::optional<Time> time_of(const json& value) {
   if (!parsed) return std::nullopt;
   return whole_seconds(*parsed);
 }
-std::optional<int64_t> integer(const json& value) {
-  if (!value.is_number_integer()) return std::nullopt;
-  return value.get<int64_t>();
-}
-std::optional<std::string> optional_text(const json& value) {
-  if (!value.is_string()) return std::nullopt;
-  return value.get<std::string>();
-}
+
 bool flag(const json& value) {
   return value.is_boolean() && value.get<bool>();
 }
@@ -102,12 +97,20 @@ json to_json(const BaselineOutcome& baseline) {
   json out = {
       {"deltas", baseline.deltas}, {"checks", std::move(checks)}, {"passed", baseline.passed}};
   if (baseline.load_test_name) out["loadTestName"] = *baseline.load_test_name;
+  if (baseline.result_name) out["resultName"] = *baseline.result_name;
+  if (!baseline.results.empty()) out["results"] = baseline.results;
   if (baseline.message) out["message"] = *baseline.message;
   return out;
 }
 BaselineOutcome baseline_outcome(const json& in) {
   BaselineOutcome out;
   out.load_test_name = optional_text(member(in, "loadTestName"));
+  out.result_name = optional_text(member(in, "resultName"));
+  if (const json& results = member(in, "results"); results.is_array()) {
+    for (const json& item : results) {
+      if (item.is_string()) out.results.push_back(item.get<std::string>());
+    }
+  }
   out.deltas = string_map(member(in, "deltas"));
   out.checks = list_of<BaselineCheck>(member(in, "checks"), baseline_check);
   out.passed = flag(member(in, "passed"));
@@ -351,6 +354,7 @@ void to_json(json& out, const LoadTestStatus& status) {
     out["thresholds"] = std::move(rows);
   }
   if (status.baseline) out["baseline"] = to_json(*status.baseline);
+  if (status.result_record) out["resultRecord"] = *status.result_record;
   if (status.phase || !status.conditions.empty()) out["conditions"] = status.conditions;
 }
 void from_json(const json& in, LoadTestStatus& status) {
@@ -379,6 +383,7 @@ void from_json(const json& in, LoadTestStatus& status) {
   if (const json& baseline = member(in, "baseline"); baseline.is_object()) {
     status.baseline = baseline_outcome(baseline);
   }
+  status.result_record = optional_text(member(in, "resultRecord"));
   status.conditions = list_of<Condition>(member(in, "conditions"),
                                          [](const json& item) { return item.get<Condition>(); });
 }

@@ -174,6 +174,7 @@ spec:
   cleanup: {policy: OnSuccess}
   timeouts: {start: 5m, run: 10m}
   ttlSecondsAfterFinished: 86400
+  history: {keep: 20, maxAge: 720h}
 )";
 
 const char* const kEveryFieldClosed = R"(
@@ -192,6 +193,8 @@ spec:
     - {duration: 30s, connections: 10}
   baseline:
     lastPassed: true
+    window: 5
+    required: true
     maxRegression: {p50: 1%, p90: 1%, p95: 1%, p99: 1%, p999: 1%, mean: 1%, max: 1%, rps: 1%, errorRate: 1%}
 )";
 
@@ -218,6 +221,7 @@ spec:
     protocol: http2
     tls: {insecureSkipVerify: false, caFrom: {secretKeyRef: {name: shop-ca, key: ca.crt}}}
   load: {duration: 10s, maxStreams: 20}
+  baseline: {resultName: tls-secret-0a1b2c3d, maxRegression: {p99: 5%}}
 )";
 
 const char* const kTlsConfigMapCa = R"(
@@ -418,7 +422,7 @@ TEST(Crd, CelRulesCarryMessages) {
   EXPECT_TRUE(any_contains(load, "load.warmup and load.warmupRequests are mutually exclusive"));
   EXPECT_TRUE(any_contains(load, "load.connections and load.rate are mutually exclusive"));
   EXPECT_TRUE(any_contains(rule_messages(at(spec, "baseline")),
-                           "exactly one of loadTestName or lastPassed"));
+                           "exactly one of loadTestName, resultName or lastPassed"));
   EXPECT_TRUE(any_contains(rule_messages(spec), "load.connections must be >= workers"));
   // The wording GitOps tools key on to recreate (docs/lifecycle.md).
   EXPECT_TRUE(any_contains(rule_messages(spec), "spec is immutable"));
@@ -511,10 +515,13 @@ kubeload::api::LoadTestStatus every_status_field() {
       "shop", "app=web", 2, {at, at, true}, usage, {TargetStageUsage{0, {at, at, false}, usage}}};
   status.thresholds = {ThresholdRow{"p99 < 20ms", "12.5ms", 12.5, true}};
   status.baseline = BaselineOutcome{"checkout-1",
+                                    "checkout-1-0a1b2c3d",
+                                    {"checkout-1-0a1b2c3d", "checkout-0-4e5f6a7b"},
                                     {{"p99", "+1.0%"}},
                                     {BaselineCheck{"p99", 12.5, 12.4, "+1.0%", 10, true}},
                                     true,
                                     "compared"};
+  status.result_record = "checkout-2-9c8d7e6f";
   status.conditions = {Condition{"Ready", ConditionStatus::True, "ThresholdsPassed", "ok", at, 3}};
   return status;
 }

@@ -853,16 +853,40 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidSpec{"threshold_unknown_request",
                     kTarget + kLoad + "requests: [{name: home}]\nthresholds: ['cart.p99 < 5ms']",
                     {"spec.thresholds[0]: unknown request \"cart\" in \"cart.p99 < 5ms\""}},
-        InvalidSpec{"baseline_neither",
-                    kTarget + kLoad + "baseline: {maxRegression: {p99: 5%}}",
-                    {"spec.baseline: exactly one of loadTestName or lastPassed: true is required"}},
-        InvalidSpec{"baseline_both",
-                    kTarget + kLoad +
-                        "baseline: {loadTestName: old, lastPassed: true, maxRegression: {p99: 5%}}",
-                    {"spec.baseline: exactly one of loadTestName or lastPassed: true is required"}},
-        InvalidSpec{"baseline_last_passed_false",
-                    kTarget + kLoad + "baseline: {lastPassed: false, maxRegression: {p99: 5%}}",
-                    {"spec.baseline: exactly one of loadTestName or lastPassed: true is required"}},
+        InvalidSpec{
+            "baseline_neither",
+            kTarget + kLoad + "baseline: {maxRegression: {p99: 5%}}",
+            {"spec.baseline: exactly one of loadTestName, resultName or lastPassed: true is "
+             "required"}},
+        InvalidSpec{
+            "baseline_both",
+            kTarget + kLoad +
+                "baseline: {loadTestName: old, lastPassed: true, maxRegression: {p99: 5%}}",
+            {"spec.baseline: exactly one of loadTestName, resultName or lastPassed: true is "
+             "required"}},
+        InvalidSpec{
+            "baseline_last_passed_false",
+            kTarget + kLoad + "baseline: {lastPassed: false, maxRegression: {p99: 5%}}",
+            {"spec.baseline: exactly one of loadTestName, resultName or lastPassed: true is "
+             "required"}},
+        InvalidSpec{
+            "baseline_result_and_last_passed",
+            kTarget + kLoad +
+                "baseline: {resultName: old-1, lastPassed: true, maxRegression: {p99: 5%}}",
+            {"spec.baseline: exactly one of loadTestName, resultName or lastPassed: true is "
+             "required"}},
+        InvalidSpec{
+            "baseline_window_of_a_named_record",
+            kTarget + kLoad + "baseline: {resultName: old-1, window: 3, maxRegression: {p99: 5%}}",
+            {"spec.baseline.window: is for lastPassed: true (a named baseline is one "
+             "record)"}},
+        InvalidSpec{
+            "baseline_window_too_large",
+            kTarget + kLoad + "baseline: {lastPassed: true, window: 21, maxRegression: {p99: 5%}}",
+            {"spec.baseline.window: must be between 1 and 20, got 21"}},
+        InvalidSpec{"history_keep_zero",
+                    kTarget + kLoad + "history: {keep: 0}",
+                    {"spec.history.keep: must be between 1 and 10000, got 0"}},
         InvalidSpec{"baseline_name",
                     kTarget + kLoad + "baseline: {loadTestName: Old_Run, maxRegression: {p99: 5%}}",
                     {"spec.baseline.loadTestName: invalid name \"Old_Run\": must be a lowercase "

@@ -248,6 +248,17 @@ std::vector<std::string> names(const ReconcilePlan& p) {
           if constexpr (std::is_same_v<A, DeleteJob>) out.push_back("DeleteJob " + a.uid);
           if constexpr (std::is_same_v<A, EndJob>) out.push_back("EndJob");
           if constexpr (std::is_same_v<A, DeleteLoadTest>) out.push_back("DeleteLoadTest " + a.uid);
+          if constexpr (std::is_same_v<A, CreateResultRecord>) {
+            out.push_back("CreateResultRecord " + a.record.metadata.name);
+          }
+          if constexpr (std::is_same_v<A, UpdateResultRecord>) {
+            out.push_back("UpdateResultRecord " + a.name);
+          }
+          if constexpr (std::is_same_v<A, PruneResultRecords>) {
+            std::string pruned;
+            for (const std::string& name : a.names) pruned += " " + name;
+            out.push_back("PruneResultRecords" + pruned);
+          }
         },
         action);
   }
@@ -287,6 +298,29 @@ Observation running(Timestamp now, const std::string& extra_spec = "") {
 Observation settled(Observation o) {
   o.loadtest.status = plan(o, test_config()).status;
   return o;
+}
+
+// The same run, as having started at kStartAt (so it has a record to write) ...
+Observation started(Observation o) {
+  o.loadtest.status.start_time = kStartAt;
+  return o;
+}
+// ... and with its record written.
+Observation recorded(Observation o) {
+  o = started(std::move(o));
+  o.loadtest.status.result_record = "checkout-" + std::string(kUid).substr(0, 8);
+  return o;
+}
+
+// A record of the test, completed at `completed`, that passed.
+api::LoadTestResult record_of(const std::string& name, Timestamp completed) {
+  api::LoadTestResult record;
+  record.metadata.name = name;
+  record.test = "checkout";
+  record.run.completion_time = completed;
+  record.run.verdict = api::Verdict::Pass;
+  record.run.result = nlohmann::json{{"requests", 10}};
+  return record;
 }
 
 // A run that ended at kStartAt + 40s with `verdict`, its Job and pods gone.
@@ -430,8 +464,9 @@ std::vector<Row> rows() {
        },
        "Succeeded",
        "ThresholdsPassed",
-       {"WriteStatus", "Event ThresholdsPassed", "DeleteJob j-1"},
-       std::nullopt},
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event ThresholdsPassed",
+        "DeleteJob j-1"},
+       kPollForLookup},
       {"killed after writing the final status, before /finish: the workers are told now",
        [=] {
          Observation o = running(mid + seconds(40));
@@ -501,8 +536,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "RunDeadlineExceeded",
-       {"WriteStatus", "Event RunDeadlineExceeded", "FinishWorker 0", "FinishWorker 1", "EndJob"},
-       std::nullopt,
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event RunDeadlineExceeded",
+        "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       kPollForLookup,
        "did not end within 1m30s"},
       {"spec.timeouts.run bounds a run by requests",
        [=] {
@@ -515,8 +551,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "RunDeadlineExceeded",
-       {"WriteStatus", "Event RunDeadlineExceeded", "FinishWorker 0", "FinishWorker 1", "EndJob"},
-       std::nullopt,
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event RunDeadlineExceeded",
+        "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       kPollForLookup,
        "within 2m"},
       {"cleanup Always: a failed run's Job is deleted",
        [=] {
@@ -525,9 +562,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "RunDeadlineExceeded",
-       {"WriteStatus", "Event RunDeadlineExceeded", "FinishWorker 0", "FinishWorker 1",
-        "DeleteJob j-1"},
-       std::nullopt},
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event RunDeadlineExceeded",
+        "FinishWorker 0", "FinishWorker 1", "DeleteJob j-1"},
+       kPollForLookup},
       {"a worker not answering for less than the bound: still running",
        [=] {
          Observation o = running(mid);
@@ -550,8 +587,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "WorkersUnreachable",
-       {"WriteStatus", "Event WorkersUnreachable", "FinishWorker 0", "FinishWorker 1", "EndJob"},
-       std::nullopt,
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event WorkersUnreachable",
+        "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       kPollForLookup,
        "TCP port 8080"},
       {"a worker refusing the run's token for the bound: WorkerTokenRefused, naming the key",
        [=] {
@@ -564,8 +602,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "WorkerTokenRefused",
-       {"WriteStatus", "Event WorkerTokenRefused", "FinishWorker 0", "FinishWorker 1", "EndJob"},
-       std::nullopt,
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event WorkerTokenRefused",
+        "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       kPollForLookup,
        "another worker token key"},
       {"a worker cut short by SIGTERM is a failed worker, its share not counted as complete",
        [=] {
@@ -578,9 +617,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "WorkerFailed",
-       {"KeepResults 0 1", "WriteStatus", "Event WorkerFailed", "FinishWorker 0", "FinishWorker 1",
-        "EndJob"},
-       std::nullopt,
+       {"KeepResults 0 1", "CreateResultRecord checkout-4a1c2d3e", "WriteStatus",
+        "Event WorkerFailed", "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       kPollForLookup,
        "interrupted (SIGTERM) after 120"},
       {"an evicted worker fails the run",
        [=] {
@@ -594,8 +633,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "WorkerFailed",
-       {"WriteStatus", "Event WorkerFailed", "FinishWorker 0", "EndJob"},
-       std::nullopt,
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event WorkerFailed",
+        "FinishWorker 0", "EndJob"},
+       kPollForLookup,
        "Evicted"},
       {"without the baseline it needs, nothing is kept or written, and it looks again soon",
        [=] {
@@ -622,9 +662,9 @@ std::vector<Row> rows() {
        },
        "Succeeded",
        "ThresholdsPassed",
-       {"KeepResults 0 1", "WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
-        "FinishWorker 1", "DeleteJob j-1"},
-       std::nullopt},
+       {"KeepResults 0 1", "CreateResultRecord checkout-4a1c2d3e", "WriteStatus",
+        "Event ThresholdsPassed", "FinishWorker 0", "FinishWorker 1", "DeleteJob j-1"},
+       kPollForLookup},
       {"kept results of another incarnation are not this run's",
        [=] {
          Observation o = running(mid);
@@ -635,8 +675,9 @@ std::vector<Row> rows() {
        },
        "Failed",
        "ResultsUnreadable",
-       {"WriteStatus", "Event ResultsUnreadable", "FinishWorker 0", "FinishWorker 1", "EndJob"},
-       std::nullopt,
+       {"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event ResultsUnreadable",
+        "FinishWorker 0", "FinishWorker 1", "EndJob"},
+       kPollForLookup,
        "not this run's"},
       {"retention: a finished run is kept until its ttlSecondsAfterFinished",
        [=] { return finished(kStartAt + seconds(40 + 590), "Succeeded", "Pass"); },
@@ -656,34 +697,58 @@ std::vector<Row> rows() {
        "WorkerFailed",
        {std::string("DeleteLoadTest ") + kUid},
        std::nullopt},
-      {"retention: a passing run is not deleted before it is known not to be its test's newest "
-       "pass",
-       [=] { return finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"); },
-       "Succeeded",
-       "ThresholdsPassed",
-       {},
-       kPollForLookup},
-      {"retention: the newest passing run of its test stays (a baseline may need it)",
-       [=] {
-         Observation o = finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass");
-         o.newest_pass_looked_up = true;
-         o.newest_pass_name = "checkout";
-         return o;
-       },
-       "Succeeded",
-       "ThresholdsPassed",
-       {},
-       seconds(600)},
-      {"retention: an older passing run goes once a newer one passed",
-       [=] {
-         Observation o = finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass");
-         o.newest_pass_looked_up = true;
-         o.newest_pass_name = "checkout-2";
-         return o;
-       },
+      {"retention: a recorded run goes at its TTL, whatever its verdict (baselines read records)",
+       [=] { return recorded(finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass")); },
        "Succeeded",
        "ThresholdsPassed",
        {std::string("DeleteLoadTest ") + kUid},
+       kPollForLookup},
+      {"retention: a started run whose record the API server refused is kept (the only copy)",
+       [=] {
+         Observation o = started(finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"));
+         o.record_refused = "the server could not find the requested resource";
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {},
+       std::nullopt},
+      {"retention: a run Flux applied is not deleted by its TTL (Flux would apply it again)",
+       [=] {
+         Observation o = recorded(finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"));
+         o.loadtest.metadata.labels["kustomize.toolkit.fluxcd.io/name"] = "perf";
+         o.history_pruned = true;
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {},
+       std::nullopt},
+      {"history: once the record is written, the test's records past its limits are pruned",
+       [=] {
+         Observation o = recorded(finished(kStartAt + seconds(40 + 60), "Succeeded", "Pass",
+                                           R"({"history": {"keep": 2}})"));
+         o.history_looked_up = true;
+         o.history = {record_of("checkout-3", kStartAt),
+                      record_of("checkout-2", kStartAt - seconds(60)),
+                      record_of("checkout-1", kStartAt - seconds(120)),
+                      record_of("checkout-0", kStartAt - seconds(180))};
+         o.pinned_records = {"checkout-0"};
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {"PruneResultRecords checkout-1"},
+       std::nullopt},
+      {"history: pruned once per run",
+       [=] {
+         Observation o = recorded(finished(kStartAt + seconds(40 + 60), "Succeeded", "Pass", "{}"));
+         o.history_pruned = true;
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {},
        std::nullopt},
   };
 }
@@ -1243,9 +1308,10 @@ TEST(ReconcilePlan, AResumedRunningMergeGivesTheNumbersOfMergingEveryResultAtOnc
   // Workers 0 and 1 have exited; their results live in the kept merge only.
   const ReconcilePlan last = plan(five_workers(kept, {{3, 9}, {4, 333}}), OperatorConfig{});
   // The status first: the workers hear that they may exit after it.
-  EXPECT_EQ(names(last), (Strings{"KeepResults 3 4", "WriteStatus", "Event ThresholdsPassed",
-                                  "FinishWorker 3", "FinishWorker 4", "FinishWorker 0",
-                                  "FinishWorker 1", "FinishWorker 2", "DeleteJob j-1"}));
+  EXPECT_EQ(names(last),
+            (Strings{"KeepResults 3 4", "CreateResultRecord checkout-4a1c2d3e", "WriteStatus",
+                     "Event ThresholdsPassed", "FinishWorker 3", "FinishWorker 4", "FinishWorker 0",
+                     "FinishWorker 1", "FinishWorker 2", "DeleteJob j-1"}));
   expect_the_merge_of_all_five(last);
 
   // The same status as one pass that hears all five at once.
@@ -1384,9 +1450,14 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
             std::string::npos)
       << J(p.status).value("message", "");
   // Nothing is kept that the API server would refuse; the run ends, not hangs.
-  EXPECT_EQ(names(p), (Strings{"WriteStatus", "Event ResultsTooLarge", "FinishWorker 0",
-                               "FinishWorker 1", "EndJob"}));
-  EXPECT_EQ(p.requeue_after, std::nullopt);
+  // The run's record is written, within its bound (compressed, the merge
+  // too large for the ConfigMap may fit it).
+  EXPECT_EQ(names(p),
+            (Strings{"CreateResultRecord checkout-4a1c2d3e", "WriteStatus", "Event ResultsTooLarge",
+                     "FinishWorker 0", "FinishWorker 1", "EndJob"}));
+  const auto& record = std::get<CreateResultRecord>(p.actions.front()).record;
+  EXPECT_LE(json(record).dump().size(), api::kResultRecordSizeLimit);
+  EXPECT_EQ(p.requeue_after, kPollForLookup);  // back to prune the test's history
 
   // Every worker's result in one pass: the final status holds the exact
   // numbers before any worker exits, so nothing needs keeping.
@@ -1394,8 +1465,9 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
   answer(all, 1, answer_document(1, 200, true));
   const ReconcilePlan done = plan(all, OperatorConfig{});
   EXPECT_EQ(J(done.status).value("phase", ""), "Succeeded");
-  EXPECT_EQ(names(done), (Strings{"WriteStatus", "Event ThresholdsPassed", "FinishWorker 0",
-                                  "FinishWorker 1", "DeleteJob j-1"}));
+  EXPECT_EQ(names(done), (Strings{"CreateResultRecord checkout-4a1c2d3e", "WriteStatus",
+                                  "Event ThresholdsPassed", "FinishWorker 0", "FinishWorker 1",
+                                  "DeleteJob j-1"}));
 }
 
 TEST(ReconcilePlan, AResultThatDoesNotMergeIsNeitherKeptNorCounted) {
@@ -1689,7 +1761,7 @@ TEST(Lookups, Table) {
     std::function<Observation()> observed;
     const OperatorConfig* config;
     bool baseline;
-    bool newest_pass;
+    bool history;
     bool target;
   };
   const OperatorConfig config = test_config();
@@ -1729,14 +1801,19 @@ TEST(Lookups, Table) {
       {"a final status reads no baseline (it was compared when it ended)",
        [=] { return finished(kStartAt + seconds(40 + 10), "Succeeded", "Pass", baseline); },
        &config, false, false, false},
-      {"the newest pass, once a passed run's TTL is up",
-       [=] { return finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"); }, &config, false,
-       true, false},
-      {"not before", [=] { return finished(kStartAt + seconds(40 + 590), "Succeeded", "Pass"); },
+      {"the test's history, once the run's record is written",
+       [=] { return recorded(finished(kStartAt + seconds(40 + 1), "Succeeded", "Fail")); }, &config,
+       false, true, false},
+      {"not before the record is written",
+       [=] { return started(finished(kStartAt + seconds(40 + 1), "Succeeded", "Pass")); }, &config,
+       false, false, false},
+      {"nor once this process pruned it",
+       [=] {
+         Observation o = recorded(finished(kStartAt + seconds(40 + 600), "Succeeded", "Pass"));
+         o.history_pruned = true;
+         return o;
+       },
        &config, false, false, false},
-      {"not for a failed gate (it goes without asking)",
-       [=] { return finished(kStartAt + seconds(40 + 600), "Succeeded", "Fail"); }, &config, false,
-       false, false},
       {"the target, once a final run's window is three scrapes behind",
        [=] {
          // As a pass that had no Prometheus to ask left it: no TargetMetrics yet.
@@ -1765,7 +1842,7 @@ TEST(Lookups, Table) {
     SCOPED_TRACE(row.name);
     const Lookups need = lookups_for(row.observed(), *row.config);
     EXPECT_EQ(need.baseline, row.baseline);
-    EXPECT_EQ(need.newest_pass, row.newest_pass);
+    EXPECT_EQ(need.history, row.history);
     EXPECT_EQ(need.target.has_value(), row.target);
   }
 }
@@ -1780,7 +1857,8 @@ TEST(Lookups, ThePlanFindsWhatItNeeds) {
   o.baseline_looked_up = true;  // what the executor does; none was found
   const ReconcilePlan planned = plan(o, test_config());
   EXPECT_EQ(J(planned.status).value("phase", ""), "Succeeded");
-  EXPECT_NE(planned.requeue_after, std::optional(kPollForLookup));
+  const std::vector<std::string> acted = names(planned);
+  EXPECT_NE(std::find(acted.begin(), acted.end(), "WriteStatus"), acted.end());
 }
 
 // The deadline the metrics export is the one the plan fails a run by.

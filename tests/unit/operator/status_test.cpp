@@ -156,8 +156,8 @@ struct Observed {
   std::vector<PodView> pods;
   WorkerResults results;
   std::optional<Timestamp> start_issued_at;
-  std::optional<json> baseline_status;
-  std::string baseline_name;
+  // The records the baseline compares with, newest first: {name, run status}.
+  std::vector<std::pair<std::string, json>> baseline_records;
   std::optional<RunFailure> failure;
 };
 
@@ -177,9 +177,13 @@ Observation observation_of(const Observed& o) {
     pod.controller_uid = "job-" + uid;  // made by that Job
     observation.pods.push_back(std::move(pod));
   }
-  if (o.baseline_status)
-    observation.baseline_status = o.baseline_status->get<api::LoadTestStatus>();
-  observation.baseline_name = o.baseline_name;
+  for (const auto& [name, run] : o.baseline_records) {
+    api::LoadTestResult record;
+    record.metadata.name = name;
+    record.load_test.name = name.substr(0, name.rfind('-'));
+    record.run = run.get<api::LoadTestStatus>();
+    observation.baseline_records.push_back(std::move(record));
+  }
   return observation;
 }
 
@@ -847,20 +851,31 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
   const double p99 = current["latencyMs"]["p99"];
   const double rps = current["rps"];
 
-  o.baseline_name = "checkout-yesterday";
-  o.baseline_status = json{{"result", {{"latencyMs", {{"p99", p99 / 1.05}}}, {"rps", rps}}}};
+  o.baseline_records = {{"checkout-yesterday-0a1b2c3d",
+                         json{{"result", {{"latencyMs", {{"p99", p99 / 1.05}}}, {"rps", rps}}}}}};
   json status = status_of(o, kStartAt + seconds(31));
   EXPECT_EQ(status["verdict"], "Pass") << status["message"];
+  EXPECT_EQ(status["message"], "all 2 thresholds met and within the baseline");
   EXPECT_EQ(status["baseline"]["passed"], true);
   EXPECT_EQ(status["baseline"]["deltas"]["p99"], "+5.0%");
   EXPECT_EQ(status["baseline"]["deltas"]["rps"], "+0.0%");
   EXPECT_EQ(status["baseline"]["loadTestName"], "checkout-yesterday");
+  EXPECT_EQ(status["baseline"]["resultName"], "checkout-yesterday-0a1b2c3d");
+  EXPECT_FALSE(status["baseline"].contains("results"));  // one record, no window
+  EXPECT_EQ(condition(status, "Baseline")["status"], "True");
+  EXPECT_EQ(condition(status, "Baseline")["reason"], "WithinBaseline");
+  EXPECT_EQ(condition(status, "Baseline")["message"],
+            "compared with checkout-yesterday-0a1b2c3d: p99 +5.0%, rps +0.0%");
   ASSERT_EQ(status["baseline"]["checks"].size(), 2u);
   EXPECT_EQ(status["baseline"]["checks"][0]["passed"], true);
   EXPECT_EQ(status["baseline"]["checks"][1]["passed"], true);
 
-  o.baseline_status = json{{"result", {{"latencyMs", {{"p99", p99 / 1.25}}}, {"rps", rps * 1.1}}}};
+  o.baseline_records = {
+      {"checkout-yesterday-0a1b2c3d",
+       json{{"result", {{"latencyMs", {{"p99", p99 / 1.25}}}, {"rps", rps * 1.1}}}}}};
   status = status_of(o, kStartAt + seconds(31));
+  EXPECT_EQ(condition(status, "Baseline")["status"], "False");
+  EXPECT_EQ(condition(status, "Baseline")["reason"], "Regressed");
   EXPECT_EQ(status["phase"], "Succeeded");
   EXPECT_EQ(status["verdict"], "Fail");
   EXPECT_EQ(status["reason"], "ThresholdsFailed");
@@ -883,20 +898,68 @@ TEST(OperatorStatus, BaselineRegressionsGateTheVerdict) {
             std::string::npos)
       << status["message"];
 
-  o.baseline_status.reset();  // the named baseline does not exist
-  EXPECT_EQ(status_of(o, kStartAt + seconds(31))["verdict"], "Fail");
+  o.baseline_records.clear();  // no record of the named LoadTest
+  status = status_of(o, kStartAt + seconds(31));
+  EXPECT_EQ(status["verdict"], "Fail");
+  EXPECT_EQ(condition(status, "Baseline")["reason"], "NoBaseline");
+  EXPECT_EQ(status["baseline"]["message"],
+            "no record with a result of a LoadTest named \"checkout-yesterday\"");
 }
 
-TEST(OperatorStatus, FirstRunOfATestPassesALastPassedBaseline) {
+Observed last_passed(const json& baseline) {
   json loadtest = loadtest_json();
-  loadtest["spec"]["baseline"] = {{"lastPassed", true}, {"maxRegression", {{"p99", "10%"}}}};
+  loadtest["metadata"]["labels"]["kubeload.dev/test"] = "checkout";
+  loadtest["spec"]["baseline"] = baseline;
   Observed o = running(true);
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
-  ASSERT_TRUE(o.parsed.ok());
-  const json status = status_of(o, kStartAt + seconds(31));
+  EXPECT_TRUE(o.parsed.ok());
+  return o;
+}
+
+TEST(OperatorStatus, FirstRunOfATestPassesALastPassedBaselineAndSaysSo) {
+  const json status =
+      status_of(last_passed({{"lastPassed", true}, {"maxRegression", {{"p99", "10%"}}}}),
+                kStartAt + seconds(31));
   EXPECT_EQ(status["verdict"], "Pass");
   EXPECT_EQ(status["baseline"]["passed"], true);
+  EXPECT_EQ(status["message"],
+            "all 2 thresholds met; no earlier passed record of test \"checkout\" to compare with");
+  EXPECT_EQ(condition(status, "Baseline")["status"], "False");
+  EXPECT_EQ(condition(status, "Baseline")["reason"], "NoBaseline");
+  EXPECT_EQ(condition(status, "Ready")["status"], "True");
+}
+
+TEST(OperatorStatus, ARequiredBaselineWithNothingToCompareFailsTheGate) {
+  const json status = status_of(
+      last_passed({{"lastPassed", true}, {"required", true}, {"maxRegression", {{"p99", "10%"}}}}),
+      kStartAt + seconds(31));
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["verdict"], "Fail");
+  EXPECT_EQ(status["baseline"]["passed"], false);
+  EXPECT_EQ(condition(status, "Baseline")["reason"], "NoBaseline");
+  EXPECT_EQ(condition(status, "Ready")["status"], "False");
+  EXPECT_NE(status["message"].get<std::string>().find("(baseline.required)"), std::string::npos)
+      << status["message"];
+}
+
+TEST(OperatorStatus, AWindowComparesWithEachMetricsMedian) {
+  Observed o =
+      last_passed({{"lastPassed", true}, {"window", 3}, {"maxRegression", {{"p99", "10%"}}}});
+  const double p99 = status_of(running(true), kStartAt + seconds(31))["result"]["latencyMs"]["p99"];
+  // One noisy record (p99 / 3) would fail the run alone; the median does not.
+  o.baseline_records = {{"checkout-3-c", json{{"result", {{"latencyMs", {{"p99", p99 / 3}}}}}}},
+                        {"checkout-2-b", json{{"result", {{"latencyMs", {{"p99", p99}}}}}}},
+                        {"checkout-1-a", json{{"result", {{"latencyMs", {{"p99", p99 * 1.1}}}}}}}};
+  const json status = status_of(o, kStartAt + seconds(31));
+  EXPECT_EQ(status["verdict"], "Pass") << status["message"];
+  EXPECT_DOUBLE_EQ(status["baseline"]["checks"][0]["baseline"].get<double>(), p99);
+  EXPECT_EQ(status["baseline"]["resultName"], "checkout-3-c");
+  EXPECT_EQ(status["baseline"]["results"],
+            json::array({"checkout-3-c", "checkout-2-b", "checkout-1-a"}));
+  EXPECT_NE(
+      condition(status, "Baseline")["message"].get<std::string>().find("the median of 3 records"),
+      std::string::npos);
 }
 
 // ---- helpers ---------------------------------------------------------------------------

@@ -95,6 +95,10 @@ struct BaselineCheck {
 
 struct BaselineOutcome {
   std::optional<std::string> load_test_name;  // the run compared with, when one was found
+  std::optional<std::string> result_name;     // its LoadTestResult record
+  // With baseline.window > 1: every record whose median was compared with,
+  // newest first (result_name is the first).
+  std::vector<std::string> results;
   std::map<std::string, std::string> deltas;  // metric -> delta
   std::vector<BaselineCheck> checks;
   bool passed = false;
@@ -156,6 +160,8 @@ struct LoadTestStatus {
   std::optional<TargetUsageStatus> target;
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineOutcome> baseline;
+  // The run's LoadTestResult record, once written.
+  std::optional<std::string> result_record;
   std::vector<Condition> conditions;
 
   bool final() const { return phase && is_final(*phase); }

@@ -12,6 +12,9 @@ inline constexpr std::string_view kVersion = "v1alpha1";
 inline constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
 inline constexpr std::string_view kKind = "LoadTest";
 inline constexpr std::string_view kPlural = "loadtests";
+// The record of a finished run (api/loadtest_result.hpp): the run's history.
+inline constexpr std::string_view kResultKind = "LoadTestResult";
+inline constexpr std::string_view kResultPlural = "loadtestresults";
 
 // ---- labels
 
@@ -24,6 +27,9 @@ inline constexpr std::string_view kLoadTestLabel = "kubeload.dev/loadtest";
 // On the worker pods: the LoadTest's uid, so a pod of an earlier incarnation
 // of the same name is never taken for this run's.
 inline constexpr std::string_view kLoadTestUidLabel = "kubeload.dev/loadtest-uid";
+// On a LoadTestResult: the run's verdict ("Pass", "Fail", "None"), so a
+// baseline lists a test's passed records by label.
+inline constexpr std::string_view kVerdictLabel = "kubeload.dev/verdict";
 // Kubernetes' recommended labels on everything the operator creates: the
 // operator finds its own objects (a Job of an earlier incarnation, the worker
 // token key's Secret) by kManagedByLabel=kManagedBy.
@@ -51,5 +57,9 @@ inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
 // LoadTests that may use it, comma-separated. Absent: any LoadTest of the
 // Secret's namespace.
 inline constexpr std::string_view kConsentTestsAnnotation = "kubeload.dev/consent-tests";
+
+// On a LoadTest, set by CI or GitOps: the revision the run tests (a commit,
+// an image tag). Copied into its LoadTestResult.
+inline constexpr std::string_view kRevisionAnnotation = "kubeload.dev/revision";
 
 }  // namespace kubeload::api

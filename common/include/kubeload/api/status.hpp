@@ -51,9 +51,10 @@ enum class ConditionType {
   Stalled,
   Ready,
   TargetMetrics,
+  Baseline,
 };
 
-inline constexpr std::array<std::pair<ConditionType, std::string_view>, 8> kConditionTypes{{
+inline constexpr std::array<std::pair<ConditionType, std::string_view>, 9> kConditionTypes{{
     {ConditionType::WorkersReady, "WorkersReady"},
     {ConditionType::Completed, "Completed"},
     {ConditionType::Passed, "Passed"},
@@ -62,6 +63,7 @@ inline constexpr std::array<std::pair<ConditionType, std::string_view>, 8> kCond
     {ConditionType::Stalled, "Stalled"},
     {ConditionType::Ready, "Ready"},
     {ConditionType::TargetMetrics, "TargetMetrics"},
+    {ConditionType::Baseline, "Baseline"},
 }};
 
 enum class ConditionStatus { True, False, Unknown };
@@ -105,6 +107,10 @@ enum class Reason {
   DurationReached,
   RequestsReached,
   StagesCompleted,
+  // the baseline comparison (Baseline)
+  WithinBaseline,
+  Regressed,
+  NoBaseline,
   // the target measurement (TargetMetrics)
   Measured,
   WaitingForScrapes,
@@ -121,7 +127,7 @@ enum class Reason {
   PrometheusUnavailable,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 40> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 43> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -149,6 +155,9 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 40> kReasons{{
     {Reason::DurationReached, "DurationReached"},
     {Reason::RequestsReached, "RequestsReached"},
     {Reason::StagesCompleted, "StagesCompleted"},
+    {Reason::WithinBaseline, "WithinBaseline"},
+    {Reason::Regressed, "Regressed"},
+    {Reason::NoBaseline, "NoBaseline"},
     {Reason::Measured, "Measured"},
     {Reason::WaitingForScrapes, "WaitingForScrapes"},
     {Reason::PrometheusNotConfigured, "PrometheusNotConfigured"},
