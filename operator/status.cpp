@@ -288,6 +288,7 @@ api::LoadTestStatus kept_final_status(const api::LoadTestStatus& current, int64_
     facts.completed_reason = completed->reason;
     facts.completed_message = completed->message;
   }
+  facts.baseline = current.baseline;
   kept.conditions.clear();
   for (const ConditionValue& value : decide_conditions(facts)) {
     kept.conditions.push_back(condition(value, generation, current, now));

@@ -930,6 +930,17 @@ TEST(OperatorStatus, FirstRunOfATestPassesALastPassedBaselineAndSaysSo) {
   EXPECT_EQ(condition(status, "Ready")["status"], "True");
 }
 
+TEST(OperatorStatus, AStoredFinalStatusKeepsItsBaselineCondition) {
+  Observed o = last_passed({{"lastPassed", true}, {"maxRegression", {{"p99", "10%"}}}});
+  const json ended = status_of(o, kStartAt + seconds(31));
+  // A later pass (the target's use, a restart) derives the conditions again
+  // from the stored status.
+  o.loadtest["status"] = ended;
+  const json again = status_of(o, kStartAt + seconds(90));
+  EXPECT_EQ(condition(again, "Baseline")["reason"], "NoBaseline");
+  EXPECT_EQ(condition(again, "Baseline")["message"], condition(ended, "Baseline")["message"]);
+}
+
 TEST(OperatorStatus, ARequiredBaselineWithNothingToCompareFailsTheGate) {
   const json status = status_of(
       last_passed({{"lastPassed", true}, {"required", true}, {"maxRegression", {{"p99", "10%"}}}}),
