@@ -61,17 +61,19 @@ const (
 
 // expected, by state; a fixture or captured object is named <state>.json.
 var expected = map[string]outcome{
-	"unseen":            progressing, // created; the operator has not written a status yet
-	"pending":           progressing,
-	"starting":          progressing,
-	"running":           progressing,
-	"passed":            healthy,
-	"no-gate":           healthy,
-	"failed-gate":       degraded, // Succeeded, verdict Fail
-	"failed-run":        degraded, // Failed: a worker died
-	"invalid-spec":      degraded, // Failed: InvalidSpec
-	"stale-passed":      progressing,
-	"stale-failed-gate": progressing,
+	"unseen":               progressing, // created; the operator has not written a status yet
+	"pending":              progressing,
+	"starting":             progressing,
+	"running":              progressing,
+	"passed":               healthy,
+	"no-gate":              healthy,
+	"no-baseline":          healthy,  // a test's first run: Baseline=False NoBaseline, Ready=True
+	"no-baseline-required": degraded, // the same with baseline.required: a missed gate
+	"failed-gate":          degraded, // Succeeded, verdict Fail
+	"failed-run":           degraded, // Failed: a worker died
+	"invalid-spec":         degraded, // Failed: InvalidSpec
+	"stale-passed":         progressing,
+	"stale-failed-gate":    progressing,
 }
 
 // What each tool says, in its own words, for each outcome.

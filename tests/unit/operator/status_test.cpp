@@ -802,6 +802,20 @@ std::map<std::string, json> gitops_fixtures() {
   json invalid = loadtest_json();
   invalid["spec"]["thresholds"] = {"nope.p99 < 10ms"};
   out["invalid-spec"] = object(invalid, status_of(observe(invalid), kCreated + seconds(1)));
+  // A test's first run, nothing to compare with: passed, Baseline=False
+  // NoBaseline beside Ready=True; and the same with baseline.required: a
+  // failed gate.
+  for (const auto& [name, required] :
+       {std::pair{"no-baseline", false}, std::pair{"no-baseline-required", true}}) {
+    json first = loadtest_json();
+    first["metadata"]["labels"]["kubeload.dev/test"] = "checkout";
+    first["spec"]["baseline"] = {
+        {"lastPassed", true}, {"required", required}, {"maxRegression", {{"p99", "10%"}}}};
+    Observed first_run = running(true);
+    first_run.loadtest = first;
+    first_run.parsed = parse_loadtest(first.dump());
+    out[name] = object(first, status_of(first_run, done));
+  }
   // Edited after the end; the operator has not seen generation 2 yet.
   json stale = object(loadtest_json(), passed);
   stale["metadata"]["generation"] = 2;
