@@ -364,9 +364,27 @@ jsonschema.Draft4Validator(strip(schema)).validate(loadtest)
 assert len(loadtest["metadata"]["name"]) <= 40
 PY
 
-# ---- the CRD
+# ---- run records: written by the operator only
+render_to history --skip-tests --set policy.history.keep=20 --set policy.history.maxAge=720h \
+  --set 'policy.history.namespaces.team-a.keep=200' --set 'policy.history.namespaces.team-a.maxAgeLimit=2160h'
+check "history: the policy's flags, one --history-namespace per namespace; the operator writes LoadTestResults, people read and delete them, never create or change one" \
+  py "
+assert flag(1, '--history-keep') == '20' and flag(1, '--history-max-keep') == '1000', args(1)
+assert flag(1, '--history-max-age') == '720h', args(1)
+assert flag(1, '--history-namespace') == 'team-a:keep=200,maxAgeLimit=2160h', args(1)
+rules = one(1, 'ClusterRole', 'kubeload-' + sys.argv[2])['rules']
+assert {'apiGroups': ['kubeload.dev'], 'resources': ['loadtestresults'], 'verbs': ['get', 'list', 'create', 'patch', 'delete']} in rules, rules
+for role in ('loadtest-author', 'loadtest-viewer'):
+    for rule in one(1, 'ClusterRole', 'kubeload-' + sys.argv[2] + '-' + role)['rules']:
+        if 'loadtestresults' in rule['resources']:
+            assert not set(rule['verbs']) & {'create', 'update', 'patch'}, (role, rule)
+" history "$NS"
+
+# ---- the CRDs
 check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtests.yaml" \
   cmp "$chart/crds/kubeload.dev_loadtests.yaml" "$root/crds/kubeload.dev_loadtests.yaml"
+check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtestresults.yaml" \
+  cmp "$chart/crds/kubeload.dev_loadtestresults.yaml" "$root/crds/kubeload.dev_loadtestresults.yaml"
 crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |
   awk '/^# Source: kubeload\/crds\/kubeload.dev_loadtests.yaml$/ {on = 1; next} on && /^---$/ {exit} on')
 check "the CRD Helm renders is crds/kubeload.dev_loadtests.yaml" \

@@ -181,6 +181,8 @@ check "LoadTest: 2 of 2 workers succeeded" test "$(jp smoke '{.status.workers.su
 check "the operator recorded an Event on the LoadTest" \
   test -n "$(kubectl -n "$TARGET_NS" get events --field-selector involvedObject.kind=LoadTest,involvedObject.name=smoke -o name 2>/dev/null)"
 uid=$(kubectl -n "$TARGET_NS" get lt smoke -o jsonpath='{.metadata.uid}')
+check "the run's LoadTestResult record, written under the chart's RBAC ($(jp smoke '{.status.resultRecord}'))" \
+  test "$(kubectl -n "$TARGET_NS" get ltr -l "kubeload.dev/loadtest-uid=$uid" -o jsonpath='{.items[*].metadata.name}' 2>/dev/null)" = "smoke-${uid:0:8}"
 check "the run's own NetworkPolicy: owned by the LoadTest, its pods by uid, only the operator's pods on port 8080" \
   python3 - "$uid" "$NS" "$RELEASE" "$(kubectl -n "$TARGET_NS" get networkpolicy "smoke-workers-${uid:0:8}" -o json 2>&1)" <<'PY'
 import json, sys
@@ -245,6 +247,8 @@ expect yes delete jobs.batch -n "$TARGET_NS"
 expect yes watch pods -n "$TARGET_NS"
 expect yes patch loadtests.kubeload.dev --subresource=status -n "$TARGET_NS"
 expect yes create events -n "$TARGET_NS"
+expect yes create loadtestresults.kubeload.dev -n "$TARGET_NS"
+expect yes delete loadtestresults.kubeload.dev -n "$TARGET_NS"
 expect yes update leases.coordination.k8s.io/kubeload-operator -n "$NS"
 expect yes create secrets -n "$TARGET_NS"
 expect no list secrets -n "$TARGET_NS"
