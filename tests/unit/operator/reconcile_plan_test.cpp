@@ -740,6 +740,31 @@ std::vector<Row> rows() {
        "ThresholdsPassed",
        {"PruneResultRecords checkout-1"},
        std::nullopt},
+      {"history: the record follows its run's final status as it changes (the target's use "
+       "arrives after the end)",
+       [=] {
+         Observation o = recorded(finished(kStartAt + seconds(40 + 60), "Succeeded", "Pass", "{}"));
+         o.loadtest.status.conditions.clear();  // as an older operator stored it
+         o.history_pruned = true;
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {"UpdateResultRecord checkout-4a1c2d3e", "WriteStatus"},
+       std::nullopt},
+      {"a record the API server refused: the final status goes out without it, and says so",
+       [=] {
+         Observation o = running(mid + seconds(40));
+         answer(o, 0, answer_document(0, 500, true));
+         answer(o, 1, answer_document(1, 400, true));
+         o.record_refused = "the server could not find the requested resource";
+         return o;
+       },
+       "Succeeded",
+       "ThresholdsPassed",
+       {"KeepResults 0 1", "WriteStatus", "Event ThresholdsPassed", "Event ResultNotRecorded",
+        "FinishWorker 0", "FinishWorker 1", "DeleteJob j-1"},
+       std::nullopt},
       {"history: pruned once per run",
        [=] {
          Observation o = recorded(finished(kStartAt + seconds(40 + 60), "Succeeded", "Pass", "{}"));
