@@ -364,12 +364,14 @@ jsonschema.Draft4Validator(strip(schema)).validate(loadtest)
 assert len(loadtest["metadata"]["name"]) <= 40
 PY
 
-# ---- the CRD
-check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtests.yaml" \
-  cmp "$chart/crds/kubeload.dev_loadtests.yaml" "$root/crds/kubeload.dev_loadtests.yaml"
-crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |
-  awk '/^# Source: kubeload\/crds\/kubeload.dev_loadtests.yaml$/ {on = 1; next} on && /^---$/ {exit} on')
-check "the CRD Helm renders is crds/kubeload.dev_loadtests.yaml" \
-  test "$crd" = "$(cat "$root/crds/kubeload.dev_loadtests.yaml")"
+# ---- the CRDs
+for file in kubeload.dev_loadtests.yaml kubeload.dev_loadtestschedules.yaml; do
+  check "charts/kubeload/crds/ holds the very file crds/$file" \
+    cmp "$chart/crds/$file" "$root/crds/$file"
+  crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |
+    awk -v source="# Source: kubeload/crds/$file" '$0 == source {on = 1; next} on && /^---$/ {exit} on')
+  check "the CRD Helm renders is crds/$file" \
+    test "$crd" = "$(cat "$root/crds/$file")"
+done
 
 report

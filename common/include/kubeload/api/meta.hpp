@@ -12,6 +12,10 @@ inline constexpr std::string_view kVersion = "v1alpha1";
 inline constexpr std::string_view kApiVersion = "kubeload.dev/v1alpha1";
 inline constexpr std::string_view kKind = "LoadTest";
 inline constexpr std::string_view kPlural = "loadtests";
+// The LoadTestSchedule (kubeload/api/loadtest_schedule.hpp), same group and
+// version: it creates LoadTests on a cron schedule.
+inline constexpr std::string_view kScheduleKind = "LoadTestSchedule";
+inline constexpr std::string_view kSchedulePlural = "loadtestschedules";
 
 // ---- labels
 
@@ -41,6 +45,10 @@ inline constexpr std::string_view kConsentLabel = "kubeload.dev/consent";
 inline constexpr std::string_view kConsentHeaders = "headers";
 inline constexpr std::string_view kConsentCa = "ca";
 
+// On each LoadTest a LoadTestSchedule creates: the schedule's name. The
+// operator finds a schedule's runs by it, and a run's event wakes its schedule.
+inline constexpr std::string_view kScheduleLabel = "kubeload.dev/schedule";
+
 // ---- annotations
 
 // On the worker Job: the start barrier (RFC 3339 with milliseconds), written
@@ -51,5 +59,9 @@ inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
 // LoadTests that may use it, comma-separated. Absent: any LoadTest of the
 // Secret's namespace.
 inline constexpr std::string_view kConsentTestsAnnotation = "kubeload.dev/consent-tests";
+// On each LoadTest a LoadTestSchedule creates: the tick it was created for
+// (RFC 3339, UTC, whole seconds). One run per tick: a LoadTest with the
+// tick's annotation is that tick's run, whichever operator created it.
+inline constexpr std::string_view kScheduledAtAnnotation = "kubeload.dev/scheduled-at";
 
 }  // namespace kubeload::api
