@@ -57,6 +57,10 @@ ResourceRef loadtests(std::string ns) {
   return make(std::string(api::kGroup), std::string(api::kVersion), std::string(api::kPlural),
               std::string(api::kKind), std::move(ns));
 }
+ResourceRef loadtestschedules(std::string ns) {
+  return make(std::string(api::kGroup), std::string(api::kVersion),
+              std::string(api::kSchedulePlural), std::string(api::kScheduleKind), std::move(ns));
+}
 }  // namespace resources
 
 std::string url_encode(std::string_view s) {

@@ -34,6 +34,7 @@ ResourceRef jobs(std::string ns = {});
 ResourceRef leases(std::string ns = {});
 ResourceRef networkpolicies(std::string ns = {});
 ResourceRef loadtests(std::string ns = {});
+ResourceRef loadtestschedules(std::string ns = {});
 ResourceRef secrets(std::string ns = {});
 ResourceRef services(std::string ns = {});
 }  // namespace resources
