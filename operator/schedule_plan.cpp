@@ -77,7 +77,7 @@ std::vector<ConditionValue> decide(const std::string& invalid,
   };
   if (!invalid.empty()) return two(ConditionStatus::False, Reason::InvalidSpec, invalid);
   if (runs.empty()) {
-    return two(ConditionStatus::Unknown, Reason::NoRunFinished,
+    return two(ConditionStatus::True, Reason::NoRunFinished,
                "no run has finished yet" +
                    (next ? "; the next tick is at " + format_time(*next) : std::string()));
   }

@@ -27,14 +27,16 @@
 // The admin's policy needs nothing here: each run is a LoadTest, which the
 // operator checks like any other.
 //
-// Conditions (kstatus reads Stalled; Ready is for people, dashboards and
-// `kubectl wait`):
+// Conditions, as kstatus (cli-utils, Flux) reads them: Stalled=True is
+// Failed; then Ready=True is Current, Ready=False or Unknown InProgress:
 // - Ready True, LastRunPassed: the newest finished run passed;
 // - Ready False, LastRunFailed: it failed (phase Failed or verdict Fail),
 //   naming the run and its message; Stalled True likewise, so kstatus
 //   (Flux, cli-utils) reads the schedule as Failed, not Current;
-// - Ready Unknown, NoRunFinished: no run has finished yet (the schedule is
-//   set up: Stalled False, kstatus Current);
+// - Ready True, NoRunFinished: no run has finished yet. True, not Unknown:
+//   the schedule is set up, and kstatus reads Unknown as InProgress, which
+//   would hold a Flux `wait` until the first tick's run ended (a day for a
+//   nightly test); status.lastRuns, empty, says no verdict is known;
 // - Ready False and Stalled True, InvalidSpec: the schedule, the time zone
 //   or the template's LoadTest spec is wrong, named in the message; nothing
 //   is created until the spec changes.

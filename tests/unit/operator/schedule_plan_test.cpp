@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -14,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/meta.hpp"
+#include "operator/schedule_controller.hpp"
 #include "operator/schedule_plan.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
@@ -364,13 +369,13 @@ TEST(SchedulePlan, ReadyAndStalledFollowTheNewestFinishedRun) {
   const Row rows[] = {
       {"no run yet",
        {},
-       ConditionStatus::Unknown,
+       ConditionStatus::True,
        ConditionStatus::False,
        "NoRunFinished",
        "no run has finished yet; the next tick is at 2026-06-03T02:00:00Z"},
       {"only one running",
        {run("r", "2026-06-02T02:00:00Z", api::Phase::Running)},
-       ConditionStatus::Unknown,
+       ConditionStatus::True,
        ConditionStatus::False,
        "NoRunFinished",
        "no run has finished yet; the next tick is at 2026-06-03T02:00:00Z"},
@@ -474,6 +479,27 @@ TEST(SchedulePlan, ABadSpecIsSaidInTheStatusAndNothingRuns) {
   }
 }
 
+// ---- owning_schedule: which schedule a LoadTest's event wakes
+
+TEST(SchedulePlan, ARunsEventWakesItsSchedule) {
+  json loadtest = json::parse(R"({
+    "metadata": {"name": "nightly-a1b2c", "namespace": "shop",
+                 "labels": {"kubeload.dev/schedule": "nightly"},
+                 "ownerReferences": [{"kind": "LoadTestSchedule", "name": "nightly",
+                                      "uid": "s1", "controller": true}]}
+  })");
+  EXPECT_EQ(owning_schedule(loadtest), "shop/nightly");
+  json unlabelled = loadtest;
+  unlabelled["metadata"].erase("labels");
+  EXPECT_FALSE(owning_schedule(unlabelled));
+  json not_controller = loadtest;
+  not_controller["metadata"]["ownerReferences"][0]["controller"] = false;
+  EXPECT_FALSE(owning_schedule(not_controller));
+  json other_kind = loadtest;
+  other_kind["metadata"]["ownerReferences"][0]["kind"] = "CronJob";
+  EXPECT_FALSE(owning_schedule(other_kind));
+}
+
 // ---- the view of a LoadTest
 
 TEST(SchedulePlan, ReadsARunFromItsObject) {
@@ -556,6 +582,66 @@ TEST(SchedulePlan, TheNightlyExampleIsValidAndRunsAt0215Berlin) {
   EXPECT_EQ(created_ticks(plan), Strings{"2026-06-02T00:15:00Z"});
   EXPECT_EQ(o.schedule.spec.concurrency_policy, api::ConcurrencyPolicy::Forbid);
   EXPECT_EQ(o.schedule.spec.starting_deadline_seconds, 3600);
+}
+
+// ---- the objects tests/gitops reads with kstatus (sigs.k8s.io and Flux's)
+
+json schedule_object(const ScheduleObservation& o, const json& status) {
+  json object = o.schedule;
+  object["status"] = status;
+  return object;
+}
+
+std::map<std::string, json> gitops_schedule_fixtures() {
+  std::map<std::string, json> out;
+  const auto planned = [](ScheduleObservation o) {
+    return schedule_object(o, json(plan_schedule(o).status));
+  };
+  ScheduleObservation o = observe("2026-06-01T12:00:01Z");
+  // As the API server returns it before the operator wrote a status (the
+  // CRD's default).
+  out["unseen"] = schedule_object(o, json{{"observedGeneration", 0}});
+  out["no-run-yet"] = planned(o);
+  o.now = at("2026-06-02T12:00:00Z");
+  o.schedule.status.last_schedule_time = at("2026-06-02T02:00:00Z");
+  o.runs = {run("nightly-a1b2c", "2026-06-02T02:00:00Z", api::Phase::Running)};
+  out["running"] = planned(o);
+  o.runs = {
+      run("nightly-a1b2c", "2026-06-02T02:00:00Z", api::Phase::Succeeded, api::Verdict::Pass)};
+  out["passed"] = planned(o);
+  json stale = out["passed"];
+  stale["metadata"]["generation"] = 2;
+  stale["spec"]["schedule"] = "0 3 * * *";
+  out["stale-passed"] = stale;
+  o.runs = {
+      run("nightly-a1b2c", "2026-06-02T02:00:00Z", api::Phase::Succeeded, api::Verdict::Fail)};
+  out["last-run-failed"] = planned(o);
+  o.schedule.spec.schedule = "0 2 * * 8";
+  out["invalid-spec"] = planned(o);
+  return out;
+}
+
+TEST(SchedulePlanGolden, GitopsFixturesAreWhatThePlanWrites) {
+  const std::filesystem::path dir =
+      std::filesystem::path(KUBELOAD_SOURCE_DIR) / "tests/gitops/testdata/schedule";
+  const char* update = std::getenv("KUBELOAD_UPDATE_GOLDEN");
+  const bool updating = update != nullptr && std::string(update) == "1";
+  for (const auto& [name, object] : gitops_schedule_fixtures()) {
+    const std::filesystem::path path = dir / (name + ".json");
+    if (updating) {
+      std::filesystem::create_directories(dir);
+      std::ofstream out(path, std::ios::trunc);
+      ASSERT_TRUE(out) << "cannot write " << path;
+      out << object.dump(2) << "\n";
+      continue;
+    }
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
+    EXPECT_EQ(json::parse(in), object)
+        << path << " differs from what the plan writes; after an intended change, "
+        << "rerun with KUBELOAD_UPDATE_GOLDEN=1 and run the tests in tests/gitops";
+  }
+  if (updating) GTEST_SKIP() << "rewrote " << dir;
 }
 
 }  // namespace
