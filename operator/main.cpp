@@ -677,13 +677,22 @@ int main(int argc, char** argv) {
     return usage_error("--health-addr \"" + flags.health_address + "\": " + e.what());
   }
 
-  for (auto* watch : {&loadtests, &schedules, &jobs, &pods}) {
+  for (auto* watch : {&loadtests, &jobs, &pods}) {
     while (!watch->wait_until_synced(std::chrono::seconds(5))) {
       log.warn("waiting for the API server", {{"error", watch->last_error()}});
     }
   }
   synced.store(true);
   log.info("caches synced", {{"loadtests", loadtests.items().size()}});
+  // Schedules do not hold the LoadTests up: a cluster upgraded by Helm,
+  // which never upgrades a chart's CRDs, may lack the LoadTestSchedule CRD
+  // until `kubectl apply -f crds/` (docs/deploy.md); its watch keeps trying.
+  if (!schedules.wait_until_synced(std::chrono::seconds(5))) {
+    log.warn("LoadTestSchedules are not watched yet: is the CRD installed?",
+             {{"crd", std::string(kubeload::api::kSchedulePlural) + "." +
+                          std::string(kubeload::api::kGroup)},
+              {"error", schedules.last_error()}});
+  }
 
   kc::OperatorConfig config = flags.limits;
   config.loadgen_image = flags.loadgen_image;
