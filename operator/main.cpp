@@ -614,7 +614,9 @@ int main(int argc, char** argv) {
                                 queue.add(kube::object_key(object));
                               }
                               // A run of a schedule changed: its schedule's status follows.
-                              if (auto key = kc::owning_schedule(object)) schedule_queue.add(*key);
+                              if (auto key = kc::schedule_to_wake(type, object)) {
+                                schedule_queue.add(*key);
+                              }
                             });
   kube::ListWatchOptions schedule_options;
   schedule_options.resource = kube::resources::loadtestschedules(flags.namespace_);

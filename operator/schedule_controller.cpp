@@ -30,6 +30,14 @@ std::optional<std::string> owning_schedule(const json& loadtest) {
   return std::nullopt;
 }
 
+std::optional<std::string> schedule_to_wake(kube::WatchEventType type, const json& loadtest) {
+  if (type == kube::WatchEventType::Modified &&
+      !api::is_final_phase(text(member(member(loadtest, "status"), "phase")))) {
+    return std::nullopt;
+  }
+  return owning_schedule(loadtest);
+}
+
 ScheduleReconciler::ScheduleReconciler(kube::Client& client, Logger& log, ClockFn clock,
                                        MayActFn may_act)
     : client_(client), log_(log), clock_(std::move(clock)), may_act_(std::move(may_act)) {}

@@ -24,6 +24,13 @@ namespace kubeload::controller {
 // label. The LoadTest watch wakes the schedule with it, so a run that ends
 // updates its schedule's status at once.
 std::optional<std::string> owning_schedule(const nlohmann::json& loadtest);
+// The schedule a LoadTest watch event should wake: its owning_schedule when
+// the run appeared, went, or is finished. The status writes of a run going
+// on (every second or so) change nothing the schedule reads (it is active
+// either way), so they wake nothing: each would cost the schedule a read
+// and a list of its runs.
+std::optional<std::string> schedule_to_wake(kube::WatchEventType type,
+                                            const nlohmann::json& loadtest);
 
 class ScheduleReconciler {
  public:

@@ -495,6 +495,15 @@ TEST(SchedulePlan, ARunsEventWakesItsSchedule) {
   json not_controller = loadtest;
   not_controller["metadata"]["ownerReferences"][0]["controller"] = false;
   EXPECT_FALSE(owning_schedule(not_controller));
+  // A run going on changes nothing the schedule reads; one appearing,
+  // finishing or going does.
+  using kube::WatchEventType;
+  EXPECT_FALSE(schedule_to_wake(WatchEventType::Modified, loadtest));
+  json final = loadtest;
+  final["status"]["phase"] = "Failed";
+  EXPECT_EQ(schedule_to_wake(WatchEventType::Modified, final), "shop/nightly");
+  EXPECT_EQ(schedule_to_wake(WatchEventType::Added, loadtest), "shop/nightly");
+  EXPECT_EQ(schedule_to_wake(WatchEventType::Deleted, loadtest), "shop/nightly");
   json other_kind = loadtest;
   other_kind["metadata"]["ownerReferences"][0]["kind"] = "CronJob";
   EXPECT_FALSE(owning_schedule(other_kind));
