@@ -599,9 +599,11 @@ int main(int argc, char** argv) {
       std::string(kubeload::api::kManagedByLabel) + "=" + std::string(kubeload::api::kManagedBy);
   kube::ListWatchOptions loadtest_options;
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
-  // Keys and the event filter's metadata are all this cache serves: each
-  // reconcile reads its LoadTest fresh, so no spec (no request body) is held.
-  loadtest_options.keep = kube::CacheKeep::metadata;
+  // Keys, the event filter's metadata and the phase (a run's end wakes its
+  // schedule: schedule_to_wake) are all this cache serves: each reconcile
+  // reads its LoadTest fresh, so no spec (no request body) and no result is
+  // held.
+  loadtest_options.keep = kube::CacheKeep::metadata_and_phase;
   kc::LoadTestEventFilter loadtest_events;
   // LoadTestSchedules have a queue of their own, served by one thread: a
   // schedule's pass is one read, one list and a few writes, and apart from
