@@ -147,8 +147,10 @@ ScheduledRun scheduled_run(const nlohmann::json& object) {
 // "may be used uninitialized": a false positive in std::variant's move
 // constructor with an nlohmann::json inside (every alternative is built
 // whole before it is pushed).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 SchedulePlan plan_schedule(const ScheduleObservation& observed) {
   const api::LoadTestSchedule& schedule = observed.schedule;
   const api::LoadTestScheduleSpec& spec = schedule.spec;
@@ -265,6 +267,8 @@ SchedulePlan plan_schedule(const ScheduleObservation& observed) {
   }
   return out;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 }  // namespace kubeload::controller
