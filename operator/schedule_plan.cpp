@@ -207,8 +207,8 @@ SchedulePlan plan_schedule(const ScheduleObservation& observed) {
         std::string names;
         for (const ScheduledRun* run : active) names += (names.empty() ? "" : ", ") + run->name;
         event("Normal", Reason::RunStillActive,
-              "skipped the tick at " + at + ": " + names +
-                  " has not finished (concurrencyPolicy Forbid)");
+              "skipped the tick at " + at + ": " + names + (active.size() == 1 ? " has" : " have") +
+                  " not finished (concurrencyPolicy Forbid)");
       } else {
         if (spec.concurrency_policy == ConcurrencyPolicy::Replace) {
           for (const ScheduledRun* run : active) {

@@ -7,8 +7,8 @@
 //
 // The rules are CronJob's:
 // - only the latest tick since the last one handled is run (ticks missed
-//   while the operator was away are not all run), and not one the schedule
-//   was created after;
+//   while the operator was away are not all run), and none from before the
+//   schedule was created;
 // - a tick the operator comes to more than startingDeadlineSeconds late is
 //   skipped (Event MissedSchedule, status.lastSkippedTime);
 // - one run per tick: a LoadTest of the schedule whose kubeload.dev/

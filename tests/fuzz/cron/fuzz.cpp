@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // up to 255 hours.
   const CronTime at = CronTime{std::chrono::seconds(1774742400)} + std::chrono::hours(pick);
   const std::optional<CronTime> next = kubeload::controller::next_tick(parsed, at);
-  if (next && (*next <= at || next->time_since_epoch() % std::chrono::minutes(1) != CronTime::duration{})) {
+  if (next &&
+      (*next <= at || next->time_since_epoch() % std::chrono::minutes(1) != CronTime::duration{})) {
     std::abort();
   }
   const std::optional<CronTime> latest = kubeload::controller::latest_tick(parsed, at);
