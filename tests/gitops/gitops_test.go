@@ -536,3 +536,43 @@ func TestScheduleFixturesReadRightInKstatus(t *testing.T) {
 		}
 	}
 }
+
+const scheduleHealthLuaPath = repoRoot + "/deploy/argocd/resource_customizations/kubeload.dev/LoadTestSchedule/health.lua"
+
+// What the Argo CD health check of a LoadTestSchedule says of each fixture:
+// the same as kstatus (Failed is Degraded, InProgress Progressing, Current
+// Healthy).
+var scheduleArgoFor = map[status.Status]string{
+	status.InProgressStatus: "Progressing",
+	status.CurrentStatus:    "Healthy",
+	status.FailedStatus:     "Degraded",
+}
+
+func TestScheduleFixturesReadRightInArgoCD(t *testing.T) {
+	script := readFile(t, scheduleHealthLuaPath)
+	for state, obj := range loadObjects(t, "testdata/schedule") {
+		want := scheduleArgoFor[scheduleExpected[state]]
+		for _, openLibs := range []bool{true, false} {
+			health, message, err := argoHealth(obj, script, openLibs)
+			if err != nil {
+				t.Errorf("%s (open libs %v): %v", state, openLibs, err)
+				continue
+			}
+			if health != want {
+				t.Errorf("%s (open libs %v): Argo CD health %s (%s), want %s", state, openLibs, health, message, want)
+			}
+			if message == "" {
+				t.Errorf("%s: the Argo CD health check gives no message", state)
+			}
+		}
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, argocdCMPath)), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Data["resource.customizations.health.kubeload.dev_LoadTestSchedule"]; got != script {
+		t.Errorf("%s: the LoadTestSchedule key differs from %s", argocdCMPath, scheduleHealthLuaPath)
+	}
+}
