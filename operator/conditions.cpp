@@ -137,7 +137,7 @@ GateReading read_gate(const json& loadtest) {
 }
 
 api::Condition condition(const ConditionValue& value, int64_t generation,
-                         const api::LoadTestStatus& current, Timestamp now) {
+                         const std::vector<api::Condition>& current, Timestamp now) {
   api::Condition made;
   made.type = value.type;
   made.status = api::parse_condition_status(value.status).value_or(ConditionStatus::Unknown);
@@ -147,7 +147,7 @@ api::Condition condition(const ConditionValue& value, int64_t generation,
   made.last_transition_time = api::whole_seconds(now);
   // As meta.SetStatusCondition: the transition time moves only when the
   // status does.
-  for (const api::Condition& old : current.conditions) {
+  for (const api::Condition& old : current) {
     if (old.type == made.type) {
       if (old.status == made.status) made.last_transition_time = old.last_transition_time;
       break;

@@ -79,7 +79,11 @@ std::vector<ConditionValue> decide_conditions(const ConditionFacts& facts);
 // lastTransitionTime is the one in `current` while the status stays the
 // same, else `now`.
 api::Condition condition(const ConditionValue& value, int64_t generation,
-                         const api::LoadTestStatus& current, Timestamp now);
+                         const std::vector<api::Condition>& current, Timestamp now);
+inline api::Condition condition(const ConditionValue& value, int64_t generation,
+                                const api::LoadTestStatus& current, Timestamp now) {
+  return condition(value, generation, current.conditions, now);
+}
 // Sets `made` in `conditions`: in the place of the condition of its type, or last.
 void set_condition(std::vector<api::Condition>& conditions, api::Condition made);
 

@@ -39,10 +39,8 @@ std::string string_at(const json& object, std::initializer_list<const char*> pat
   return value.is_string() ? value.get<std::string>() : std::string{};
 }
 
-// A merge patch that turns `current` into `next`: keys that disappear are
-// set to null (RFC 7386), everything else is replaced wholesale. The
-// resourceVersion makes it conditional: 409 when the LoadTest changed since
-// the status was computed.
+}  // namespace
+
 json status_patch(const json& current, const json& next, const std::string& resource_version) {
   json status = next;
   if (current.is_object()) {
@@ -54,8 +52,6 @@ json status_patch(const json& current, const json& next, const std::string& reso
   if (!resource_version.empty()) patch["metadata"]["resourceVersion"] = resource_version;
   return patch;
 }
-
-}  // namespace
 
 Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
                        const kube::ListWatch& pods, OperatorConfig config,

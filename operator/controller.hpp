@@ -38,6 +38,13 @@ namespace kubeload::controller {
 std::optional<std::string> owning_loadtest(const nlohmann::json& object,
                                            const kube::ListWatch* jobs);
 
+// A merge patch of the status subresource that turns `current` into `next`:
+// keys that disappear are set to null (RFC 7386), everything else is
+// replaced wholesale. The resourceVersion makes it conditional: 409 when the
+// object changed since the status was computed.
+nlohmann::json status_patch(const nlohmann::json& current, const nlohmann::json& next,
+                            const std::string& resource_version);
+
 struct ReconcileOutcome {
   std::optional<std::chrono::milliseconds> requeue_after;
 };

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "kubeload/names.hpp"
+#include "kubeload/rfc3339.hpp"
 #include "operator/labels.hpp"
 #include "operator/run_timing.hpp"
 
@@ -522,6 +523,35 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
     job["spec"]["ttlSecondsAfterFinished"] = config.kept_job_ttl_seconds;
   }
   return job;
+}
+
+json build_scheduled_loadtest(const api::LoadTestSchedule& schedule, api::Time scheduled_at) {
+  const api::ObjectMeta& meta = schedule.metadata;
+  const std::string& name = required(meta.name, "metadata.name");
+  json labels = schedule.spec.template_.labels;
+  labels[std::string(api::kScheduleLabel)] = loadtest_label_value(name);
+  if (!labels.contains(std::string(kTestLabel))) {
+    labels[std::string(kTestLabel)] = loadtest_label_value(name);
+  }
+  json annotations = schedule.spec.template_.annotations;
+  annotations[std::string(api::kScheduledAtAnnotation)] =
+      rfc3339::format(api::whole_seconds(scheduled_at));
+  const json owner = {{"apiVersion", kDefaultApiVersion},
+                      {"kind", api::kScheduleKind},
+                      {"name", name},
+                      {"uid", required(meta.uid, "metadata.uid")},
+                      {"controller", true},
+                      {"blockOwnerDeletion", true}};
+  const json& spec = schedule.spec.template_.spec;
+  return {{"apiVersion", kDefaultApiVersion},
+          {"kind", api::kKind},
+          {"metadata",
+           {{"generateName", name + "-"},
+            {"namespace", required(meta.namespace_, "metadata.namespace")},
+            {"labels", std::move(labels)},
+            {"annotations", std::move(annotations)},
+            {"ownerReferences", json::array({owner})}}},
+          {"spec", spec.is_object() ? spec : json::object()}};
 }
 
 }  // namespace kubeload::controller

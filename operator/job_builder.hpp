@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/loadtest.hpp"
+#include "kubeload/api/loadtest_schedule.hpp"
 
 #include "kubeload/names.hpp"
 #include "kubeload/spec.hpp"
@@ -97,5 +98,17 @@ nlohmann::json build_worker_network_policy(const api::LoadTest& loadtest, const 
 nlohmann::json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                                 const OperatorConfig& config,
                                 const std::vector<DecidedDestination>& decided = {});
+
+// The LoadTest a LoadTestSchedule creates for the tick `scheduled_at`:
+// named by generateName `<schedule>-`, in the schedule's namespace, with
+// spec.template's labels and annotations, the kubeload.dev/schedule label
+// (loadtest_label_value of the schedule's name) and the
+// kubeload.dev/scheduled-at annotation (the tick, RFC 3339), the
+// kubeload.dev/test label defaulting to the schedule's name (so its runs
+// form one test's history), the template's spec as given, and the schedule
+// as its controlling owner (its runs go with it). Throws
+// std::invalid_argument when metadata.name, namespace or uid is missing.
+nlohmann::json build_scheduled_loadtest(const api::LoadTestSchedule& schedule,
+                                        api::Time scheduled_at);
 
 }  // namespace kubeload::controller

@@ -38,6 +38,7 @@
 #include "operator/event_filter.hpp"
 #include "operator/leader_election.hpp"
 #include "operator/prometheus_client.hpp"
+#include "operator/schedule_controller.hpp"
 #include "operator/work_queue.hpp"
 #include "operator/worker_token_key.hpp"
 
@@ -660,15 +661,33 @@ int main(int argc, char** argv) {
       std::string(kubeload::api::kManagedByLabel) + "=" + std::string(kubeload::api::kManagedBy);
   kube::ListWatchOptions loadtest_options;
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
-  // Keys and the event filter's metadata are all this cache serves: each
-  // reconcile reads its LoadTest fresh, so no spec (no request body) is held.
-  loadtest_options.keep = kube::CacheKeep::metadata;
+  // Keys, the event filter's metadata and the phase (a run's end wakes its
+  // schedule: schedule_to_wake) are all this cache serves: each reconcile
+  // reads its LoadTest fresh, so no spec (no request body) and no result is
+  // held.
+  loadtest_options.keep = kube::CacheKeep::metadata_and_phase;
   kc::LoadTestEventFilter loadtest_events;
+  // LoadTestSchedules have a queue of their own, served by one thread: a
+  // schedule's pass is one read, one list and a few writes, and apart from
+  // the LoadTests' queue its keys (the same "namespace/name" form) never
+  // meet a LoadTest's, nor wait behind a pass that calls a thousand workers.
+  kc::WorkQueue schedule_queue;
   kube::ListWatch loadtests(client, loadtest_options,
                             [&](kube::WatchEventType type, const nlohmann::json& object) {
                               if (loadtest_events.should_reconcile(type, object)) {
                                 queue.add(kube::object_key(object));
                               }
+                              // A run of a schedule changed: its schedule's status follows.
+                              if (auto key = kc::schedule_to_wake(type, object)) {
+                                schedule_queue.add(*key);
+                              }
+                            });
+  kube::ListWatchOptions schedule_options;
+  schedule_options.resource = kube::resources::loadtestschedules(flags.namespace_);
+  schedule_options.keep = kube::CacheKeep::metadata;
+  kube::ListWatch schedules(client, schedule_options,
+                            [&](kube::WatchEventType, const nlohmann::json& object) {
+                              schedule_queue.add(kube::object_key(object));
                             });
   kube::ListWatchOptions job_options;
   job_options.resource = kube::resources::jobs(flags.namespace_);
@@ -731,6 +750,15 @@ int main(int argc, char** argv) {
   }
   synced.store(true);
   log.info("caches synced", {{"loadtests", loadtests.items().size()}});
+  // Schedules do not hold the LoadTests up: a cluster upgraded by Helm,
+  // which never upgrades a chart's CRDs, may lack the LoadTestSchedule CRD
+  // until `kubectl apply -f crds/` (docs/deploy.md); its watch keeps trying.
+  if (!schedules.wait_until_synced(std::chrono::seconds(5))) {
+    log.warn("LoadTestSchedules are not watched yet: is the CRD installed?",
+             {{"crd", std::string(kubeload::api::kSchedulePlural) + "." +
+                          std::string(kubeload::api::kGroup)},
+              {"error", schedules.last_error()}});
+  }
 
   kc::OperatorConfig config = flags.limits;
   config.loadgen_image = flags.loadgen_image;
@@ -815,14 +843,41 @@ int main(int argc, char** argv) {
     });
   }
 
+  kc::ScheduleReconciler schedule_reconciler(
+      client, log, [] { return std::chrono::system_clock::now(); },
+      [&elector] { return !elector || elector->leading(); });
+  std::thread schedule_worker([&] {
+    while (auto key = schedule_queue.get()) {
+      if (elector && !elector->leading()) {
+        schedule_queue.done(*key);
+        schedule_queue.add_after(*key, std::chrono::seconds(2));
+        continue;
+      }
+      const auto [namespace_, name] = split_key(*key);
+      try {
+        const kc::ReconcileOutcome outcome = schedule_reconciler.reconcile(namespace_, name);
+        schedule_queue.forget(*key);
+        if (outcome.requeue_after) schedule_queue.add_after(*key, *outcome.requeue_after);
+      } catch (const std::exception& e) {
+        log.error("schedule reconcile failed", {{"schedule", *key}, {"error", e.what()}});
+        schedule_queue.add_rate_limited(*key);
+      }
+      schedule_queue.done(*key);
+    }
+  });
+
   // Level-triggered safety net, like controller-runtime's SyncPeriod: every
-  // LoadTest is looked at again now and then, even when no event arrived.
+  // LoadTest and schedule is looked at again now and then, even when no
+  // event arrived.
   std::jthread resync([&](std::stop_token stop) {
     std::mutex mutex;
     std::condition_variable_any wake;
     std::unique_lock lock(mutex);
     while (!wake.wait_for(lock, stop, flags.resync_period, [&] { return stop.stop_requested(); })) {
       for (const auto& object : loadtests.items()) queue.add(kube::object_key(*object));
+      for (const auto& object : schedules.items()) {
+        schedule_queue.add(kube::object_key(*object));
+      }
     }
   });
 
@@ -832,7 +887,9 @@ int main(int argc, char** argv) {
   resync.request_stop();
   resync.join();
   queue.shut_down();
+  schedule_queue.shut_down();
   for (auto& w : workers) w.join();
+  schedule_worker.join();
   health.close().wait();
   return 0;
 }

@@ -22,8 +22,18 @@ void trim_for_cache(nlohmann::json& object, CacheKeep keep) {
     for (auto it = object.begin(); it != object.end();) {
       const std::string& key = it.key();
       const bool kept = key == "apiVersion" || key == "kind" || key == "metadata" ||
-                        (key == "status" && keep == CacheKeep::metadata_and_status);
+                        (key == "status" && (keep == CacheKeep::metadata_and_status ||
+                                             keep == CacheKeep::metadata_and_phase));
       it = kept ? std::next(it) : object.erase(it);
+    }
+  }
+  if (keep == CacheKeep::metadata_and_phase) {
+    if (auto status = object.find("status"); status != object.end()) {
+      if (status->is_object() && status->contains("phase")) {
+        *status = nlohmann::json{{"phase", (*status)["phase"]}};
+      } else {
+        object.erase(status);
+      }
     }
   }
   if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {

@@ -36,6 +36,11 @@ enum class CacheKeep {
   // the reader already knows (a Job's pods: the spec is the Job's template,
   // a few KiB per pod that 1,000 workers would multiply).
   metadata_and_status,
+  // ... metadata and status.phase alone: for objects whose status is large
+  // and whose handlers tell only where in its life an object is (a
+  // LoadTest's merged result stays on the server; the end of a run still
+  // reaches the handler).
+  metadata_and_phase,
 };
 
 struct ListWatchOptions {

@@ -61,6 +61,10 @@ ResourceRef loadtestresults(std::string ns) {
   return make(std::string(api::kGroup), std::string(api::kVersion), std::string(api::kResultPlural),
               std::string(api::kResultKind), std::move(ns));
 }
+ResourceRef loadtestschedules(std::string ns) {
+  return make(std::string(api::kGroup), std::string(api::kVersion),
+              std::string(api::kSchedulePlural), std::string(api::kScheduleKind), std::move(ns));
+}
 }  // namespace resources
 
 std::string url_encode(std::string_view s) {

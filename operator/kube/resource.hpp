@@ -35,6 +35,7 @@ ResourceRef leases(std::string ns = {});
 ResourceRef networkpolicies(std::string ns = {});
 ResourceRef loadtests(std::string ns = {});
 ResourceRef loadtestresults(std::string ns = {});
+ResourceRef loadtestschedules(std::string ns = {});
 ResourceRef secrets(std::string ns = {});
 ResourceRef services(std::string ns = {});
 }  // namespace resources

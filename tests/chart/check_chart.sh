@@ -140,19 +140,30 @@ check "Kubernetes 1.31.0: renders, with the admission policy" \
 render_to defaults --skip-tests
 rendered=$(cat "$work/defaults.yaml")
 check "helm template renders (default: $(kinds <<<"$rendered"))" \
-  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ConfigMap Deployment Deployment Role Role Role Role RoleBinding RoleBinding RoleBinding RoleBinding Service Service ServiceAccount ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
+  test "$(kinds <<<"$rendered")" = "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ConfigMap Deployment Deployment Role Role Role Role RoleBinding RoleBinding RoleBinding RoleBinding Service Service ServiceAccount ServiceAccount ValidatingAdmissionPolicy ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding ValidatingAdmissionPolicyBinding"
 check "policy.admission=false: no admission policy" \
   bash -c "! grep -q 'kind: ValidatingAdmission' <<<\"\$1\"" _ "$(render --set policy.admission=false)"
 check "the admission policy denies the API server by the live kubernetes Service (param), not an address looked up at install" \
   py "
-policy = one(1, 'ValidatingAdmissionPolicy')
-binding = one(1, 'ValidatingAdmissionPolicyBinding')
+policy = one(1, 'ValidatingAdmissionPolicy', 'kubeload-kubeload-system-loadtests')
+binding = one(1, 'ValidatingAdmissionPolicyBinding', 'kubeload-kubeload-system-loadtests')
 assert policy['spec']['paramKind'] == {'apiVersion': 'v1', 'kind': 'Service'}, policy['spec'].get('paramKind')
 assert binding['spec']['paramRef'] == {'name': 'kubernetes', 'namespace': 'default', 'parameterNotFoundAction': 'Deny'}, binding['spec']
 text = json.dumps(policy)
 assert 'params.spec.clusterIPs' in text and 'variables.apiServerAddresses.exists' in text
 assert 'kubernetes.default.svc' in text and 'params.metadata.name' in text
 " defaults
+render_to no-secret-rule --skip-tests --set policy.headersFromNeedsSecretAccess=false
+check "a LoadTestSchedule's template: headersFrom only with its author's own Secret access (its runs are created by the operator); none without headersFromNeedsSecretAccess" \
+  py "
+policy = one(1, 'ValidatingAdmissionPolicy', 'kubeload-kubeload-system-loadtestschedules')
+binding = one(1, 'ValidatingAdmissionPolicyBinding', 'kubeload-kubeload-system-loadtestschedules')
+assert policy['spec']['matchConstraints']['resourceRules'][0]['resources'] == ['loadtestschedules'], policy['spec']
+assert binding['spec']['policyName'] == policy['metadata']['name'], binding['spec']
+text = json.dumps(policy)
+assert 'object.spec.template.spec.requests' in text and \"check('get')\" in text, text
+assert not [d for d in docs(2) if d['kind'] == 'ValidatingAdmissionPolicy' and d['metadata']['name'].endswith('schedules')]
+" defaults no-secret-rule
 check "the worker token key: no Secret in the chart; --worker-token-key-secret names <fullname>-worker-token-key; a Role may create Secrets and get only that one" \
   py "
 assert not [d for d in docs(1) if d['kind'] == 'Secret']
@@ -381,13 +392,13 @@ for role in ('loadtest-author', 'loadtest-viewer'):
 " history "$NS"
 
 # ---- the CRDs
-check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtests.yaml" \
-  cmp "$chart/crds/kubeload.dev_loadtests.yaml" "$root/crds/kubeload.dev_loadtests.yaml"
-check "charts/kubeload/crds/ holds the very file crds/kubeload.dev_loadtestresults.yaml" \
-  cmp "$chart/crds/kubeload.dev_loadtestresults.yaml" "$root/crds/kubeload.dev_loadtestresults.yaml"
-crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |
-  awk '/^# Source: kubeload\/crds\/kubeload.dev_loadtests.yaml$/ {on = 1; next} on && /^---$/ {exit} on')
-check "the CRD Helm renders is crds/kubeload.dev_loadtests.yaml" \
-  test "$crd" = "$(cat "$root/crds/kubeload.dev_loadtests.yaml")"
+for file in kubeload.dev_loadtests.yaml kubeload.dev_loadtestresults.yaml kubeload.dev_loadtestschedules.yaml; do
+  check "charts/kubeload/crds/ holds the very file crds/$file" \
+    cmp "$chart/crds/$file" "$root/crds/$file"
+  crd=$(helm template "$RELEASE" "$chart" --include-crds 2>/dev/null |
+    awk -v source="# Source: kubeload/crds/$file" '$0 == source {on = 1; next} on && /^---$/ {exit} on')
+  check "the CRD Helm renders is crds/$file" \
+    test "$crd" = "$(cat "$root/crds/$file")"
+done
 
 report

@@ -4,6 +4,8 @@
 - every field of the LoadTest CRD (crds/kubeload.dev_loadtests.yaml) is in the
   field tables, and every field the tables name is in the CRD (fields under
   status.result, which the CRD leaves open, must be keys the code writes);
+  likewise the LoadTestSchedule CRD (crds/kubeload.dev_loadtestschedules.yaml)
+  and the field tables of the page's "## LoadTestSchedule" section;
 - every metric the C++ code registers ("kubeload_..." in loadgen/ and
   operator/) is documented, and every documented metric is registered;
 - every reason and condition type of the status vocabulary
@@ -39,10 +41,10 @@ def sources(*patterns):
     return text
 
 
-def crd_fields():
+def crd_fields(path="crds/kubeload.dev_loadtests.yaml"):
     """Dotted paths of every property below spec and status ("spec.requests[].name"),
     and the paths whose subtree the CRD leaves open."""
-    crd = yaml.safe_load(read("crds/kubeload.dev_loadtests.yaml"))
+    crd = yaml.safe_load(read(path))
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
     fields, open_paths = set(), set()
 
@@ -99,9 +101,13 @@ def documented_reasons(doc):
         if len(cells) != 3:
             continue
         first, second, third = cells
+        if first.startswith(("`spec.", "`status.")):
+            continue  # a field table (the LoadTestSchedule's, in this span)
         if re.fullmatch(r"`\w+`", first) and first.strip("`") in (
                 "Pending", "Starting", "Running", "Succeeded", "Failed"):
             reasons.add(second.strip("`"))  # phase | reason | when
+        elif first in ("`Normal`", "`Warning`"):
+            reasons.add(second.strip("`"))  # an Event: type | reason | when
         else:
             conditions.add(first.strip("`"))  # type | status | reason
             reasons |= set(re.findall(r"`([A-Z][a-z]+(?:[A-Z][a-z]+)+)`", third))
@@ -149,8 +155,17 @@ def main():
         return any(path.startswith(p + ".") or path.startswith(p + "[]") for p in open_paths) and \
             path.rsplit(".", 1)[-1].rstrip("[]") in result_keys
 
-    n_fields = compare("LoadTest fields", fields, documented_fields(doc),
+    # The schedule's section (between "## LoadTestSchedule" and the next
+    # "## ") has its own field tables; the rest of the page is the LoadTest's.
+    start = doc.index("## LoadTestSchedule")
+    end = doc.index("\n## ", start + 1)
+    schedule_doc, loadtest_doc = doc[start:end], doc[:start] + doc[end:]
+    n_fields = compare("LoadTest fields", fields, documented_fields(loadtest_doc),
                        "crds/kubeload.dev_loadtests.yaml", under_open_path)
+    schedule_fields, _ = crd_fields("crds/kubeload.dev_loadtestschedules.yaml")
+    n_fields += compare("LoadTestSchedule fields", schedule_fields,
+                        documented_fields(schedule_doc),
+                        "crds/kubeload.dev_loadtestschedules.yaml")
 
     metric_code = sources("loadgen/**/*.cpp", "operator/**/*.cpp")
     n_metrics = compare("metrics", registered_metrics(metric_code), documented_metrics(doc),

@@ -490,3 +490,91 @@ func writeArgoCDConfigMap(t *testing.T, script string) {
 		t.Fatal(err)
 	}
 }
+
+// ---- LoadTestSchedules ------------------------------------------------------------
+
+// scheduleExpected is what kstatus must conclude from a LoadTestSchedule, by
+// fixture (testdata/schedule/<state>.json, written by the unit tests'
+// SchedulePlanGolden from plan_schedule): a schedule whose newest run failed
+// (or whose spec is invalid) is Failed (Stalled=True), never Current; one
+// whose status is of an older generation is InProgress; one whose newest
+// run passed, or with no run finished yet (Ready=True, NoRunFinished: kstatus
+// reads Ready=Unknown as InProgress), or with a run going, is Current.
+var scheduleExpected = map[string]status.Status{
+	"unseen":          status.InProgressStatus,
+	"no-run-yet":      status.CurrentStatus,
+	"running":         status.CurrentStatus,
+	"passed":          status.CurrentStatus,
+	"stale-passed":    status.InProgressStatus,
+	"last-run-failed": status.FailedStatus,
+	"invalid-spec":    status.FailedStatus,
+}
+
+func TestScheduleFixturesReadRightInKstatus(t *testing.T) {
+	objects := loadObjects(t, "testdata/schedule")
+	if len(objects) == 0 {
+		t.Fatal("testdata/schedule is empty (the unit tests write it with KUBELOAD_UPDATE_GOLDEN=1)")
+	}
+	for state, obj := range objects {
+		want, known := scheduleExpected[state]
+		if !known {
+			t.Errorf("%s: no expected kstatus for this schedule state (known: %v)", state, keys(scheduleExpected))
+			continue
+		}
+		if result, err := status.Compute(obj); err != nil {
+			t.Errorf("%s: kstatus (sigs.k8s.io/cli-utils): %v", state, err)
+		} else if result.Status != want {
+			t.Errorf("%s: kstatus (sigs.k8s.io/cli-utils) reads %s (%s), want %s", state, result.Status, result.Message, want)
+		}
+		if result, err := fluxstatus.Compute(obj); err != nil {
+			t.Errorf("%s: kstatus (fluxcd/cli-utils): %v", state, err)
+		} else if result.Status.String() != want.String() {
+			t.Errorf("%s: kstatus (fluxcd/cli-utils) reads %s (%s), want %s", state, result.Status, result.Message, want)
+		}
+	}
+	for state := range scheduleExpected {
+		if objects[state] == nil {
+			t.Errorf("testdata/schedule/%s.json is missing", state)
+		}
+	}
+}
+
+const scheduleHealthLuaPath = repoRoot + "/deploy/argocd/resource_customizations/kubeload.dev/LoadTestSchedule/health.lua"
+
+// What the Argo CD health check of a LoadTestSchedule says of each fixture:
+// the same as kstatus (Failed is Degraded, InProgress Progressing, Current
+// Healthy).
+var scheduleArgoFor = map[status.Status]string{
+	status.InProgressStatus: "Progressing",
+	status.CurrentStatus:    "Healthy",
+	status.FailedStatus:     "Degraded",
+}
+
+func TestScheduleFixturesReadRightInArgoCD(t *testing.T) {
+	script := readFile(t, scheduleHealthLuaPath)
+	for state, obj := range loadObjects(t, "testdata/schedule") {
+		want := scheduleArgoFor[scheduleExpected[state]]
+		for _, openLibs := range []bool{true, false} {
+			health, message, err := argoHealth(obj, script, openLibs)
+			if err != nil {
+				t.Errorf("%s (open libs %v): %v", state, openLibs, err)
+				continue
+			}
+			if health != want {
+				t.Errorf("%s (open libs %v): Argo CD health %s (%s), want %s", state, openLibs, health, message, want)
+			}
+			if message == "" {
+				t.Errorf("%s: the Argo CD health check gives no message", state)
+			}
+		}
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, argocdCMPath)), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Data["resource.customizations.health.kubeload.dev_LoadTestSchedule"]; got != script {
+		t.Errorf("%s: the LoadTestSchedule key differs from %s", argocdCMPath, scheduleHealthLuaPath)
+	}
+}

@@ -66,9 +66,12 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 (all namespaces) and the Role (watchNamespace); docs/deploy.md says why each.
 */}}
 {{- define "kubeload.rules" -}}
+# create: the runs of LoadTestSchedules (each goes through the admission
+# policy as any LoadTest); delete: ttlSecondsAfterFinished, a schedule's
+# history limits and concurrencyPolicy Replace.
 - apiGroups: [kubeload.dev]
   resources: [loadtests]
-  verbs: [get, list, watch, delete]
+  verbs: [get, list, watch, create, delete]
 - apiGroups: [kubeload.dev]
   resources: [loadtests/status]
   verbs: [patch]
@@ -81,6 +84,18 @@ What kubeload-operator does, and so what it may do. Shared by the ClusterRole
 - apiGroups: [kubeload.dev]
   resources: [loadtestresults]
   verbs: [get, list, create, patch, delete]
+- apiGroups: [kubeload.dev]
+  resources: [loadtestschedules]
+  verbs: [get, list, watch]
+- apiGroups: [kubeload.dev]
+  resources: [loadtestschedules/status]
+  verbs: [patch]
+# A run's owner reference to its schedule blocks the schedule's deletion
+# (blockOwnerDeletion), which OwnerReferencesPermissionEnforcement allows
+# only to who may update the owner's finalizers.
+- apiGroups: [kubeload.dev]
+  resources: [loadtestschedules/finalizers]
+  verbs: [update]
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [get, list, watch, create, patch, delete]

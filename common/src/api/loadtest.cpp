@@ -3,47 +3,23 @@
 #include "kubeload/api/meta.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/rfc3339.hpp"
+#include "lenient.hpp"
 
 namespace kubeload::api {
 namespace {
 
 using json_access::count;
-using json_access::integer;
 using json_access::member;
 using json_access::number;
-using json_access::optional_text;
 using json_access::text;
 using nlohmann::json;
 
-// ---- reading, leniently (see the header)
-
-std::optional<Time> time_of(const json& value) {
-  if (!value.is_string()) return std::nullopt;
-  const std::optional<Time> parsed = rfc3339::parse(value.get_ref<const std::string&>());
-  if (!parsed) return std::nullopt;
-  return whole_seconds(*parsed);
-}
-
-bool flag(const json& value) {
-  return value.is_boolean() && value.get<bool>();
-}
-std::map<std::string, std::string> string_map(const json& value) {
-  std::map<std::string, std::string> out;
-  if (!value.is_object()) return out;
-  for (const auto& [key, item] : value.items()) {
-    if (item.is_string()) out.emplace(key, item.get<std::string>());
-  }
-  return out;
-}
-template <typename T, typename Read>
-std::vector<T> list_of(const json& value, Read read) {
-  std::vector<T> out;
-  if (!value.is_array()) return out;
-  for (const json& item : value) {
-    if (item.is_object()) out.push_back(read(item));
-  }
-  return out;
-}
+using lenient::flag;
+using lenient::integer;
+using lenient::list_of;
+using lenient::optional_text;
+using lenient::string_map;
+using lenient::time_of;
 
 // ---- the status's parts
 
@@ -182,6 +158,13 @@ TargetUsageStatus target_usage(const json& in) {
 
 Time whole_seconds(Time time) {
   return std::chrono::floor<std::chrono::seconds>(time);
+}
+
+std::optional<Time> lenient::time_of(const json& value) {
+  if (!value.is_string()) return std::nullopt;
+  const std::optional<Time> parsed = rfc3339::parse(value.get_ref<const std::string&>());
+  if (!parsed) return std::nullopt;
+  return whole_seconds(*parsed);
 }
 
 const Condition* find_condition(const std::vector<Condition>& conditions, ConditionType type) {

@@ -13,6 +13,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "kubeload/api/loadtest.hpp"
+#include "kubeload/api/loadtest_schedule.hpp"
+#include "kubeload/api/meta.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/rfc3339.hpp"
 #include "kubeload/spec.hpp"
@@ -602,6 +604,103 @@ TEST(Crd, StatusSchemaIsTheTypedStatus) {
     EXPECT_TRUE(
         any_contains(strings(at(status_schema(), "verdict")["enum"]), std::string(spelling)));
   }
+}
+
+// ---- the LoadTestSchedule's CRD (crds/kubeload.dev_loadtestschedules.yaml)
+
+const YAML::Node& schedule_crd() {
+  static const YAML::Node node = YAML::LoadFile(std::string(KUBELOAD_SOURCE_DIR) +
+                                                "/crds/kubeload.dev_loadtestschedules.yaml");
+  return node;
+}
+const YAML::Node schedule_schema() {
+  return schedule_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+}
+
+TEST(ScheduleCrd, NamesGroupAndVersion) {
+  using namespace kubeload::api;
+  const YAML::Node names = schedule_crd()["spec"]["names"];
+  EXPECT_EQ(schedule_crd()["spec"]["group"].as<std::string>(), kGroup);
+  EXPECT_EQ(names["kind"].as<std::string>(), kScheduleKind);
+  EXPECT_EQ(names["plural"].as<std::string>(), kSchedulePlural);
+  EXPECT_EQ(schedule_crd()["metadata"]["name"].as<std::string>(),
+            std::string(kSchedulePlural) + "." + std::string(kGroup));
+  EXPECT_EQ(strings(names["shortNames"]), std::vector<std::string>{"lts"});
+  const YAML::Node version = schedule_crd()["spec"]["versions"][0];
+  EXPECT_EQ(version["name"].as<std::string>(), kVersion);
+  EXPECT_TRUE(version["subresources"]["status"].IsMap());
+}
+
+TEST(ScheduleCrd, PrinterColumns) {
+  std::vector<std::string> names;
+  for (const YAML::Node& column :
+       schedule_crd()["spec"]["versions"][0]["additionalPrinterColumns"]) {
+    if (!column["priority"]) names.push_back(column["name"].as<std::string>());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"Schedule", "Suspend", "Active", "Last-Schedule",
+                                             "Last-Verdict", "Ready", "Age"}));
+}
+
+TEST(ScheduleCrd, DefaultsAreTheTypedOnes) {
+  using namespace kubeload::api;
+  const YAML::Node spec = schedule_schema()["properties"]["spec"];
+  EXPECT_EQ(at(spec, "concurrencyPolicy")["default"].as<std::string>(),
+            to_string(kDefaultConcurrencyPolicy));
+  EXPECT_EQ(at(spec, "successfulRunsHistoryLimit")["default"].as<int64_t>(),
+            kDefaultSuccessfulRunsHistoryLimit);
+  EXPECT_EQ(at(spec, "failedRunsHistoryLimit")["default"].as<int64_t>(),
+            kDefaultFailedRunsHistoryLimit);
+  std::vector<std::string> policies;
+  for (const auto& [policy, spelling] : kConcurrencyPolicies) policies.emplace_back(spelling);
+  EXPECT_EQ(strings(at(spec, "concurrencyPolicy")["enum"]), policies);
+}
+
+TEST(ScheduleCrd, SpecSchemaIsTheTypedSpec) {
+  using namespace kubeload::api;
+  LoadTestScheduleSpec spec;
+  spec.schedule = "0 2 * * *";
+  spec.time_zone = "Europe/Berlin";
+  spec.suspend = true;
+  spec.concurrency_policy = ConcurrencyPolicy::Replace;
+  spec.starting_deadline_seconds = 300;
+  spec.successful_runs_history_limit = 5;
+  spec.failed_runs_history_limit = 2;
+  spec.template_.labels = {{"team", "shop"}};
+  spec.template_.annotations = {{"note", "nightly"}};
+  spec.template_.spec = nlohmann::json{{"target", {{"url", "http://shop"}}}};
+  const nlohmann::json written_spec = spec;
+  std::set<std::string> written;
+  const YAML::Node spec_schema = schedule_schema()["properties"]["spec"];
+  check_against_schema(written_spec, spec_schema, "spec", written);
+  std::set<std::string> declared;
+  schema_properties(spec_schema, "spec", declared);
+  EXPECT_EQ(written, declared);
+  EXPECT_EQ(written_spec.get<LoadTestScheduleSpec>(), spec);
+}
+
+TEST(ScheduleCrd, StatusSchemaIsTheTypedStatus) {
+  using namespace kubeload::api;
+  const Time at_ = whole_seconds(std::chrono::system_clock::now());
+  LoadTestScheduleStatus status;
+  status.observed_generation = 2;
+  status.last_schedule_time = at_;
+  status.last_skipped_time = at_;
+  status.next_schedule_time = at_;
+  status.active = {ActiveRun{"nightly-x7k2p", "uid-1"}};
+  status.last_runs = {
+      LastRun{"nightly-abcde", at_, Phase::Failed, Verdict::Fail, at_, "p99 < 20ms: 31ms"}};
+  status.conditions = {Condition{"Ready", ConditionStatus::False, "LastRunFailed", "m", at_, 2}};
+  const nlohmann::json written_status = status;
+  const YAML::Node status_schema = schedule_schema()["properties"]["status"];
+  std::set<std::string> written;
+  check_against_schema(written_status, status_schema, "status", written);
+  std::set<std::string> declared;
+  schema_properties(status_schema, "status", declared);
+  for (const std::string& field : declared) {
+    EXPECT_TRUE(written.contains(field))
+        << field << " is in the CRD's schema but no code writes it";
+  }
+  EXPECT_EQ(written_status.get<LoadTestScheduleStatus>(), status);
 }
 
 }  // namespace

@@ -155,6 +155,21 @@ TEST(KubeListWatch, TheCacheKeepsNeitherManagedFieldsNorKubectlsLastAppliedCopy)
                        {"kind", "Pod"},
                        {"metadata", {{"name", "w-0"}}},
                        {"status", {{"phase", "Running"}, {"podIP", "10.244.1.7"}}}}));
+
+  // Metadata and the phase: a LoadTest's merged result stays on the server.
+  json run = {{"apiVersion", "kubeload.dev/v1alpha1"},
+              {"kind", "LoadTest"},
+              {"metadata", {{"name", "c"}}},
+              {"spec", {{"workers", 2}}},
+              {"status", {{"phase", "Succeeded"}, {"result", {{"requests", 10}}}}}};
+  trim_for_cache(run, CacheKeep::metadata_and_phase);
+  EXPECT_EQ(run, (json{{"apiVersion", "kubeload.dev/v1alpha1"},
+                       {"kind", "LoadTest"},
+                       {"metadata", {{"name", "c"}}},
+                       {"status", {{"phase", "Succeeded"}}}}));
+  json unseen = {{"metadata", {{"name", "d"}}}, {"status", {{"observedGeneration", 0}}}};
+  trim_for_cache(unseen, CacheKeep::metadata_and_phase);
+  EXPECT_EQ(unseen, (json{{"metadata", {{"name", "d"}}}}));
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ TEST(KubeResource, GroupedPathsUseApisGroupVersion) {
 TEST(KubeResource, EmptyNamespaceMeansAllNamespacesForCollections) {
   EXPECT_EQ(resource_path(resources::pods()), "/api/v1/pods");
   EXPECT_EQ(resource_path(resources::loadtests()), "/apis/kubeload.dev/v1alpha1/loadtests");
+  EXPECT_EQ(resource_path(resources::loadtestschedules("d"), "nightly", "status"),
+            "/apis/kubeload.dev/v1alpha1/namespaces/d/loadtestschedules/nightly/status");
+  EXPECT_EQ(resources::loadtestschedules().kind, "LoadTestSchedule");
 }
 
 TEST(KubeResource, ClusterScopedIgnoresNamespace) {

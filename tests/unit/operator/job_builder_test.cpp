@@ -24,6 +24,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/timestamp.hpp"
 #include "operator/worker_token.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
@@ -747,6 +748,68 @@ TEST(OperatorJobBuilder, LabelValuesFitAndStayDistinct) {
 TEST(OperatorJobBuilder, HeaderEnvNamesFollowDocumentOrder) {
   EXPECT_EQ(header_env_name(0), "KUBELOAD_HEADER_0");
   EXPECT_EQ(header_env_name(12), "KUBELOAD_HEADER_12");
+}
+
+// ---- the LoadTest a LoadTestSchedule creates (build_scheduled_loadtest)
+
+kubeload::api::LoadTestSchedule default_schedule() {
+  kubeload::api::LoadTestSchedule schedule;
+  schedule.metadata.name = "nightly";
+  schedule.metadata.namespace_ = "shop";
+  schedule.metadata.uid = "5c5c5c5c-0000-4000-8000-000000000001";
+  schedule.spec.schedule = "0 2 * * *";
+  schedule.spec.template_.labels = {{"team", "checkout"}};
+  schedule.spec.template_.annotations = {{"owner", "perf@example.com"}};
+  schedule.spec.template_.spec = json::parse(R"({
+    "target": {"service": {"name": "checkout", "port": 8080}},
+    "load": {"connections": 20, "duration": "60s"},
+    "thresholds": ["p99 < 250ms"]
+  })");
+  return schedule;
+}
+
+kubeload::api::Time tick() {
+  return *parse_time("2026-06-02T02:00:00Z");
+}
+
+TEST(OperatorScheduledRunBuilderGolden, DefaultRunMatchesGoldenFile) {
+  expect_golden("scheduled_run_default.json", build_scheduled_loadtest(default_schedule(), tick()));
+}
+
+TEST(OperatorScheduledRunBuilder, TheTemplatesTestLabelWins) {
+  kubeload::api::LoadTestSchedule schedule = default_schedule();
+  schedule.spec.template_.labels["kubeload.dev/test"] = "checkout";
+  const json run = build_scheduled_loadtest(schedule, tick());
+  EXPECT_EQ(run["metadata"]["labels"]["kubeload.dev/test"], "checkout");
+  EXPECT_EQ(run["metadata"]["labels"]["kubeload.dev/schedule"], "nightly");
+}
+
+TEST(OperatorScheduledRunBuilder, TheScheduledAtIsTheTickInWholeSeconds) {
+  const json run =
+      build_scheduled_loadtest(default_schedule(), tick() + std::chrono::milliseconds(250));
+  EXPECT_EQ(run["metadata"]["annotations"]["kubeload.dev/scheduled-at"], "2026-06-02T02:00:00Z");
+}
+
+TEST(OperatorScheduledRunBuilder, ALongScheduleNameIsShortenedInItsLabels) {
+  kubeload::api::LoadTestSchedule schedule = default_schedule();
+  schedule.metadata.name = std::string(80, 'n');
+  const json run = build_scheduled_loadtest(schedule, tick());
+  EXPECT_EQ(run["metadata"]["labels"]["kubeload.dev/schedule"],
+            loadtest_label_value(schedule.metadata.name));
+  EXPECT_LE(run["metadata"]["labels"]["kubeload.dev/schedule"].get<std::string>().size(), 63u);
+  EXPECT_EQ(run["metadata"]["generateName"], schedule.metadata.name + "-");
+}
+
+TEST(OperatorScheduledRunBuilder, RefusesAScheduleWithoutUid) {
+  kubeload::api::LoadTestSchedule schedule = default_schedule();
+  schedule.metadata.uid.clear();
+  EXPECT_THROW(build_scheduled_loadtest(schedule, tick()), std::invalid_argument);
+}
+
+TEST(OperatorScheduledRunBuilder, TheRunIsAValidLoadTest) {
+  const kubeload::ParsedLoadTest parsed =
+      kubeload::parse_loadtest(build_scheduled_loadtest(default_schedule(), tick()).dump());
+  EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].to_string());
 }
 
 }  // namespace

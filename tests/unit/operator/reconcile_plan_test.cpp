@@ -762,7 +762,7 @@ std::vector<Row> rows() {
        },
        "Succeeded",
        "ThresholdsPassed",
-       {"KeepResults 0 1", "WriteStatus", "Event ThresholdsPassed", "Event ResultNotRecorded",
+       {"KeepResults 0 1", "Event ResultNotRecorded", "WriteStatus", "Event ThresholdsPassed",
         "FinishWorker 0", "FinishWorker 1", "DeleteJob j-1"},
        std::nullopt},
       {"history: pruned once per run",

@@ -15,6 +15,10 @@ inline constexpr std::string_view kPlural = "loadtests";
 // The record of a finished run (api/loadtest_result.hpp): the run's history.
 inline constexpr std::string_view kResultKind = "LoadTestResult";
 inline constexpr std::string_view kResultPlural = "loadtestresults";
+// The LoadTestSchedule (kubeload/api/loadtest_schedule.hpp), same group and
+// version: it creates LoadTests on a cron schedule.
+inline constexpr std::string_view kScheduleKind = "LoadTestSchedule";
+inline constexpr std::string_view kSchedulePlural = "loadtestschedules";
 
 // ---- labels
 
@@ -47,6 +51,10 @@ inline constexpr std::string_view kConsentLabel = "kubeload.dev/consent";
 inline constexpr std::string_view kConsentHeaders = "headers";
 inline constexpr std::string_view kConsentCa = "ca";
 
+// On each LoadTest a LoadTestSchedule creates: the schedule's name. The
+// operator finds a schedule's runs by it, and a run's event wakes its schedule.
+inline constexpr std::string_view kScheduleLabel = "kubeload.dev/schedule";
+
 // ---- annotations
 
 // On the worker Job: the start barrier (RFC 3339 with milliseconds), written
@@ -57,6 +65,10 @@ inline constexpr std::string_view kStartAtAnnotation = "kubeload.dev/start-at";
 // LoadTests that may use it, comma-separated. Absent: any LoadTest of the
 // Secret's namespace.
 inline constexpr std::string_view kConsentTestsAnnotation = "kubeload.dev/consent-tests";
+// On each LoadTest a LoadTestSchedule creates: the tick it was created for
+// (RFC 3339, UTC, whole seconds). One run per tick: a LoadTest with the
+// tick's annotation is that tick's run, whichever operator created it.
+inline constexpr std::string_view kScheduledAtAnnotation = "kubeload.dev/scheduled-at";
 
 // On a LoadTest, set by CI or GitOps: the revision the run tests (a commit,
 // an image tag). Copied into its LoadTestResult.

@@ -74,8 +74,9 @@ inline constexpr std::array<std::pair<ConditionStatus, std::string_view>, 3> kCo
     {ConditionStatus::Unknown, "Unknown"},
 }};
 
-// ---- reasons: of the phase (status.reason), of the conditions, and of the
-// target measurement (the TargetMetrics condition)
+// ---- reasons: of the phase (status.reason), of the conditions, of the
+// target measurement (the TargetMetrics condition), and of a
+// LoadTestSchedule's conditions and Events
 
 enum class Reason {
   // phase reasons (operator/phase.hpp's table)
@@ -125,9 +126,18 @@ enum class Reason {
   NoSamples,
   PrometheusQueryFailed,
   PrometheusUnavailable,
+  // a LoadTestSchedule's conditions (Ready, Stalled)
+  LastRunPassed,
+  LastRunFailed,
+  NoRunFinished,
+  // a LoadTestSchedule's Events
+  RunCreated,
+  RunReplaced,
+  RunStillActive,
+  MissedSchedule,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 43> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 50> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -171,6 +181,13 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 43> kReasons{{
     {Reason::NoSamples, "NoSamples"},
     {Reason::PrometheusQueryFailed, "PrometheusQueryFailed"},
     {Reason::PrometheusUnavailable, "PrometheusUnavailable"},
+    {Reason::LastRunPassed, "LastRunPassed"},
+    {Reason::LastRunFailed, "LastRunFailed"},
+    {Reason::NoRunFinished, "NoRunFinished"},
+    {Reason::RunCreated, "RunCreated"},
+    {Reason::RunReplaced, "RunReplaced"},
+    {Reason::RunStillActive, "RunStillActive"},
+    {Reason::MissedSchedule, "MissedSchedule"},
 }};
 
 // ---- spelling: to_string writes a value, parse_* reads one (nullopt for a
@@ -186,6 +203,15 @@ constexpr std::string_view spell(const std::array<std::pair<Enum, std::string_vi
     if (entry == value) return spelling;
   }
   return table.front().second;
+}
+// The value spelled `text`, or nullopt.
+template <typename Enum, std::size_t N>
+constexpr std::optional<Enum> parse(const std::array<std::pair<Enum, std::string_view>, N>& table,
+                                    std::string_view text) noexcept {
+  for (const auto& [entry, spelling] : table) {
+    if (spelling == text) return entry;
+  }
+  return std::nullopt;
 }
 }  // namespace detail
 
