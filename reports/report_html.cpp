@@ -266,6 +266,13 @@ void write_trend(std::ostream& out, const Trend& trend) {
       << "\" r=\"6\"/><text class=\"tick\" x=\"380\" y=\"" << y << "\">baseline</text>\n</svg>\n";
   out << "<p>The last " << trend.points.size() << " run" << (trend.points.size() == 1 ? "" : "s")
       << " of the test up to this one, from their LoadTestResult records, oldest first.</p>\n";
+  if (!trend.baselines_not_shown.empty()) {
+    out << "<p>Compared with, not shown (older than these runs, or gone):";
+    for (const std::string& name : trend.baselines_not_shown) {
+      out << " <code>" << html_escape(name) << "</code>";
+    }
+    out << ".</p>\n";
+  }
   out << "<details><summary>Runs</summary>\n<table id=\"trend-runs\"><thead><tr><th>#</th>"
          "<th>run</th><th>revision</th><th>started</th><th>verdict</th><th>p50 ms</th>"
          "<th>p99 ms</th><th>rps</th><th>mark</th></tr></thead><tbody>\n";

@@ -115,6 +115,12 @@ Trend trend_of(const std::vector<json>& records, const json& run, std::size_t li
   const auto begin =
       end - std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(limit), end - runs.begin());
   for (auto it = begin; it != end; ++it) trend.points.push_back(std::move(it->point));
+  for (const std::string& name : baseline_records) {
+    if (std::none_of(trend.points.begin(), trend.points.end(),
+                     [&](const TrendPoint& p) { return p.record == name; })) {
+      trend.baselines_not_shown.push_back(name);
+    }
+  }
   return trend;
 }
 

@@ -32,6 +32,9 @@ struct TrendPoint {
 struct Trend {
   std::string test;                // the kubeload.dev/test label the runs share
   std::vector<TrendPoint> points;  // oldest first
+  // Baseline records the run was compared with that are not among the
+  // points: older than the runs shown, or gone (a TTL).
+  std::vector<std::string> baselines_not_shown;
   bool operator==(const Trend&) const = default;
 };
 

@@ -665,6 +665,16 @@ TEST(Trend, TheLastRunsUpToTheRunOldestFirstWithTheRunAndItsBaselineMarked) {
   ASSERT_TRUE(trend.points[2].p99_ms && trend.points[2].p50_ms && trend.points[2].rps);
   EXPECT_LT(*trend.points[0].p99_ms, *trend.points[2].p99_ms);
   EXPECT_DOUBLE_EQ(*trend.points[2].rps, 100.0);
+  EXPECT_TRUE(trend.baselines_not_shown.empty());
+  // A window that leaves the baseline out says so.
+  const Trend short_trend = trend_of(records, run, 2);
+  EXPECT_EQ(runs_of(short_trend), (std::vector<std::string>{"checkout-r2", "checkout-r3"}));
+  EXPECT_EQ(short_trend.baselines_not_shown, std::vector<std::string>{"checkout-r1-10000001"});
+  std::ostringstream out;
+  write_loadtest_report(out, ReportFormat::html, run, short_trend);
+  EXPECT_NE(out.str().find("Compared with, not shown (older than these runs, or gone): "
+                           "<code>checkout-r1-10000001</code>."),
+            std::string::npos);
 }
 
 TEST(Trend, TheLoadTestOfARecordedRunIsMatchedToItsRecordByUid) {
