@@ -1,5 +1,6 @@
 #include "plugin/cli.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <map>
 
@@ -14,16 +15,17 @@ constexpr const char* kOverview =
 
 Usage:
   kubectl kubeload run -f FILE [--wait[=false]] [--timeout D] [-o FORMAT] [--report FORMAT=FILE]
-  kubectl kubeload report NAME [-o FORMAT]
+  kubectl kubeload report NAME [-o FORMAT] [--trend N]
   kubectl kubeload compare A B [C ...] [-o text|markdown|json]
   kubectl kubeload history TEST [-A] [-l SELECTOR] [--limit N] [-o FORMAT]
   kubectl kubeload completion bash|zsh
 
 Commands:
   run         create a new run of a LoadTest manifest, follow it, print its report
-  report      print the report of a LoadTest
+  report      print the report of a LoadTest or of its LoadTestResult record
   compare     runs side by side, with the change of each against the first
-  history     the runs of one test (label kubeload.dev/test), newest first
+  history     the runs of one test (label kubeload.dev/test), newest first,
+              their records included (runs whose LoadTest is gone too)
   completion  the shell completion script for bash or zsh
 
 Flags every command takes:
@@ -38,7 +40,7 @@ Flags every command takes:
   -h, --help           usage (of a command: kubectl kubeload COMMAND --help)
 
 Output (-o, --output): json, yaml, name and jsonpath=TEMPLATE print the
-LoadTest objects as kubectl does (run, report, history); the reports (text ab
+objects as kubectl does (run, report, history); the reports (text ab
 jmeter junit markdown html) and tables (text markdown) by name as well.
 --format FORMAT picks a report or table only: --format json is the report's
 or the table's own JSON, -o json the object.
@@ -69,28 +71,38 @@ Flags:
                         also write that report to FILE when the wait ends (repeatable),
                         e.g. --report junit=kubeload.xml --report html=kubeload.html;
                         written after a timeout too, showing the run unfinished
+      --trend N         the html report's trend: p50, p99 and rps of the test's
+                        last N runs from their records (default 20; 0: none)
 
 Exit status: 0 verdict Pass (or no gate), 1 verdict Fail, 2 the run failed,
 the wait timed out, or any error.
 )";
 
-constexpr const char* kReportUsage = R"(Usage: kubectl kubeload report NAME [-o FORMAT]
+constexpr const char* kReportUsage = R"(Usage: kubectl kubeload report NAME [-o FORMAT] [--trend N]
 
-Prints the report of the LoadTest NAME from its status.
+Prints the report of a run from its status. NAME is a LoadTest, else a
+LoadTestResult record, else a LoadTest that is gone (its newest record);
+lt/NAME or ltr/NAME (loadtest/NAME, loadtestresult/NAME) names one kind only.
 
 Flags:
   -o, --output FORMAT   the report: text (default) | ab | jmeter | junit | markdown | html;
-                        or the LoadTest: json | yaml | name | jsonpath=TEMPLATE
+                        or the object: json | yaml | name | jsonpath=TEMPLATE
       --format FORMAT   the report only: text | ab | jmeter | json | junit | markdown | html
+      --trend N         the html report's trend: p50, p99 and rps of the test's
+                        last N runs up to this one, from their records (default 20;
+                        0: none)
 
 Exit status: 0 printed, 2 error (not found, no access, a bad status).
 )";
 
 constexpr const char* kCompareUsage = R"(Usage: kubectl kubeload compare A B [C ...] [-o FORMAT]
 
-Shows LoadTests side by side (phase, verdict, requests, rps, p50, p90, p99,
+Shows runs side by side (phase, verdict, requests, rps, p50, p90, p99,
 errors), each with its change against the first: percent for rps and
-latencies, percentage points for the error rate.
+latencies, percentage points for the error rate. Each of A, B, ... is a
+LoadTest, else a LoadTestResult record, else a LoadTest that is gone (its
+newest record); lt/NAME or ltr/NAME (loadtest/NAME, loadtestresult/NAME)
+names one kind only.
 
 Flags:
   -o, --output FORMAT   text | markdown | json (default text); compare prints a
@@ -103,8 +115,10 @@ Exit status: 0 printed, 2 error.
 constexpr const char* kHistoryUsage =
     R"(Usage: kubectl kubeload history TEST [-A] [-l SELECTOR] [--limit N] [-o FORMAT]
 
-Lists the LoadTests labelled kubeload.dev/test=TEST, newest first, with
-phase, verdict, rps, p99 and errors.
+Lists the runs of the test, newest first: the LoadTests labelled
+kubeload.dev/test=TEST and their LoadTestResult records, each run once (its
+LoadTest while it exists, else its record, the LoadTest shown as deleted),
+with phase, verdict, rps, p99, errors, revision and record.
 
 Flags:
   -A, --all-namespaces  the runs in every namespace, with a NAMESPACE column
@@ -114,7 +128,8 @@ Flags:
       --limit N         at most N runs, the newest (default: all)
   -o, --output FORMAT   the table: text (default) | markdown; or the runs as
                         kubectl get prints them: json | yaml | name | jsonpath=TEMPLATE
-                        (json, yaml and jsonpath see a List: {.items[*].metadata.name})
+                        (json, yaml and jsonpath see a List: {.items[*].metadata.name};
+                        a run whose LoadTest is gone is its LoadTestResult record)
       --format FORMAT   the table only: text | markdown | json (one summary row per run)
 
 Exit status: 0 printed (also when there are no runs), 2 error.
@@ -180,6 +195,7 @@ Options parse_arguments(const std::vector<std::string>& args) {
   bool only_positional = false;
   bool all_namespaces_given = false;
   bool selector_given = false;
+  bool trend_given = false;
 
   // Shell completion hands over a partial command line: no checks.
   if (!args.empty() && args.front() == "__complete") {
@@ -288,6 +304,16 @@ Options parse_arguments(const std::vector<std::string>& args) {
                          "\" is not a format (text, ab, jmeter, json, junit, markdown, html)");
       }
       options.report_files.emplace_back(*format, text.substr(eq + 1));
+    } else if (name == "--trend") {
+      const std::string text = value();
+      uint32_t runs = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), runs);
+      if (ec != std::errc() || end != text.data() + text.size()) {
+        throw UsageError(name + ": must be a whole number of runs (0 for none), got \"" + text +
+                         "\"");
+      }
+      options.trend = runs;
+      trend_given = true;
     } else if (name == "--limit") {
       const std::string text = value();
       uint32_t limit = 0;
@@ -338,17 +364,19 @@ Options parse_arguments(const std::vector<std::string>& args) {
       break;
     case Command::report:
       if (positional.size() != 1) {
-        throw UsageError("report: give exactly one LoadTest name, got " +
+        throw UsageError("report: give exactly one LoadTest or LoadTestResult name, got " +
                          std::to_string(positional.size()));
       }
-      options.names = positional;
+      options.runs = {parse_run_reference("report", positional.front())};
       break;
     case Command::compare:
       if (positional.size() < 2) {
-        throw UsageError("compare: give two or more LoadTest names, got " +
+        throw UsageError("compare: give two or more LoadTest or LoadTestResult names, got " +
                          std::to_string(positional.size()));
       }
-      options.names = positional;
+      for (const std::string& argument : positional) {
+        options.runs.push_back(parse_run_reference("compare", argument));
+      }
       break;
     case Command::history:
       if (positional.size() != 1) {
@@ -386,11 +414,8 @@ Options parse_arguments(const std::vector<std::string>& args) {
     history_only(all_namespaces_given, "-A/--all-namespaces");
     history_only(selector_given, "-l/--selector");
   }
-  for (const std::string& name : options.names) {
-    if (name.empty() || name.size() > 253 ||
-        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") != std::string::npos) {
-      throw UsageError(verb + ": \"" + name + "\" is not a LoadTest name");
-    }
+  if (trend_given && options.command != Command::run && options.command != Command::report) {
+    throw UsageError(verb + ": --trend is a flag of `report` and `run` only");
   }
   if (output_text && format_text) {
     throw UsageError(verb + ": give -o or --format, not both (-o " + *output_text + ", --format " +
@@ -435,6 +460,52 @@ Options parse_arguments(const std::vector<std::string>& args) {
     throw UsageError(verb + ": " + flag + " is not a flag of " + verb);
   }
   return options;
+}
+
+std::optional<RunReference::Kind> run_reference_kind(const std::string& type) {
+  // kubectl's spellings of the CRDs' names (crds/: shortNames lt and ltr).
+  static const std::map<std::string, RunReference::Kind> kTypes = {
+      {"lt", RunReference::Kind::loadtest},
+      {"loadtest", RunReference::Kind::loadtest},
+      {"loadtests", RunReference::Kind::loadtest},
+      {"loadtest.kubeload.dev", RunReference::Kind::loadtest},
+      {"loadtests.kubeload.dev", RunReference::Kind::loadtest},
+      {"ltr", RunReference::Kind::record},
+      {"loadtestresult", RunReference::Kind::record},
+      {"loadtestresults", RunReference::Kind::record},
+      {"loadtestresult.kubeload.dev", RunReference::Kind::record},
+      {"loadtestresults.kubeload.dev", RunReference::Kind::record}};
+  std::string lower = type;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto kind = kTypes.find(lower);
+  if (kind == kTypes.end()) return std::nullopt;
+  return kind->second;
+}
+
+RunReference parse_run_reference(const std::string& verb, const std::string& argument) {
+  RunReference reference;
+  reference.argument = argument;
+  reference.name = argument;
+  if (const size_t slash = argument.find('/'); slash != std::string::npos) {
+    const std::optional<RunReference::Kind> kind = run_reference_kind(argument.substr(0, slash));
+    if (!kind) {
+      throw UsageError(verb + ": \"" + argument +
+                       "\": the type is lt (loadtest) or ltr (loadtestresult), as in lt/NAME "
+                       "or ltr/NAME, got \"" +
+                       argument.substr(0, slash) + "\"");
+    }
+    reference.kind = *kind;
+    reference.name = argument.substr(slash + 1);
+  }
+  if (!kubeload::is_dns1123_subdomain(reference.name)) {
+    throw UsageError(verb + ": \"" + argument + "\" is not a " +
+                     (reference.kind == RunReference::Kind::loadtest ? "LoadTest"
+                      : reference.kind == RunReference::Kind::record
+                          ? "LoadTestResult"
+                          : "LoadTest or LoadTestResult") +
+                     " name (lowercase letters, digits, - and ., 253 at most)");
+  }
+  return reference;
 }
 
 void check_label_selector(const std::string& flag, const std::string& selector) {

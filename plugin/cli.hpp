@@ -16,6 +16,7 @@
 #include "plugin/printers.hpp"
 #include "plugin/usage_error.hpp"
 #include "reports/report.hpp"
+#include "reports/trend.hpp"
 
 namespace kubeload::plugin {
 
@@ -28,6 +29,24 @@ enum class Command { run, report, compare, history, completion, complete, help, 
 // compare and history print tables: text for people, markdown for a PR
 // comment, json for scripts.
 enum class TableFormat { text, markdown, json };
+
+// A run as report and compare name it: kubectl's TYPE/NAME, or a bare NAME
+// that may be either (a LoadTest, else a LoadTestResult record, else the
+// newest record of a LoadTest of that name that is gone).
+struct RunReference {
+  enum class Kind { any, loadtest, record };
+  Kind kind = Kind::any;
+  std::string name;
+  std::string argument;  // as given, for messages
+  bool operator==(const RunReference&) const = default;
+};
+// NAME, lt/NAME or ltr/NAME, the type spelled as kubectl takes it (lt,
+// loadtest, loadtests, loadtest.kubeload.dev, ltr, loadtestresult,
+// loadtestresults, loadtestresult.kubeload.dev; any case). Throws UsageError
+// naming `verb` and the argument for another type or a bad name.
+RunReference parse_run_reference(const std::string& verb, const std::string& argument);
+// The kind a TYPE of TYPE/NAME names (any case); nullopt for another type.
+std::optional<RunReference::Kind> run_reference_kind(const std::string& type);
 
 struct Options {
   Command command = Command::help;
@@ -47,8 +66,11 @@ struct Options {
   loadgen::ReportFormat format = loadgen::ReportFormat::text;
   // run: --report FORMAT=FILE, more reports written to files at the end
   std::vector<std::pair<loadgen::ReportFormat, std::string>> report_files;
-  // report: one name; compare: two or more
-  std::vector<std::string> names;
+  // report: one run; compare: two or more (parse_run_reference)
+  std::vector<RunReference> runs;
+  // run and report: the html report's trend, the test's last N runs from
+  // their records (--trend N; 0: none)
+  size_t trend = loadgen::kDefaultTrendRuns;
   // history
   std::string test;
   std::optional<uint32_t> limit;
@@ -115,19 +137,36 @@ std::chrono::nanoseconds default_wait_timeout(const LoadTestSpec& spec);
 // ---- compare and history ----
 
 // Runs side by side, each with its change against the first: rps, p50, p90,
-// p99 (percent) and the error rate (percentage points).
+// p99 (percent) and the error rate (percentage points). A LoadTestResult
+// shows as the LoadTest it records.
 void write_compare(std::ostream& out, const std::vector<nlohmann::json>& loadtests,
                    TableFormat format);
 // The runs of one test as a table, in newest_first order, at most `limit` of
 // them; with `all_namespaces`, a NAMESPACE column (text, markdown) or field
-// (json) first.
+// (json) first. `loadtests` may hold LoadTestResult records (runs_of_test):
+// such a run shows as its LoadTest, marked deleted.
 void write_history(std::ostream& out, std::vector<nlohmann::json> loadtests, TableFormat format,
                    std::optional<uint32_t> limit, bool all_namespaces = false);
 
 // The runs of one test, newest first (creationTimestamp, then name), at most
-// `limit` of them: the order of history's table and of its -o output.
+// `limit` of them: the order of history's table and of its -o output. A
+// LoadTestResult sorts as the LoadTest it records (reports/recorded_run.hpp:
+// its run's start stands for the LoadTest's creation).
 std::vector<nlohmann::json> newest_first(std::vector<nlohmann::json> loadtests,
                                          std::optional<uint32_t> limit);
+
+// Each run of a test once: its LoadTest while it exists, else its
+// LoadTestResult record (the LoadTest was deleted). A record is the
+// LoadTest's when its kubeload.dev/loadtest-uid label (else loadTest.uid) is
+// the LoadTest's uid; a LoadTest without a record (still running, or from an
+// operator before records) is kept. Unordered: newest_first orders them.
+std::vector<nlohmann::json> runs_of_test(std::vector<nlohmann::json> loadtests,
+                                         std::vector<nlohmann::json> records);
+
+// The newest of `records` that records a LoadTest named `loadtest_name`
+// (loadTest.name): what compare and report read for a LoadTest that is gone.
+std::optional<nlohmann::json> newest_record_of(const std::vector<nlohmann::json>& records,
+                                               const std::string& loadtest_name);
 
 // Checks a label selector (-l) as the API server parses it: comma-separated
 // key, !key, key=value, key==value, key!=value, key in (v1,v2),

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 
+#include "plugin/cli.hpp"
+
 namespace kubeload::plugin {
 namespace {
 
@@ -28,8 +30,9 @@ const std::map<std::string, std::vector<Flag>> kCommandFlags = {
       {"-o", true},
       {"--output", true},
       {"--format", true},
-      {"--report", true}}},
-    {"report", {{"-o", true}, {"--output", true}, {"--format", true}}},
+      {"--report", true},
+      {"--trend", true}}},
+    {"report", {{"-o", true}, {"--output", true}, {"--format", true}, {"--trend", true}}},
     {"compare", {{"-o", true}, {"--output", true}, {"--format", true}}},
     {"history",
      {{"-A", false},
@@ -104,6 +107,23 @@ void complete_value(Completion& completion, const std::string& command, const st
   if (all_open) completion.directive |= kCompleteNoSpace;
 }
 
+// A run of report or compare: NAME (a LoadTest's or a record's), or
+// TYPE/NAME of one kind, the TYPE as typed.
+void complete_run(Completion& completion) {
+  const std::string& current = completion.current;
+  const size_t slash = current.find('/');
+  if (slash == std::string::npos) {
+    completion.from_cluster = Completion::FromCluster::run_names;
+    return;
+  }
+  const auto kind = run_reference_kind(current.substr(0, slash));
+  if (!kind) return;
+  completion.cluster_prefix = current.substr(0, slash + 1);
+  completion.from_cluster = *kind == RunReference::Kind::loadtest
+                                ? Completion::FromCluster::loadtest_names
+                                : Completion::FromCluster::record_names;
+}
+
 }  // namespace
 
 std::vector<std::string> completion_flags(const std::string& command) {
@@ -176,10 +196,8 @@ Completion complete(const std::vector<std::string>& words) {
     if (positional.empty()) completion.candidates = starting_with(kCommands, current);
   } else if (command == "completion") {
     if (positional.empty()) completion.candidates = starting_with({"bash", "zsh"}, current);
-  } else if (command == "report") {
-    if (positional.empty()) completion.from_cluster = Completion::FromCluster::loadtest_names;
-  } else if (command == "compare") {
-    completion.from_cluster = Completion::FromCluster::loadtest_names;
+  } else if (command == "report" || command == "compare") {
+    if (command == "compare" || positional.empty()) complete_run(completion);
   } else if (command == "history") {
     if (positional.empty()) completion.from_cluster = Completion::FromCluster::tests;
   }
@@ -189,7 +207,9 @@ Completion complete(const std::vector<std::string>& words) {
 void write_completion(std::ostream& out, const Completion& completion,
                       const std::vector<std::string>& from_cluster) {
   for (const std::string& candidate : completion.candidates) out << candidate << "\n";
-  for (const std::string& candidate : starting_with(from_cluster, completion.current)) {
+  std::vector<std::string> prefixed;
+  for (const std::string& name : from_cluster) prefixed.push_back(completion.cluster_prefix + name);
+  for (const std::string& candidate : starting_with(prefixed, completion.current)) {
     out << candidate << "\n";
   }
   out << ":" << completion.directive << "\n";

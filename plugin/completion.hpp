@@ -20,10 +20,13 @@ inline constexpr int kCompleteNoFiles = 4;  // no file names when there is no ca
 struct Completion {
   std::vector<std::string> candidates;  // already filtered by the current word
   int directive = kCompleteNoFiles;
-  // Candidates only the cluster knows: names of LoadTests (report, compare) or
-  // the tests, their kubeload.dev/test labels (history).
-  enum class FromCluster { nothing, loadtest_names, tests };
+  // Candidates only the cluster knows: names of LoadTests and of
+  // LoadTestResult records (report, compare: both for a bare NAME, one kind
+  // after lt/ or ltr/) or the tests, their kubeload.dev/test labels (history).
+  enum class FromCluster { nothing, loadtest_names, record_names, run_names, tests };
   FromCluster from_cluster = FromCluster::nothing;
+  // Put before each of the cluster's candidates: the "ltr/" of "ltr/chec".
+  std::string cluster_prefix;
   std::string current;  // the word being completed
   // The connection flags on the line, for the cluster's candidates.
   std::string namespace_, context, kubeconfig;
@@ -32,8 +35,8 @@ struct Completion {
 // `words`: the arguments after __complete, the last one being completed
 // (empty right after a space).
 Completion complete(const std::vector<std::string>& words);
-// Writes the protocol: the candidates, then those of `from_cluster` that
-// start with the current word, then ":DIRECTIVE".
+// Writes the protocol: the candidates, then those of `from_cluster` (each
+// after cluster_prefix) that start with the current word, then ":DIRECTIVE".
 void write_completion(std::ostream& out, const Completion& completion,
                       const std::vector<std::string>& from_cluster);
 // Every flag completion offers, for a test that parse_arguments knows each.

@@ -8,11 +8,13 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <stop_token>
 #include <thread>
 
 #include "kubeload/api/loadtest.hpp"
+#include "kubeload/api/meta.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/names.hpp"
 #include "operator/kube/client.hpp"
@@ -21,6 +23,8 @@
 #include "plugin/completion.hpp"
 #include "plugin/printers.hpp"
 #include "reports/gate_report.hpp"
+#include "reports/recorded_run.hpp"
+#include "reports/trend.hpp"
 
 namespace kp = kubeload::plugin;
 namespace kube = kubeload::kube;
@@ -64,15 +68,134 @@ std::string describe(const kube::Response& response, const std::string& what) {
   return what + ": " + response.describe();
 }
 
-// GET one LoadTest; throws std::runtime_error with a message naming it.
-json get_loadtest(Session& session, const std::string& ns, const std::string& name) {
-  const kube::Response response =
-      session.client->get(kubeload::kube::resources::loadtests(ns), name);
-  if (!response.ok()) {
-    throw std::runtime_error(
-        describe(response, "loadtest \"" + name + "\" in namespace \"" + ns + "\""));
+std::string in_namespace(const std::string& ns) {
+  return ns.empty() ? "in all namespaces" : "in namespace \"" + ns + "\"";
+}
+
+// Objects in a list answer may come without apiVersion and kind; kubectl's
+// printers (and -o name) need them.
+json typed(json object, const kube::ResourceRef& resource) {
+  if (!object.contains("apiVersion")) object["apiVersion"] = resource.api_version();
+  if (!object.contains("kind")) object["kind"] = resource.kind;
+  return object;
+}
+
+// A list the API server refused, with its status: history goes on without
+// the records when it may not read them (403) or they do not exist (404: an
+// operator from before records, its CRD not installed).
+class ListError : public std::runtime_error {
+ public:
+  ListError(const std::string& message, int http_status)
+      : std::runtime_error(message), http_status_(http_status) {}
+  bool refused() const { return http_status_ == 403 || http_status_ == 404; }
+
+ private:
+  int http_status_;
+};
+
+// Every object of `resource` matching the selector, all pages. Throws ListError.
+std::vector<json> list_all(Session& session, const kube::ResourceRef& resource,
+                           const std::string& label_selector) {
+  kube::ListOptions list;
+  list.label_selector = label_selector;
+  std::vector<json> items;
+  do {
+    const kube::Response response = session.client->list(resource, list);
+    if (!response.ok()) {
+      throw ListError(
+          "list " + resource.plural + " " + in_namespace(resource.namespace_) +
+              (label_selector.empty() ? "" : " with selector \"" + label_selector + "\"") + ": " +
+              response.describe(),
+          response.http_status);
+    }
+    for (const json& item : response.body.value("items", json::array())) {
+      items.push_back(typed(item, resource));
+    }
+    list.continue_token =
+        response.body.value("metadata", json::object()).value("continue", std::string());
+  } while (!list.continue_token.empty());
+  return items;
+}
+
+// The records of a LoadTest named `name`: by the kubeload.dev/loadtest label,
+// which is the name itself when the name is a label value; a longer name is
+// hashed into the label by the operator (loadtest_label_value), so then every
+// record of the namespace is read. newest_record_of checks loadTest.name.
+std::vector<json> records_of_loadtest(Session& session, const std::string& ns,
+                                      const std::string& name) {
+  const std::string selector =
+      kp::is_label_value(name) ? std::string(kubeload::api::kLoadTestLabel) + "=" + name : "";
+  return list_all(session, kubeload::kube::resources::loadtestresults(ns), selector);
+}
+
+// The run an argument of report or compare names (plugin/cli.hpp's
+// RunReference): a LoadTest, else a LoadTestResult of that name, else the
+// newest record of a LoadTest of that name that is gone. Throws
+// std::runtime_error naming the argument.
+json get_run(Session& session, const std::string& ns, const kp::RunReference& reference) {
+  using Kind = kp::RunReference::Kind;
+  const std::string where = " in namespace \"" + ns + "\"";
+  if (reference.kind != Kind::record) {
+    const kube::Response response =
+        session.client->get(kubeload::kube::resources::loadtests(ns), reference.name);
+    if (response.ok()) return typed(response.body, kubeload::kube::resources::loadtests());
+    if (!response.is_not_found()) {
+      throw std::runtime_error(describe(response, "loadtest \"" + reference.name + "\"" + where));
+    }
   }
-  return response.body;
+  if (reference.kind != Kind::loadtest) {
+    const kube::Response response =
+        session.client->get(kubeload::kube::resources::loadtestresults(ns), reference.name);
+    if (response.ok()) return typed(response.body, kubeload::kube::resources::loadtestresults());
+    if (reference.kind == Kind::record) {
+      throw std::runtime_error(
+          describe(response, "loadtestresult \"" + reference.name + "\"" + where));
+    }
+    if (!response.is_not_found()) {
+      throw std::runtime_error("\"" + reference.argument + "\": no loadtest of that name" + where +
+                               ", and reading loadtestresults failed: " + response.describe());
+    }
+  }
+  std::vector<json> records;
+  try {
+    records = records_of_loadtest(session, ns, reference.name);
+  } catch (const ListError& e) {
+    throw std::runtime_error("\"" + reference.argument + "\": no loadtest of that name" + where +
+                             ", and its records cannot be read: " + e.what());
+  }
+  if (std::optional<json> record = kp::newest_record_of(records, reference.name)) {
+    return std::move(*record);
+  }
+  throw std::runtime_error(
+      "\"" + reference.argument + "\": " +
+      (reference.kind == Kind::loadtest
+           ? "no loadtest of that name" + where + ", and no loadtestresult records one"
+           : "no loadtest or loadtestresult of that name" + where +
+                 ", and no loadtestresult records a loadtest so named"));
+}
+
+// The html report's trend: the records of the run's test in its namespace.
+// Listing them is the report's extra, so a refusal (no `list` on
+// loadtestresults, an operator without records) says so and the report is
+// written without it.
+std::optional<kubeload::loadgen::Trend> trend_for(Session& session, const kp::Options& options,
+                                                  kubeload::loadgen::ReportFormat format,
+                                                  const json& object) {
+  if (format != kubeload::loadgen::ReportFormat::html || options.trend == 0) return std::nullopt;
+  const kubeload::api::ObjectMeta metadata =
+      kubeload::loadgen::as_loadtest(object).get<kubeload::api::LoadTest>().metadata;
+  const auto test = metadata.labels.find(std::string(kubeload::kTestLabel));
+  if (test == metadata.labels.end()) return std::nullopt;
+  try {
+    return kubeload::loadgen::trend_of(
+        list_all(session, kubeload::kube::resources::loadtestresults(metadata.namespace_),
+                 std::string(kubeload::kTestLabel) + "=" + test->second),
+        object, options.trend);
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "kubectl kubeload: the html report goes without its trend: %s\n",
+                 e.what());
+    return std::nullopt;
+  }
 }
 
 std::string read_manifest(const std::string& path) {
@@ -87,31 +210,25 @@ std::string read_manifest(const std::string& path) {
   return text.str();
 }
 
-// Objects in a list answer may come without apiVersion and kind; kubectl's
-// printers (and -o name) need them.
-json typed(json loadtest) {
-  const auto loadtests = kubeload::kube::resources::loadtests();
-  if (!loadtest.contains("apiVersion")) loadtest["apiVersion"] = loadtests.api_version();
-  if (!loadtest.contains("kind")) loadtest["kind"] = loadtests.kind;
-  return loadtest;
-}
-
-// The report, or with -o json|yaml|name|jsonpath the object itself.
-void print_report(const kp::Options& options, const json& loadtest) {
+// The report, or with -o json|yaml|name|jsonpath the object itself (a
+// LoadTest, or the LoadTestResult record read instead).
+void print_report(Session& session, const kp::Options& options, const json& object) {
   if (options.object_output) {
-    kp::write_object(std::cout, *options.object_output, typed(loadtest));
+    kp::write_object(std::cout, *options.object_output, object);
   } else {
-    kubeload::loadgen::write_loadtest_report(std::cout, options.format, loadtest);
+    kubeload::loadgen::write_loadtest_report(std::cout, options.format, object,
+                                             trend_for(session, options, options.format, object));
   }
   std::cout.flush();
 }
 
 // The --report FORMAT=FILE files; false (with a message) when one cannot be written.
-bool write_report_files(const kp::Options& options, const json& loadtest) {
+bool write_report_files(Session& session, const kp::Options& options, const json& loadtest) {
   bool ok = true;
   for (const auto& [format, path] : options.report_files) {
+    const auto trend = trend_for(session, options, format, loadtest);
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    if (file) kubeload::loadgen::write_loadtest_report(file, format, loadtest);
+    if (file) kubeload::loadgen::write_loadtest_report(file, format, loadtest, trend);
     if (!file) {
       std::fprintf(stderr, "kubectl kubeload: --report: cannot write \"%s\"\n", path.c_str());
       ok = false;
@@ -138,7 +255,8 @@ int command_run(const kp::Options& options) {
                run.namespace_.c_str(), run.test.c_str());
   if (!options.wait) {
     if (options.object_output) {
-      kp::write_object(std::cout, *options.object_output, typed(current));
+      kp::write_object(std::cout, *options.object_output,
+                       typed(current, kubeload::kube::resources::loadtests()));
     } else {
       std::cout << name << "\n";
     }
@@ -173,7 +291,7 @@ int command_run(const kp::Options& options) {
                    "running: `kubectl kubeload report %s -n %s` shows it later\n",
                    kubeload::format_duration(timeout).c_str(), name.c_str(), last_line.c_str(),
                    name.c_str(), run.namespace_.c_str());
-      write_report_files(options, current);
+      write_report_files(session, options, current);
       return kp::kExitError;
     }
     kube::WatchOptions watch;
@@ -227,8 +345,9 @@ int command_run(const kp::Options& options) {
   }
   if (deleted) return fail("loadtest " + name + " was deleted before it finished");
 
-  print_report(options, current);
-  const bool reports_written = write_report_files(options, current);
+  current = typed(std::move(current), kubeload::kube::resources::loadtests());
+  print_report(session, options, current);
+  const bool reports_written = write_report_files(session, options, current);
   const kp::Outcome outcome = kp::outcome_of(current);
   std::fprintf(stderr, "%s: %s\n", name.c_str(), outcome.summary.c_str());
   return reports_written ? outcome.exit_code : kp::kExitError;
@@ -236,44 +355,19 @@ int command_run(const kp::Options& options) {
 
 int command_report(const kp::Options& options) {
   Session session = connect(options);
-  const json loadtest = get_loadtest(session, session.namespace_, options.names.front());
-  print_report(options, loadtest);
+  const json object = get_run(session, session.namespace_, options.runs.front());
+  print_report(session, options, object);
   return kp::kExitPass;
 }
 
 int command_compare(const kp::Options& options) {
   Session session = connect(options);
-  std::vector<json> loadtests;
-  for (const std::string& name : options.names) {
-    loadtests.push_back(get_loadtest(session, session.namespace_, name));
+  std::vector<json> runs;
+  for (const kp::RunReference& reference : options.runs) {
+    runs.push_back(get_run(session, session.namespace_, reference));
   }
-  kp::write_compare(std::cout, loadtests, options.table_format);
+  kp::write_compare(std::cout, runs, options.table_format);
   return kp::kExitPass;
-}
-
-// Every LoadTest of `loadtests` matching the selector, all pages.
-std::vector<json> list_loadtests(Session& session, const kube::ResourceRef& loadtests,
-                                 const std::string& label_selector) {
-  kube::ListOptions list;
-  list.label_selector = label_selector;
-  std::vector<json> items;
-  do {
-    const kube::Response response = session.client->list(loadtests, list);
-    if (!response.ok()) {
-      throw std::runtime_error(
-          "list loadtests " +
-          (loadtests.namespace_.empty() ? "in all namespaces"
-                                        : "in namespace \"" + loadtests.namespace_ + "\"") +
-          (label_selector.empty() ? "" : " with selector \"" + label_selector + "\"") + ": " +
-          response.describe());
-    }
-    for (const json& item : response.body.value("items", json::array())) {
-      items.push_back(typed(item));
-    }
-    list.continue_token =
-        response.body.value("metadata", json::object()).value("continue", std::string());
-  } while (!list.continue_token.empty());
-  return items;
 }
 
 int command_history(const kp::Options& options) {
@@ -282,8 +376,20 @@ int command_history(const kp::Options& options) {
   const std::string ns = options.all_namespaces ? "" : session.namespace_;
   std::string selector = std::string(kubeload::kTestLabel) + "=" + options.test;
   if (!options.selector.empty()) selector += "," + options.selector;
-  std::vector<json> items =
-      list_loadtests(session, kubeload::kube::resources::loadtests(ns), selector);
+  // The runs whose LoadTest is gone live on as records; a run's record has
+  // its LoadTest's labels, so the same selector finds both.
+  std::vector<json> records;
+  try {
+    records = list_all(session, kubeload::kube::resources::loadtestresults(ns), selector);
+  } catch (const ListError& e) {
+    if (!e.refused()) throw;
+    std::fprintf(stderr,
+                 "kubectl kubeload: runs whose LoadTest is gone are left out (%s); the LoadTests "
+                 "follow\n",
+                 e.what());
+  }
+  std::vector<json> items = kp::runs_of_test(
+      list_all(session, kubeload::kube::resources::loadtests(ns), selector), std::move(records));
   if (items.empty()) {
     std::fprintf(stderr, "no runs of test \"%s\"%s in %s\n", options.test.c_str(),
                  options.selector.empty() ? "" : (" matching " + options.selector).c_str(),
@@ -302,28 +408,58 @@ int command_history(const kp::Options& options) {
 // `__complete`: the candidates; those from the cluster only when it answers
 // (a completion never prints an error).
 int command_complete(const kp::Options& options) {
+  using FromCluster = kp::Completion::FromCluster;
   const kp::Completion completion = kp::complete(options.words);
   std::vector<std::string> from_cluster;
-  if (completion.from_cluster != kp::Completion::FromCluster::nothing) {
+  const auto add = [&](const std::string& value) {
+    if (!value.empty() &&
+        std::find(from_cluster.begin(), from_cluster.end(), value) == from_cluster.end()) {
+      from_cluster.push_back(value);
+    }
+  };
+  const auto try_listing = [&](Session& session, const kube::ResourceRef& resource,
+                               const std::string& selector, auto value_of) {
+    try {
+      for (const json& item : list_all(session, resource, selector)) {
+        add(value_of(item.get<kubeload::api::LoadTest>().metadata));
+      }
+    } catch (const std::exception&) {
+      // no access to this kind: the others still complete
+    }
+  };
+  const auto name_of = [](const kubeload::api::ObjectMeta& metadata) { return metadata.name; };
+  if (completion.from_cluster != FromCluster::nothing) {
     try {
       kp::Options connection;
       connection.namespace_ = completion.namespace_;
       connection.context = completion.context;
       connection.kubeconfig = completion.kubeconfig;
       Session session = connect(connection);
-      const bool tests = completion.from_cluster == kp::Completion::FromCluster::tests;
-      for (const json& item :
-           list_loadtests(session, kubeload::kube::resources::loadtests(session.namespace_),
-                          tests ? std::string(kubeload::kTestLabel) : std::string())) {
-        const kubeload::api::ObjectMeta metadata = item.get<kubeload::api::LoadTest>().metadata;
-        const auto label = metadata.labels.find(std::string(kubeload::kTestLabel));
-        const std::string value =
-            tests ? (label == metadata.labels.end() ? std::string() : label->second)
-                  : metadata.name;
-        if (!value.empty() &&
-            std::find(from_cluster.begin(), from_cluster.end(), value) == from_cluster.end()) {
-          from_cluster.push_back(value);
+      const std::string ns = session.namespace_;
+      switch (completion.from_cluster) {
+        case FromCluster::tests: {
+          // A test whose LoadTests are all gone still has its records.
+          const auto test_of = [](const kubeload::api::ObjectMeta& metadata) {
+            const auto label = metadata.labels.find(std::string(kubeload::kTestLabel));
+            return label == metadata.labels.end() ? std::string() : label->second;
+          };
+          const std::string selector(kubeload::kTestLabel);
+          try_listing(session, kubeload::kube::resources::loadtests(ns), selector, test_of);
+          try_listing(session, kubeload::kube::resources::loadtestresults(ns), selector, test_of);
+          break;
         }
+        case FromCluster::loadtest_names:
+          try_listing(session, kubeload::kube::resources::loadtests(ns), "", name_of);
+          break;
+        case FromCluster::record_names:
+          try_listing(session, kubeload::kube::resources::loadtestresults(ns), "", name_of);
+          break;
+        case FromCluster::run_names:
+          try_listing(session, kubeload::kube::resources::loadtests(ns), "", name_of);
+          try_listing(session, kubeload::kube::resources::loadtestresults(ns), "", name_of);
+          break;
+        case FromCluster::nothing:
+          break;
       }
     } catch (const std::exception&) {
       // no cluster, no access: the static candidates only

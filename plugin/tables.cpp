@@ -1,30 +1,42 @@
-// compare and history: LoadTests as rows and columns. The numbers are the
-// status's own (status.result), shown the way the seed posts compared
-// servers by hand: the same metrics side by side, each change spelled out.
+// compare and history: runs as rows and columns, from their LoadTests or
+// their LoadTestResult records (read as the LoadTest they record,
+// reports/recorded_run.hpp). The numbers are the status's own
+// (status.result), shown the way the seed posts compared servers by hand:
+// the same metrics side by side, each change spelled out.
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "kubeload/api/loadtest.hpp"
+#include "kubeload/api/loadtest_result.hpp"
+#include "kubeload/api/meta.hpp"
 #include "kubeload/api/status.hpp"
 #include "kubeload/rfc3339.hpp"
 #include "plugin/cli.hpp"
 #include "reports/escape.hpp"
+#include "reports/recorded_run.hpp"
 #include "reports/report_writers.hpp"
 
 namespace kubeload::plugin {
 namespace {
 
+using loadgen::as_loadtest;
+using loadgen::is_result_record;
 using loadgen::markdown_cell;
 using loadgen::report::fixed;
 using loadgen::report::grouped;
 using loadgen::report::grouped_fixed;
 using nlohmann::json;
 
-// What compare and history show of one LoadTest.
+// What compare and history show of one run.
 struct Run {
-  std::string name;
+  std::string name;  // the LoadTest's
+  std::string namespace_;
   std::string created;
+  std::string revision;           // kubeload.dev/revision (a record's loadTest.revision)
+  std::string record;             // its LoadTestResult's name; "" before it has one
+  bool loadtest_deleted = false;  // shown from its record
   std::string phase;
   std::string verdict;
   std::optional<uint64_t> requests;
@@ -37,12 +49,24 @@ std::string time_text(const std::optional<api::Time>& time) {
   return time ? rfc3339::format(*time) : std::string();
 }
 
-Run run_of(const json& loadtest) {
+Run run_of(const json& given) {
+  const json loadtest = as_loadtest(given);
   const api::LoadTest object = loadtest.get<api::LoadTest>();
   const api::StatusSpelling spelled = api::status_spelling(loadtest);
   Run run;
   run.name = object.metadata.name;
+  run.namespace_ = object.metadata.namespace_;
   run.created = time_text(object.metadata.creation_timestamp);
+  if (const auto revision = object.metadata.annotations.find(std::string(api::kRevisionAnnotation));
+      revision != object.metadata.annotations.end()) {
+    run.revision = revision->second;
+  }
+  run.loadtest_deleted = is_result_record(given);
+  if (run.loadtest_deleted) {
+    run.record = given.get<api::LoadTest>().metadata.name;
+  } else if (object.status.result_record) {
+    run.record = *object.status.result_record;
+  }
   run.phase = spelled.phase.empty() ? api::name(api::Phase::Pending) : spelled.phase;
   run.verdict = spelled.verdict.empty() ? api::name(api::Verdict::None) : spelled.verdict;
   if (!object.status.result) return run;
@@ -102,8 +126,13 @@ std::string with_change(const std::string& value, const std::string& change) {
   return change.empty() ? value : value + " " + change;
 }
 
+// The first `left_columns` and the last `trailing_left` columns are text
+// (aligned left); those between are numbers.
 void write_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
-                 TableFormat format, size_t left_columns) {
+                 TableFormat format, size_t left_columns, size_t trailing_left = 0) {
+  const auto left = [&](size_t c) {
+    return c < left_columns || c + trailing_left >= rows[0].size();
+  };
   if (rows.empty()) return;
   if (format == TableFormat::markdown) {
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -112,7 +141,7 @@ void write_table(std::ostream& out, const std::vector<std::vector<std::string>>&
       out << "\n";
       if (r == 0) {
         out << "|";
-        for (size_t c = 0; c < rows[0].size(); ++c) out << (c < left_columns ? "---|" : "---:|");
+        for (size_t c = 0; c < rows[0].size(); ++c) out << (left(c) ? "---|" : "---:|");
         out << "\n";
       }
     }
@@ -120,8 +149,8 @@ void write_table(std::ostream& out, const std::vector<std::vector<std::string>>&
   }
   std::vector<loadgen::report::TextTable::Column> columns;
   for (size_t c = 0; c < rows[0].size(); ++c) {
-    columns.push_back({rows[0][c], c < left_columns ? loadgen::report::TextTable::Align::left
-                                                    : loadgen::report::TextTable::Align::right});
+    columns.push_back({rows[0][c], left(c) ? loadgen::report::TextTable::Align::left
+                                           : loadgen::report::TextTable::Align::right});
   }
   loadgen::report::TextTable table(columns);
   for (size_t r = 1; r < rows.size(); ++r) table.add_row(rows[r]);
@@ -206,7 +235,7 @@ std::vector<json> newest_first(std::vector<json> loadtests, std::optional<uint32
   // Each object's metadata read once, sorted with it.
   std::vector<std::pair<api::ObjectMeta, json>> rows;
   for (json& loadtest : loadtests) {
-    rows.emplace_back(loadtest.get<api::LoadTest>().metadata, std::move(loadtest));
+    rows.emplace_back(as_loadtest(loadtest).get<api::LoadTest>().metadata, std::move(loadtest));
   }
   // Newest first; an unknown creation time sorts below every known one.
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
@@ -220,49 +249,78 @@ std::vector<json> newest_first(std::vector<json> loadtests, std::optional<uint32
   return loadtests;
 }
 
+std::vector<json> runs_of_test(std::vector<json> loadtests, std::vector<json> records) {
+  std::set<std::string> live_uids;
+  for (const json& loadtest : loadtests) {
+    const std::string uid = loadtest.get<api::LoadTest>().metadata.uid;
+    if (!uid.empty()) live_uids.insert(uid);
+  }
+  std::vector<json> runs = std::move(loadtests);
+  for (json& record : records) {
+    const api::LoadTestResult typed = record.get<api::LoadTestResult>();
+    const auto label = typed.metadata.labels.find(std::string(api::kLoadTestUidLabel));
+    const std::string uid =
+        label != typed.metadata.labels.end() ? label->second : typed.load_test.uid;
+    if (!live_uids.contains(uid)) runs.push_back(std::move(record));
+  }
+  return runs;
+}
+
+std::optional<json> newest_record_of(const std::vector<json>& records,
+                                     const std::string& loadtest_name) {
+  std::vector<json> of_it;
+  for (const json& record : records) {
+    if (is_result_record(record) &&
+        record.get<api::LoadTestResult>().load_test.name == loadtest_name) {
+      of_it.push_back(record);
+    }
+  }
+  if (of_it.empty()) return std::nullopt;
+  return newest_first(std::move(of_it), 1).front();
+}
+
 void write_history(std::ostream& out, std::vector<json> loadtests, TableFormat format,
                    std::optional<uint32_t> limit, bool all_namespaces) {
   std::vector<Run> runs;
-  std::vector<std::string> namespaces;
   for (const json& loadtest : newest_first(std::move(loadtests), limit)) {
     runs.push_back(run_of(loadtest));
-    namespaces.push_back(loadtest.get<api::LoadTest>().metadata.namespace_);
   }
   if (format == TableFormat::json) {
     json document = json::array();
-    for (size_t i = 0; i < runs.size(); ++i) {
-      const Run& run = runs[i];
+    for (const Run& run : runs) {
       json row = {{"name", run.name},
                   {"created", run.created},
                   {"phase", run.phase},
                   {"verdict", run.verdict},
                   {"rps", optional_json(run.rps)},
                   {"p99Ms", optional_json(run.p99)},
-                  {"errorRate", optional_json(run.error_rate)}};
-      if (all_namespaces) row["namespace"] = namespaces[i];
+                  {"errorRate", optional_json(run.error_rate)},
+                  {"revision", run.revision.empty() ? json(nullptr) : json(run.revision)},
+                  {"record", run.record.empty() ? json(nullptr) : json(run.record)},
+                  {"loadTestDeleted", run.loadtest_deleted}};
+      if (all_namespaces) row["namespace"] = run.namespace_;
       document.push_back(std::move(row));
     }
     out << document.dump(2) << "\n";
     return;
   }
-  std::vector<std::string> header = {"NAME", "CREATED", "PHASE",    "VERDICT",
-                                     "RPS",  "P99(ms)", "ERRORS(%)"};
+  std::vector<std::string> header = {"NAME",    "CREATED",   "PHASE",    "VERDICT", "RPS",
+                                     "P99(ms)", "ERRORS(%)", "REVISION", "RECORD",  "LOADTEST"};
   if (all_namespaces) header.insert(header.begin(), "NAMESPACE");
   std::vector<std::vector<std::string>> rows = {header};
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const Run& run = runs[i];
+  for (const Run& run : runs) {
     std::vector<std::string> row = {
-        run.name,
-        run.created,
-        run.phase,
-        run.verdict,
-        or_dash(run.rps, 1),
-        or_dash(run.p99, 3),
-        run.error_rate ? fixed(*run.error_rate * 100.0, 2) : std::string("-")};
-    if (all_namespaces) row.insert(row.begin(), namespaces[i]);
+        run.name, run.created, run.phase, run.verdict, or_dash(run.rps, 1), or_dash(run.p99, 3),
+        run.error_rate ? fixed(*run.error_rate * 100.0, 2) : std::string("-"),
+        run.revision.empty() ? "-" : run.revision, run.record.empty() ? "-" : run.record,
+        // A run shown from its record: the LoadTest was deleted (a TTL, a
+        // GitOps tool re-creating it); report and compare still read it.
+        run.loadtest_deleted ? "deleted" : "present"};
+    if (all_namespaces) row.insert(row.begin(), run.namespace_);
     rows.push_back(std::move(row));
   }
-  write_table(out, rows, format, all_namespaces ? 5 : 4);
+  // Numbers right-aligned, the text columns after them left.
+  write_table(out, rows, format, all_namespaces ? 5 : 4, 3);
 }
 
 }  // namespace kubeload::plugin

@@ -13,6 +13,7 @@
 #include "kubeload/rfc3339.hpp"
 #include "kubeload/spec.hpp"
 #include "kubeload/url.hpp"
+#include "reports/recorded_run.hpp"
 #include "reports/report_writers.hpp"
 
 namespace kubeload::loadgen {
@@ -180,8 +181,11 @@ std::string threshold_limit(const std::string& expression) {
   return limit;
 }
 
-GateReport gate_report_from_loadtest(const json& loadtest) {
-  if (!loadtest.is_object()) throw std::invalid_argument("a LoadTest must be a JSON object");
+GateReport gate_report_from_loadtest(const json& given) {
+  if (!given.is_object()) {
+    throw std::invalid_argument("a LoadTest or LoadTestResult must be a JSON object");
+  }
+  const json loadtest = as_loadtest(given);
   const api::LoadTest object = loadtest.get<api::LoadTest>();
   const api::ObjectMeta& metadata = object.metadata;
   GateReport out;
@@ -316,7 +320,12 @@ std::vector<PercentilePoint> percentile_distribution(const Histogram& micros, in
   return points;
 }
 
-void write_loadtest_report(std::ostream& out, ReportFormat format, const json& loadtest) {
+void write_loadtest_report(std::ostream& out, ReportFormat format, const json& given,
+                           const std::optional<Trend>& trend) {
+  if (!given.is_object()) {
+    throw std::invalid_argument("a LoadTest or LoadTestResult must be a JSON object");
+  }
+  const json loadtest = as_loadtest(given);
   switch (format) {
     case ReportFormat::junit:
       write_junit_report(out, gate_report_from_loadtest(loadtest));
@@ -324,9 +333,12 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& l
     case ReportFormat::markdown:
       write_markdown_report(out, gate_report_from_loadtest(loadtest));
       return;
-    case ReportFormat::html:
-      write_html_report(out, gate_report_from_loadtest(loadtest));
+    case ReportFormat::html: {
+      GateReport report = gate_report_from_loadtest(loadtest);
+      report.trend = trend;
+      write_html_report(out, report);
       return;
+    }
     default:
       break;
   }

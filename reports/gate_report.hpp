@@ -18,6 +18,7 @@
 #include "kubeload/result.hpp"
 #include "kubeload/threshold.hpp"
 #include "reports/run_info.hpp"
+#include "reports/trend.hpp"
 
 namespace kubeload::loadgen {
 
@@ -79,6 +80,8 @@ struct GateReport {
   std::vector<SummaryRow> requests;
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineReport> baseline;
+  // The test's last runs (html only); unset: not asked for.
+  std::optional<Trend> trend;
 
   // phase and verdict hold what the status said (a newer operator's spelling
   // included); these read them as the API's values.
@@ -87,8 +90,10 @@ struct GateReport {
   std::optional<api::Verdict> verdict_value() const { return api::parse_verdict(verdict); }
 };
 
-// A LoadTest as the API returns it. Throws std::invalid_argument naming the
-// field when the status holds something that is not a result.
+// A LoadTest as the API returns it, or its LoadTestResult record (read as the
+// LoadTest it records, reports/recorded_run.hpp). Throws
+// std::invalid_argument naming the field when the status holds something
+// that is not a result.
 GateReport gate_report_from_loadtest(const nlohmann::json& loadtest);
 // A local run: the manifest's name and kubeload.dev/test label (either may be
 // empty), the report facts, the result and the evaluated thresholds (no
@@ -129,7 +134,10 @@ void write_html_report(std::ostream& out, const GateReport& report);
 void write_gate_text(std::ostream& out, const GateReport& report);
 
 // Writes any report format (text, ab, jmeter, json, junit, markdown, html) of
-// a LoadTest object. Throws std::invalid_argument as gate_report_from_loadtest.
-void write_loadtest_report(std::ostream& out, ReportFormat format, const nlohmann::json& loadtest);
+// a LoadTest object or its LoadTestResult record; the html report shows
+// `trend` (the test's last runs, reports/trend.hpp) when given. Throws
+// std::invalid_argument as gate_report_from_loadtest.
+void write_loadtest_report(std::ostream& out, ReportFormat format, const nlohmann::json& loadtest,
+                           const std::optional<Trend>& trend = std::nullopt);
 
 }  // namespace kubeload::loadgen

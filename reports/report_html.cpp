@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "reports/escape.hpp"
 #include "reports/gate_report.hpp"
@@ -163,6 +166,134 @@ void write_curve(std::ostream& out, const GateReport& report,
   out << "\"/>\n</svg>\n";
 }
 
+// The test's last runs: p50 and p99 over one plot, rps under it, one x step
+// per run (runs are not evenly spaced in time, and a gap of a week says
+// nothing about the service). The run itself and its baseline records are
+// marked; the table after it names every point.
+void write_trend_panel(
+    std::ostream& out, const std::vector<TrendPoint>& points, double top_y, double height,
+    const char* unit,
+    const std::vector<std::pair<const char*, std::optional<double> TrendPoint::*>>& series) {
+  constexpr double kWidth = 820, kLeft = 72, kRight = 24;
+  const double plot_width = kWidth - kLeft - kRight;
+  double top = 0;
+  for (const TrendPoint& p : points) {
+    for (const auto& [name, member] : series) {
+      if (p.*member) top = std::max(top, *(p.*member));
+    }
+  }
+  if (top <= 0) top = 1;
+  const double step = nice_step(top, 4);
+  const double y_top = std::ceil(top / step) * step;
+  const auto x_of = [&](size_t i) {
+    return points.size() == 1 ? kLeft + plot_width / 2
+                              : kLeft + plot_width * static_cast<double>(i) /
+                                            static_cast<double>(points.size() - 1);
+  };
+  const auto y_of = [&](double value) { return top_y + height * (1.0 - value / y_top); };
+  out << "<rect x=\"" << kLeft << "\" y=\"" << num(top_y) << "\" width=\"" << plot_width
+      << "\" height=\"" << num(height) << "\" class=\"plot\"/>\n";
+  for (double v = 0; v <= y_top + step / 2; v += step) {
+    out << "<line class=\"grid\" x1=\"" << kLeft << "\" x2=\"" << kLeft + plot_width << "\" y1=\""
+        << num(y_of(v)) << "\" y2=\"" << num(y_of(v)) << "\"/>";
+    out << "<text class=\"tick\" x=\"" << kLeft - 8 << "\" y=\"" << num(y_of(v) + 4)
+        << "\" text-anchor=\"end\">" << report::compact_number(v) << "</text>\n";
+  }
+  out << "<text class=\"axis\" transform=\"translate(18 " << num(top_y + height / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\">" << unit << "</text>\n";
+  for (const auto& [name, member] : series) {
+    // A run without the figure breaks the line rather than pretending a value.
+    std::string segment;
+    const auto flush = [&] {
+      if (segment.find(' ') != std::string::npos) {
+        out << "<polyline class=\"trend " << name << "\" points=\"" << segment << "\"/>\n";
+      }
+      segment.clear();
+    };
+    for (size_t i = 0; i < points.size(); ++i) {
+      const std::optional<double>& value = points[i].*member;
+      if (!value) {
+        flush();
+        continue;
+      }
+      segment += (segment.empty() ? "" : " ") + num(x_of(i)) + "," + num(y_of(*value));
+    }
+    flush();
+    for (size_t i = 0; i < points.size(); ++i) {
+      const TrendPoint& p = points[i];
+      const std::optional<double>& value = p.*member;
+      if (!value) continue;
+      const char* mark = p.this_run ? " this-run" : p.baseline ? " baseline" : "";
+      out << "<circle class=\"point " << name << mark << "\" cx=\"" << num(x_of(i)) << "\" cy=\""
+          << num(y_of(*value)) << "\" r=\"" << (*mark ? 6 : 3.5) << "\"><title>"
+          << html_escape(p.load_test) << " " << name << " " << report::fixed(*value, 3)
+          << (p.this_run   ? " (this run)"
+              : p.baseline ? " (baseline)"
+                           : "")
+          << "</title></circle>\n";
+    }
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
+    out << "<text class=\"tick\" x=\"" << num(x_of(i)) << "\" y=\"" << num(top_y + height + 16)
+        << "\" text-anchor=\"middle\">" << i + 1 << "</text>\n";
+  }
+}
+
+void write_trend(std::ostream& out, const Trend& trend) {
+  out << "<h2>Trend of <code>" << html_escape(trend.test) << "</code></h2>\n";
+  if (trend.points.empty()) {
+    out << "<p>No runs of the test were recorded.</p>\n";
+    return;
+  }
+  constexpr double kWidth = 820, kHeight = 480;
+  out << "<svg id=\"trend\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+      << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
+      << "\" role=\"img\" aria-label=\"p50, p99 and rps of the last runs\">\n";
+  write_trend_panel(out, trend.points, 20, 200, "latency (ms)",
+                    {{"p50", &TrendPoint::p50_ms}, {"p99", &TrendPoint::p99_ms}});
+  write_trend_panel(out, trend.points, 270, 150, "rps", {{"rps", &TrendPoint::rps}});
+  // The legend: what each line and mark is.
+  const double y = kHeight - 12;
+  out << "<line class=\"trend p50\" x1=\"72\" x2=\"96\" y1=\"" << y - 4 << "\" y2=\"" << y - 4
+      << "\"/><text class=\"tick\" x=\"100\" y=\"" << y << "\">p50</text>"
+      << "<line class=\"trend p99\" x1=\"140\" x2=\"164\" y1=\"" << y - 4 << "\" y2=\"" << y - 4
+      << "\"/><text class=\"tick\" x=\"168\" y=\"" << y << "\">p99</text>"
+      << "<line class=\"trend rps\" x1=\"208\" x2=\"232\" y1=\"" << y - 4 << "\" y2=\"" << y - 4
+      << "\"/><text class=\"tick\" x=\"236\" y=\"" << y << "\">rps</text>"
+      << "<circle class=\"point this-run\" cx=\"290\" cy=\"" << y - 4
+      << "\" r=\"6\"/><text class=\"tick\" x=\"300\" y=\"" << y << "\">this run</text>"
+      << "<circle class=\"point baseline\" cx=\"370\" cy=\"" << y - 4
+      << "\" r=\"6\"/><text class=\"tick\" x=\"380\" y=\"" << y << "\">baseline</text>\n</svg>\n";
+  out << "<p>The last " << trend.points.size() << " run" << (trend.points.size() == 1 ? "" : "s")
+      << " of the test up to this one, from their LoadTestResult records, oldest first.</p>\n";
+  if (!trend.baselines_not_shown.empty()) {
+    out << "<p>Compared with, not shown (older than these runs, or gone):";
+    for (const std::string& name : trend.baselines_not_shown) {
+      out << " <code>" << html_escape(name) << "</code>";
+    }
+    out << ".</p>\n";
+  }
+  out << "<details><summary>Runs</summary>\n<table id=\"trend-runs\"><thead><tr><th>#</th>"
+         "<th>run</th><th>revision</th><th>started</th><th>verdict</th><th>p50 ms</th>"
+         "<th>p99 ms</th><th>rps</th><th>mark</th></tr></thead><tbody>\n";
+  const auto cell = [](const std::optional<double>& value, int decimals) {
+    return value ? report::grouped_fixed(*value, decimals) : std::string("-");
+  };
+  for (size_t i = 0; i < trend.points.size(); ++i) {
+    const TrendPoint& p = trend.points[i];
+    out << "<tr><td>" << i + 1 << "</td><td class=\"text\">" << html_escape(p.load_test)
+        << "</td><td class=\"text\">" << html_escape(p.revision) << "</td><td class=\"text\">"
+        << html_escape(p.started) << "</td><td class=\"text\">" << html_escape(p.verdict)
+        << "</td><td>" << cell(p.p50_ms, 3) << "</td><td>" << cell(p.p99_ms, 3) << "</td><td>"
+        << cell(p.rps, 1) << "</td><td class=\"text\">"
+        << (p.this_run   ? "this run"
+            : p.baseline ? "baseline"
+                         : "")
+        << "</td></tr>\n";
+  }
+  out << "</tbody></table>\n</details>\n";
+}
+
 void write_rows(std::ostream& out, const char* id, const char* label,
                 const std::vector<SummaryRow>& rows) {
   out << "<table id=\"" << id << "\"><thead><tr><th>" << label
@@ -196,7 +327,11 @@ svg{background:#fff;max-width:100%;height:auto}.plot{fill:#fff;stroke:#8c959f}.g
 .tick{font-size:12px;fill:#57606a}.axis{font-size:13px;fill:#1f2328}
 .curve{fill:none;stroke:#0969da;stroke-width:2.5}.limit{stroke-width:1.5;stroke-dasharray:5 4}
 line.limit.pass{stroke:#1a7f37}line.limit.fail{stroke:#cf222e}circle.limit.pass{fill:#1a7f37}circle.limit.fail{fill:#cf222e}
-.limit-label{font-size:12px;fill:#1f2328}footer{margin-top:28px;font-size:12px;color:#57606a}
+.limit-label{font-size:12px;fill:#1f2328}
+.trend{fill:none;stroke-width:2}.trend.p50{stroke:#0969da}.trend.p99{stroke:#bc4c00}.trend.rps{stroke:#1a7f37}
+.point{fill:#fff;stroke-width:2}.point.p50{stroke:#0969da}.point.p99{stroke:#bc4c00}.point.rps{stroke:#1a7f37}
+.point.this-run{fill:#1f2328;stroke:#1f2328}.point.baseline{fill:#fff;stroke:#8250df;stroke-width:3}
+footer{margin-top:28px;font-size:12px;color:#57606a}
 )";
 
 }  // namespace
@@ -308,6 +443,7 @@ void write_html_report(std::ostream& out, const GateReport& report) {
       out << "</tbody></table>\n";
     }
   }
+  if (report.trend) write_trend(out, *report.trend);
   if (!report.stages.empty()) {
     out << "<h2>Stages</h2>\n";
     write_rows(out, "stages", "stage", report.stages);

@@ -7,7 +7,9 @@
 # kept; --report writes JUnit, Markdown and HTML (checked by
 # tests/reports/check_reports.py in headless Chromium); `report`, `history`
 # and `compare` read the real runs, with kubectl's -o json|yaml|name|jsonpath,
-# history -A and -l; and the plugin runs in a Job from the
+# history -A and -l; a run whose LoadTest was deleted shows in history,
+# compare and report from its LoadTestResult record, and the html report
+# draws the test's trend from the records; and the plugin runs in a Job from the
 # kubeload image with the in-cluster configuration, as the Argo CD hook and
 # the Argo Rollouts AnalysisTemplate of examples/ci/ run it.
 # Last line: `plugin-e2e: N passed, M failed`; SKIP (exit 0) where the
@@ -242,6 +244,44 @@ check "compare: three runs side by side with changes" bash -c 'grep -q "$2 (base
 plugin compare "$pass_name" nope -n "$NS"
 check "compare with a missing run: exit 2" test "$code" -eq 2
 
+# 6b. A run whose LoadTest is gone (a TTL, a GitOps tool re-creating it)
+# lives on as its LoadTestResult record: history, compare and report read it.
+record_name=$(kubectl -n "$NS" get lt "$second_name" -o jsonpath='{.status.resultRecord}')
+check "the finished run names its record in status.resultRecord ($record_name)" \
+  bash -c "[[ '$record_name' =~ ^$second_name-[0-9a-f]{8}$ ]]"
+quiet kubectl -n "$NS" delete lt "$second_name" --wait=true
+plugin history web -n "$NS"
+check "history after its LoadTest is deleted: the run still shows, from its record, marked deleted" \
+  bash -c 'grep -q "^$2 .* $3  *deleted$" <<<"$1" && grep -q "^$4 .* present$" <<<"$1"' _ "$out" "$second_name" "$record_name" "$pass_name"
+check "history: the column heads name the revision, the record and the LoadTest" \
+  bash -c 'head -1 <<<"$1" | grep -q "REVISION  *RECORD  *LOADTEST$"' _ "$out"
+plugin history web -n "$NS" -o name
+check "history -o name: the gone run as loadtestresult.kubeload.dev/RECORD, the others as loadtests" \
+  bash -c 'grep -qx "loadtestresult.kubeload.dev/$2" <<<"$1" && grep -qx "loadtest.kubeload.dev/$3" <<<"$1"' _ "$out" "$record_name" "$pass_name"
+plugin history web -n "$NS" --format json
+check "history --format json: loadTestDeleted and record of the gone run" \
+  python3 -c 'import json,sys; d={r["name"]: r for r in json.loads(sys.argv[1])}; r=d[sys.argv[2]]; assert r["loadTestDeleted"] is True and r["record"]==sys.argv[3]; assert d[sys.argv[4]]["loadTestDeleted"] is False' \
+  "$out" "$second_name" "$record_name" "$pass_name"
+plugin compare "$pass_name" "$second_name" -n "$NS" -o json
+check "compare NAME of a deleted LoadTest: its newest record, exit 0 ($err)" \
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [r["name"] for r in d["runs"]]==sys.argv[2:] and d["runs"][1]["verdict"]=="Pass"' \
+  "$out" "$pass_name" "$second_name"
+plugin compare "$pass_name" "ltr/$record_name" "lt/$second_name" -n "$NS"
+check "compare ltr/RECORD and lt/NAME of the deleted LoadTest: exit 0, the run twice" \
+  test "$code" -eq 0 -a "$(head -1 <<<"$out" | grep -o "$second_name" | wc -l)" -eq 2
+plugin compare "$pass_name" ltr/nope -n "$NS"
+check "compare ltr/nope: exit 2 naming it ($err)" test "$code" -eq 2 -a -n "$(grep -F '"nope"' <<<"$err")"
+plugin report "$second_name" -n "$NS"
+check "report NAME of the deleted LoadTest: the text report from its record" contains "$out" "Verdict: Pass"
+plugin report "ltr/$record_name" -n "$NS" -o 'jsonpath={.kind} {.loadTest.name}'
+check "report ltr/RECORD -o jsonpath: the record itself ($out)" test "$out" = "LoadTestResult $second_name"
+plugin report "$pass_name" -n "$NS" -o html --trend 5
+printf '%s\n' "$out" >"$work/trend.html"
+check "report -o html --trend 5: the test's trend from the records, this run marked" \
+  bash -c 'grep -q "<svg id=\"trend\"" <<<"$1" && grep -q "class=\"point p99 this-run\"" <<<"$1" && grep -q "$2" <<<"$1"' _ "$out" "$second_name"
+plugin report "$pass_name" -n "$NS" -o html --trend 0
+check "report -o html --trend 0: no trend" bash -c '! grep -q "<svg id=\"trend\"" <<<"$1"' _ "$out"
+
 # 7. In a pod: the image's kubectl-kubeload with the in-cluster configuration,
 # as the Argo CD PostSync hook and the Argo Rollouts Job provider run it.
 kubectl -n "$NS" create configmap gate-manifest --from-file=loadtest.yaml="$work/pass.yaml" >/dev/null
@@ -289,7 +329,7 @@ check "in a Job: it ran in the pod's namespace and printed the verdict" \
 
 # 8. The pages in a real browser.
 if python3 "$root/tests/reports/check_reports.py" --loadgen "$root/build/bin/loadgen" --out "$work/pages" \
-  --html "$work/pass.html:Pass" --html "$work/report.html:Pass" >"$work/reports.log" 2>&1; then
+  --html "$work/pass.html:Pass" --html "$work/report.html:Pass" --html "$work/trend.html:Pass" >"$work/reports.log" 2>&1; then
   ok "the --report html and report -o html pages render in headless Chromium ($(tail -1 "$work/reports.log"))"
 else
   bad "pages in headless Chromium: $(grep FAIL "$work/reports.log" | head -5)"

@@ -48,6 +48,12 @@ same "compare -o: the comparison's formats only" "text markdown json" "$(offered
 same "history --format" "text markdown json" "$(offered history web --format "")"
 same "completion's shells" "bash zsh" "$(offered completion "")"
 same "report NAME without a cluster: nothing, and no file names" "" "$(offered report "")"
+same "report ltr/NAME without a cluster: nothing, and no file names" "" "$(offered report ltr/)"
+same "compare lt/NAME without a cluster: nothing, and no file names" "" "$(offered compare a lt/we)"
+same "report's flags (--tr): --trend" "--trend" "$(offered report x --tr)"
+same "run's flags (--tr): --trend" "--trend" "$(offered run -f x.yaml --tr)"
+out=$(kubectl_complete-kubeload compare a ltr/)
+same "kubectl_complete-kubeload compare a ltr/: no candidates without a cluster, no files (:4)" ":4" "$out"
 same "run -f: file names" "$(cd "$root/examples/ci" && compgen -f -- load)" \
   "$(cd "$root/examples/ci" && offered run -f load)"
 

@@ -60,7 +60,8 @@ TEST(PluginArgs, AcceptsKubectlFlagSpellings) {
   EXPECT_EQ(parse_arguments({"run", "--filename=lt.yaml", "--namespace=shop"}).namespace_, "shop");
   EXPECT_EQ(parse_arguments({"run", "-flt.yaml", "-nshop"}).filename, "lt.yaml");
   EXPECT_EQ(parse_arguments({"run", "-f", "lt.yaml", "-n=shop"}).namespace_, "shop");
-  EXPECT_EQ(parse_arguments({"-n", "shop", "report", "x"}).names, std::vector<std::string>{"x"});
+  EXPECT_EQ(parse_arguments({"-n", "shop", "report", "x"}).runs,
+            (std::vector<RunReference>{{RunReference::Kind::any, "x", "x"}}));
   EXPECT_FALSE(parse_arguments({"run", "-f", "-", "--wait=false"}).wait);
   EXPECT_TRUE(parse_arguments({"run", "-f", "-", "--wait"}).wait);
   EXPECT_EQ(parse_arguments({"report", "x", "--format", "html"}).format, ReportFormat::html);
@@ -73,7 +74,8 @@ TEST(PluginArgs, AcceptsKubectlFlagSpellings) {
 TEST(PluginArgs, CompareAndHistory) {
   const Options compare = parse_arguments({"compare", "a", "b", "c", "-o", "markdown"});
   EXPECT_EQ(compare.command, Command::compare);
-  EXPECT_EQ(compare.names, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(compare.runs.size(), 3u);
+  EXPECT_EQ(compare.runs[2].name, "c");
   EXPECT_EQ(compare.table_format, TableFormat::markdown);
   const Options history =
       parse_arguments({"history", "checkout", "--limit", "5", "--format", "json"});
@@ -209,12 +211,22 @@ TEST(PluginArgs, BadValuesAreNamed) {
       {{"completion", "bash", "-o", "json"}, "completion: -o is not a flag of completion"},
       {{"run", "-f"}, "-f: needs a value"},
       {{"run", "-f", "a", "-f", "b"}, "-f: give one file"},
-      {{"report"}, "report: give exactly one LoadTest name, got 0"},
+      {{"report"}, "report: give exactly one LoadTest or LoadTestResult name, got 0"},
       {{"report", "a", "b"}, "got 2"},
-      {{"report", "Bad_Name"}, "\"Bad_Name\" is not a LoadTest name"},
+      {{"report", "Bad_Name"}, "report: \"Bad_Name\" is not a LoadTest or LoadTestResult name"},
+      {{"report", "lt/Bad_Name"}, "report: \"lt/Bad_Name\" is not a LoadTest name"},
+      {{"compare", "a", "ltr/"}, "compare: \"ltr/\" is not a LoadTestResult name"},
+      {{"compare", "a", "pod/web"},
+       "compare: \"pod/web\": the type is lt (loadtest) or ltr (loadtestresult), as in lt/NAME "
+       "or ltr/NAME, got \"pod\""},
+      {{"report", "x", "--trend", "many"},
+       "--trend: must be a whole number of runs (0 for none), got \"many\""},
+      {{"report", "x", "--trend", "-1"}, "--trend: must be a whole number"},
+      {{"history", "x", "--trend", "5"}, "history: --trend is a flag of `report` and `run` only"},
+      {{"compare", "a", "b", "--trend", "5"}, "compare: --trend is a flag of"},
       {{"report", "x", "--wait"}, "report: --wait is a flag of `run` only"},
       {{"report", "x", "--timeout", "1m"}, "report: --timeout is a flag of `run` only"},
-      {{"compare", "a"}, "compare: give two or more LoadTest names, got 1"},
+      {{"compare", "a"}, "compare: give two or more LoadTest or LoadTestResult names, got 1"},
       {{"compare", "a", "b", "-o", "html"},
        "-o: \"html\" is not an output format of compare (text, markdown, json)"},
       {{"history"}, "history: give exactly one test"},
@@ -899,17 +911,152 @@ TEST(PluginCompletion, CommandsFlagsAndFormats) {
 
 TEST(PluginCompletion, NamesAndTestsComeFromTheClusterWithTheLinesConnectionFlags) {
   const Completion names = complete({"-n", "shop", "report", "--context=ci", "we"});
-  EXPECT_EQ(names.from_cluster, Completion::FromCluster::loadtest_names);
+  EXPECT_EQ(names.from_cluster, Completion::FromCluster::run_names);
   EXPECT_EQ(names.namespace_, "shop");
   EXPECT_EQ(names.context, "ci");
   EXPECT_EQ(complete({"report", "--context", "ci", ""}).context, "ci");
-  EXPECT_EQ(complete({"compare", "a", ""}).from_cluster, Completion::FromCluster::loadtest_names);
+  EXPECT_EQ(complete({"compare", "a", ""}).from_cluster, Completion::FromCluster::run_names);
   EXPECT_EQ(complete({"history", ""}).from_cluster, Completion::FromCluster::tests);
   EXPECT_EQ(complete({"history", "web", ""}).from_cluster, Completion::FromCluster::nothing);
   EXPECT_EQ(complete({"report", "x", ""}).from_cluster, Completion::FromCluster::nothing);
   std::ostringstream out;
   write_completion(out, names, {"web-7xk2p", "api-1", "web-k3q9d"});
   EXPECT_EQ(out.str(), "web-7xk2p\nweb-k3q9d\n:4\n");
+}
+
+TEST(PluginCompletion, TypeSlashNameCompletesThatKindWithTheTypeAsTyped) {
+  const Completion records = complete({"compare", "a", "ltr/we"});
+  EXPECT_EQ(records.from_cluster, Completion::FromCluster::record_names);
+  EXPECT_EQ(records.cluster_prefix, "ltr/");
+  std::ostringstream out;
+  write_completion(out, records, {"web-7xk2p-1a2b3c4d", "api-1-00000000"});
+  EXPECT_EQ(out.str(), "ltr/web-7xk2p-1a2b3c4d\n:4\n");
+  const Completion loadtests = complete({"report", "LoadTest/"});
+  EXPECT_EQ(loadtests.from_cluster, Completion::FromCluster::loadtest_names);
+  EXPECT_EQ(loadtests.cluster_prefix, "LoadTest/");
+  EXPECT_EQ(complete({"report", "pod/x"}).from_cluster, Completion::FromCluster::nothing);
+  EXPECT_EQ(candidates({"report", "x", "--tr"}), std::vector<std::string>{"--trend"});
+}
+
+// ---- runs from LoadTestResult records ----
+
+// The record the operator writes of a finished run (operator/result_record.cpp).
+json record_of_run(json loadtest, const std::string& uid) {
+  const std::string name = loadtest["metadata"]["name"];
+  json labels = loadtest["metadata"].value("labels", json::object());
+  labels["kubeload.dev/loadtest"] = name;
+  labels["kubeload.dev/loadtest-uid"] = uid;
+  json run = loadtest["status"];
+  run["resultRecord"] = name + "-" + uid.substr(0, 8);
+  return {
+      {"apiVersion", "kubeload.dev/v1alpha1"},
+      {"kind", "LoadTestResult"},
+      {"metadata",
+       {{"name", name + "-" + uid.substr(0, 8)},
+        {"namespace", loadtest["metadata"].value("namespace", "shop")},
+        {"creationTimestamp", "2026-12-01T00:00:00Z"},
+        {"labels", labels}}},
+      {"test", labels.value("kubeload.dev/test", "")},
+      {"loadTest", {{"name", name}, {"uid", uid}, {"generation", 1}, {"specDigest", "sha256:0"}}},
+      {"run", run},
+      {"merged", {{"encoding", "zlib+base64"}, {"data", ""}}}};
+}
+
+json started_run(const std::string& name, const std::string& uid, const std::string& started,
+                 double p99) {
+  json loadtest = run_named(name, started, 100, p99, 0);
+  loadtest["apiVersion"] = "kubeload.dev/v1alpha1";
+  loadtest["kind"] = "LoadTest";
+  loadtest["metadata"]["uid"] = uid;
+  loadtest["metadata"]["namespace"] = "shop";
+  loadtest["metadata"]["labels"] = {{"kubeload.dev/test", "web"}};
+  loadtest["status"]["startTime"] = started;
+  return loadtest;
+}
+
+TEST(PluginRecords, ReferencesFollowKubectlsTypeSlashName) {
+  using Kind = RunReference::Kind;
+  EXPECT_EQ(parse_run_reference("compare", "web-1"), (RunReference{Kind::any, "web-1", "web-1"}));
+  EXPECT_EQ(parse_run_reference("compare", "ltr/web-1-1a2b3c4d").kind, Kind::record);
+  EXPECT_EQ(parse_run_reference("compare", "ltr/web-1-1a2b3c4d").name, "web-1-1a2b3c4d");
+  for (const std::string type : {"loadtestresult", "loadtestresults", "LoadTestResult",
+                                 "loadtestresult.kubeload.dev", "loadtestresults.kubeload.dev"}) {
+    EXPECT_EQ(parse_run_reference("report", type + "/x").kind, Kind::record) << type;
+  }
+  for (const std::string type :
+       {"lt", "loadtest", "loadtests", "LoadTest", "loadtest.kubeload.dev"}) {
+    EXPECT_EQ(parse_run_reference("report", type + "/x").kind, Kind::loadtest) << type;
+  }
+  EXPECT_EQ(parse_run_reference("report", "lt/x").argument, "lt/x");
+}
+
+TEST(PluginRecords, HistoryShowsEachRunOnceAndARunWhoseLoadTestIsGoneFromItsRecord) {
+  const json kept = started_run("web-b", "bbbbbbbb-1", "2026-12-01T11:00:00Z", 12);
+  json kept_done = kept;
+  kept_done["status"]["resultRecord"] = "web-b-bbbbbbbb";
+  const json gone = started_run("web-a", "aaaaaaaa-1", "2026-12-01T10:00:00Z", 10);
+  json running = started_run("web-c", "cccccccc-1", "2026-12-01T12:00:00Z", 30);
+  running["status"]["phase"] = "Running";
+  json gone_record = record_of_run(gone, "aaaaaaaa-1");
+  gone_record["loadTest"]["revision"] = "v1.2.0";
+  gone_record["metadata"]["annotations"] = {{"kubeload.dev/revision", "v1.2.0"}};
+  const std::vector<json> runs =
+      runs_of_test({kept_done, running}, {record_of_run(kept, "bbbbbbbb-1"), gone_record});
+  ASSERT_EQ(runs.size(), 3u);
+  const std::vector<json> ordered = newest_first(runs, std::nullopt);
+  EXPECT_EQ(ordered[0]["metadata"]["name"], "web-c");
+  EXPECT_EQ(ordered[1]["metadata"]["name"], "web-b");
+  EXPECT_EQ(ordered[1]["kind"], "LoadTest") << "the LoadTest while it exists";
+  EXPECT_EQ(ordered[2]["kind"], "LoadTestResult");
+  EXPECT_EQ(ordered[2]["metadata"]["name"], "web-a-aaaaaaaa");
+
+  std::ostringstream text;
+  write_history(text, runs, TableFormat::text, std::nullopt);
+  EXPECT_EQ(text.str(),
+            "NAME   CREATED               PHASE      VERDICT    RPS  P99(ms)  ERRORS(%)  REVISION  "
+            "RECORD          LOADTEST\n"
+            "web-c  2026-12-01T12:00:00Z  Running    Pass     100.0   30.000       0.00  -         "
+            "-               present\n"
+            "web-b  2026-12-01T11:00:00Z  Succeeded  Pass     100.0   12.000       0.00  -         "
+            "web-b-bbbbbbbb  present\n"
+            "web-a  2026-12-01T10:00:00Z  Succeeded  Pass     100.0   10.000       0.00  v1.2.0    "
+            "web-a-aaaaaaaa  deleted\n")
+      << text.str();
+  std::ostringstream summary;
+  write_history(summary, runs, TableFormat::json, 2u);
+  const json rows = json::parse(summary.str());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["record"], nullptr);
+  EXPECT_EQ(rows[1]["record"], "web-b-bbbbbbbb");
+  EXPECT_EQ(rows[1]["loadTestDeleted"], false);
+  std::ostringstream all;
+  write_history(all, runs, TableFormat::json, std::nullopt);
+  EXPECT_EQ(json::parse(all.str())[2]["loadTestDeleted"], true);
+  EXPECT_EQ(json::parse(all.str())[2]["revision"], "v1.2.0");
+  // -o name: each object as kubectl names it.
+  std::ostringstream names;
+  write_object_list(names, ObjectOutput{ObjectFormat::name, ""}, ordered);
+  EXPECT_EQ(names.str(),
+            "loadtest.kubeload.dev/web-c\nloadtest.kubeload.dev/web-b\n"
+            "loadtestresult.kubeload.dev/web-a-aaaaaaaa\n");
+}
+
+TEST(PluginRecords, AGoneLoadTestComparesAsItsNewestRecord) {
+  json older =
+      record_of_run(started_run("web-a", "11111111-1", "2026-12-01T10:00:00Z", 10), "11111111-1");
+  json newer =
+      record_of_run(started_run("web-a", "22222222-1", "2026-12-01T11:00:00Z", 20), "22222222-1");
+  const json other = record_of_run(
+      started_run("web-a-long", "33333333-1", "2026-12-01T12:00:00Z", 30), "33333333-1");
+  const std::optional<json> newest = newest_record_of({older, other, newer}, "web-a");
+  ASSERT_TRUE(newest.has_value());
+  EXPECT_EQ((*newest)["metadata"]["name"], "web-a-22222222");
+  EXPECT_FALSE(newest_record_of({other}, "web-a").has_value());
+  std::ostringstream out;
+  write_compare(out, {older, newer}, TableFormat::json);
+  const json document = json::parse(out.str());
+  EXPECT_EQ(document["baseline"], "web-a");
+  EXPECT_NEAR(document["runs"][1]["change"]["p99Percent"].get<double>(), 100.0, 1e-9);
 }
 
 TEST(PluginCompletion, EveryFlagOfferedIsOneTheParserTakes) {
@@ -923,7 +1070,7 @@ TEST(PluginCompletion, EveryFlagOfferedIsOneTheParserTakes) {
       const std::string value = flag == "--report"                                   ? "junit=x.xml"
                                 : flag == "-n" || flag == "--namespace"              ? "shop"
                                 : flag == "--timeout" || flag == "--request-timeout" ? "1m"
-                                : flag == "--limit"                                  ? "3"
+                                : flag == "--limit" || flag == "--trend"             ? "3"
                                 : flag == "-l" || flag == "--selector"               ? "a=b"
                                 : flag == "-o" || flag == "--output" || flag == "--format" ? "text"
                                 : flag == "-f" || flag == "--filename"                     ? ""

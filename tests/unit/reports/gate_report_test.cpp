@@ -23,6 +23,8 @@
 #include "kubeload/result.hpp"
 #include "kubeload/threshold.hpp"
 #include "reports/gate_report.hpp"
+#include "reports/recorded_run.hpp"
+#include "reports/trend.hpp"
 
 #ifndef KUBELOAD_SOURCE_DIR
 #error "gate_report_test needs KUBELOAD_SOURCE_DIR (the repository root) to find tests/golden"
@@ -527,6 +529,228 @@ TEST(GateReportFromRun, VerdictFollowsTheThresholds) {
   run.finished = false;
   EXPECT_EQ(gate_report_from_run("t", "", info, run, {{"p99 < 1s", "1.9ms", true, 1.9}}).verdict,
             "None");
+}
+
+// The LoadTestResult the operator writes of a finished LoadTest
+// (operator/result_record.cpp): its labels, the run's name, uid and spec,
+// the final status under `run` (naming the record), the merged result left out.
+json record_of(const json& loadtest, const std::string& uid) {
+  const std::string name = loadtest["metadata"]["name"].get<std::string>();
+  const std::string record_name = name + "-" + uid.substr(0, 8);
+  json labels = loadtest["metadata"].value("labels", json::object());
+  labels["kubeload.dev/loadtest"] = name;
+  labels["kubeload.dev/loadtest-uid"] = uid;
+  labels["kubeload.dev/verdict"] = loadtest["status"].value("verdict", "None");
+  json run = loadtest["status"];
+  run["resultRecord"] = record_name;
+  return {
+      {"apiVersion", "kubeload.dev/v1alpha1"},
+      {"kind", "LoadTestResult"},
+      {"metadata",
+       {{"name", record_name},
+        {"namespace", loadtest["metadata"]["namespace"]},
+        {"uid", "record-" + uid},
+        {"creationTimestamp", loadtest["status"].value("completionTime", "2026-11-30T10:02:00Z")},
+        {"labels", labels}}},
+      {"test", labels.value("kubeload.dev/test", "")},
+      {"loadTest",
+       {{"name", name},
+        {"uid", uid},
+        {"generation", 1},
+        {"specDigest", "sha256:00"},
+        {"spec", loadtest["spec"]}}},
+      {"run", run},
+      {"merged", {{"encoding", "zlib+base64"}, {"data", ""}, {"omitted", "not kept"}}}};
+}
+
+TEST(GateReportOfRecord, EveryFormatReadsTheRecordAsItsLoadTest) {
+  for (const Scenario& scenario : kScenarios) {
+    SCOPED_TRACE(scenario.name);
+    json loadtest = scenario.build();
+    loadtest["metadata"]["uid"] = "1a2b3c4d-0000-4000-8000-000000000001";
+    json record = record_of(loadtest, "1a2b3c4d-0000-4000-8000-000000000001");
+    // The LoadTest once its record is written: the status names it.
+    loadtest["status"]["resultRecord"] = record["metadata"]["name"];
+    for (const ReportFormat format :
+         {ReportFormat::text, ReportFormat::ab, ReportFormat::jmeter, ReportFormat::json,
+          ReportFormat::junit, ReportFormat::markdown, ReportFormat::html}) {
+      EXPECT_EQ(render(format, record), render(format, loadtest)) << static_cast<int>(format);
+    }
+  }
+}
+
+TEST(GateReportOfRecord, ARecordWithoutItsSpecStillReports) {
+  json record = record_of(passed_loadtest(), "1a2b3c4d-0000-4000-8000-000000000001");
+  record["loadTest"].erase("spec");
+  const GateReport report = gate_report_from_loadtest(record);
+  EXPECT_EQ(report.run_name, "checkout-7xk2p");
+  EXPECT_EQ(report.identity, "checkout");
+  EXPECT_EQ(report.verdict, "Pass");
+  EXPECT_EQ(report.target, "");
+  EXPECT_NE(render(ReportFormat::text, record).find("Verdict: Pass"), std::string::npos);
+}
+
+TEST(RecordedRun, TheLoadTestOfARecord) {
+  json record = record_of(passed_loadtest(), "1a2b3c4d-0000-4000-8000-000000000001");
+  record["loadTest"]["revision"] = "abc123";
+  EXPECT_TRUE(is_result_record(record));
+  EXPECT_FALSE(is_result_record(passed_loadtest()));
+  const json loadtest = loadtest_of_record(record);
+  EXPECT_EQ(loadtest["kind"], "LoadTest");
+  EXPECT_EQ(loadtest["metadata"]["name"], "checkout-7xk2p");
+  EXPECT_EQ(loadtest["metadata"]["uid"], "1a2b3c4d-0000-4000-8000-000000000001");
+  EXPECT_EQ(loadtest["metadata"]["namespace"], "shop");
+  EXPECT_EQ(loadtest["metadata"]["labels"]["kubeload.dev/test"], "checkout");
+  EXPECT_EQ(loadtest["metadata"]["annotations"]["kubeload.dev/revision"], "abc123");
+  // The LoadTest's creation is not recorded: the run's start stands for it.
+  EXPECT_EQ(loadtest["metadata"]["creationTimestamp"], "2026-11-30T10:00:05Z");
+  EXPECT_EQ(loadtest["spec"], passed_loadtest()["spec"]);
+  EXPECT_EQ(loadtest["status"], record["run"]);
+  EXPECT_EQ(as_loadtest(passed_loadtest()), passed_loadtest());
+}
+
+// ---- the trend
+
+// A finished run of the test "checkout" started at 10:MM, with p50/p99 from
+// its latency spread, its record.
+json trend_record(const std::string& name, int minute, int64_t first_us, const std::string& uid) {
+  const Result total = spread_result(1000, first_us, first_us * 4, 0, 10);
+  json loadtest = with_result(base_loadtest(name), total, {});
+  loadtest["metadata"]["uid"] = uid;
+  const std::string mm = (minute < 10 ? "0" : "") + std::to_string(minute);
+  loadtest["status"]["startTime"] = "2026-11-30T10:" + mm + ":05Z";
+  loadtest["status"]["completionTime"] = "2026-11-30T10:" + mm + ":20Z";
+  loadtest["status"]["verdict"] = "Pass";
+  return record_of(loadtest, uid);
+}
+
+std::string uid_of(int i) {
+  return std::to_string(10000000 + i) + "-0000-4000-8000-000000000000";
+}
+
+std::vector<json> trend_records(int count) {
+  std::vector<json> records;
+  for (int i = 0; i < count; ++i) {
+    records.push_back(trend_record("checkout-r" + std::to_string(i), i, 1000 + 100 * i, uid_of(i)));
+  }
+  return records;
+}
+
+std::vector<std::string> runs_of(const Trend& trend) {
+  std::vector<std::string> names;
+  for (const TrendPoint& p : trend.points) names.push_back(p.load_test);
+  return names;
+}
+
+TEST(Trend, TheLastRunsUpToTheRunOldestFirstWithTheRunAndItsBaselineMarked) {
+  std::vector<json> records = trend_records(6);
+  // Listed in any order.
+  std::swap(records[0], records[4]);
+  json run = records[3];  // the report is of run 4 (r3) as its record
+  run["run"]["baseline"] = {{"loadTestName", "checkout-r1"},
+                            {"resultName", records[1]["metadata"]["name"]},
+                            {"results", {records[1]["metadata"]["name"]}},
+                            {"passed", true}};
+  const Trend trend = trend_of(records, run, 3);
+  EXPECT_EQ(trend.test, "checkout");
+  EXPECT_EQ(runs_of(trend),
+            (std::vector<std::string>{"checkout-r1", "checkout-r2", "checkout-r3"}));
+  EXPECT_TRUE(trend.points[0].baseline);
+  EXPECT_FALSE(trend.points[1].baseline);
+  EXPECT_TRUE(trend.points[2].this_run);
+  EXPECT_FALSE(trend.points[0].this_run);
+  EXPECT_EQ(trend.points[2].record, "checkout-r3-10000003");
+  EXPECT_EQ(trend.points[2].started, "2026-11-30T10:03:05Z");
+  EXPECT_EQ(trend.points[2].verdict, "Pass");
+  ASSERT_TRUE(trend.points[2].p99_ms && trend.points[2].p50_ms && trend.points[2].rps);
+  EXPECT_LT(*trend.points[0].p99_ms, *trend.points[2].p99_ms);
+  EXPECT_DOUBLE_EQ(*trend.points[2].rps, 100.0);
+  EXPECT_TRUE(trend.baselines_not_shown.empty());
+  // A window that leaves the baseline out says so.
+  const Trend short_trend = trend_of(records, run, 2);
+  EXPECT_EQ(runs_of(short_trend), (std::vector<std::string>{"checkout-r2", "checkout-r3"}));
+  EXPECT_EQ(short_trend.baselines_not_shown, std::vector<std::string>{"checkout-r1-10000001"});
+  std::ostringstream out;
+  write_loadtest_report(out, ReportFormat::html, run, short_trend);
+  EXPECT_NE(out.str().find("Compared with, not shown (older than these runs, or gone): "
+                           "<code>checkout-r1-10000001</code>."),
+            std::string::npos);
+}
+
+TEST(Trend, TheLoadTestOfARecordedRunIsMatchedToItsRecordByUid) {
+  const std::vector<json> records = trend_records(3);
+  json loadtest = loadtest_of_record(records[2]);
+  loadtest["metadata"]["creationTimestamp"] = "2026-11-30T10:02:00Z";
+  const Trend trend = trend_of(records, loadtest, 20);
+  ASSERT_EQ(trend.points.size(), 3u);
+  EXPECT_TRUE(trend.points[2].this_run);
+  EXPECT_EQ(trend.points[2].record, "checkout-r2-10000002");
+}
+
+TEST(Trend, ARunWithoutARecordYetIsTheLastPoint) {
+  const std::vector<json> records = trend_records(3);
+  json running = running_loadtest();
+  running["metadata"]["uid"] = uid_of(9);
+  running["status"]["startTime"] = "2026-11-30T10:30:00Z";
+  const Trend trend = trend_of(records, running, 20);
+  ASSERT_EQ(trend.points.size(), 4u);
+  EXPECT_TRUE(trend.points[3].this_run);
+  EXPECT_EQ(trend.points[3].load_test, "checkout-run42");
+  EXPECT_EQ(trend.points[3].record, "");
+}
+
+TEST(Trend, OtherTestsNoTestAndZeroRunsGiveNothing) {
+  std::vector<json> records = trend_records(2);
+  records[0]["test"] = "cart";
+  records[0]["metadata"]["labels"]["kubeload.dev/test"] = "cart";
+  const Trend trend = trend_of(records, records[1], 20);
+  EXPECT_EQ(runs_of(trend), (std::vector<std::string>{"checkout-r1"}));
+  EXPECT_TRUE(trend_of(records, records[1], 0).points.empty());
+  json unlabelled = passed_loadtest();
+  unlabelled["metadata"].erase("labels");
+  EXPECT_TRUE(trend_of(records, unlabelled, 20).points.empty());
+  EXPECT_THROW(trend_of({passed_loadtest()}, records[1], 20), std::invalid_argument);
+}
+
+TEST(Trend, AFailedRunHasNoFiguresAndBreaksTheLines) {
+  std::vector<json> records = trend_records(3);
+  records[1]["run"].erase("result");
+  records[1]["run"]["phase"] = "Failed";
+  const Trend trend = trend_of(records, records[2], 20);
+  ASSERT_EQ(trend.points.size(), 3u);
+  EXPECT_FALSE(trend.points[1].rps);
+  EXPECT_FALSE(trend.points[1].p99_ms);
+  std::ostringstream out;
+  write_loadtest_report(out, ReportFormat::html, records[2], trend);
+  const std::string html = out.str();
+  // Two lone points on each side of the gap: no line for p50, p99 or rps.
+  EXPECT_EQ(html.find("<polyline class=\"trend"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<circle class=\"point p99"), 2);
+}
+
+// The trend's section of the html report: golden, so a reviewer sees the
+// SVG and its table change.
+TEST(GateReportGolden, HtmlTrendSection) {
+  std::vector<json> records = trend_records(5);
+  json run = records[4];
+  run["run"]["baseline"] = {{"resultName", records[2]["metadata"]["name"]},
+                            {"results", {records[2]["metadata"]["name"]}},
+                            {"passed", true}};
+  records[1]["loadTest"]["revision"] = "v1.4.2";
+  const std::string html = render(ReportFormat::html, run);
+  EXPECT_EQ(html.find("<h2>Trend"), std::string::npos) << "no trend unless given";
+  std::ostringstream out;
+  write_loadtest_report(out, ReportFormat::html, run, trend_of(records, run, 20));
+  const std::string with_trend = out.str();
+  const size_t begin = with_trend.find("<h2>Trend");
+  const size_t end = with_trend.find("</details>", begin);
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  check_golden("trend.html", with_trend.substr(begin, end + 11 - begin));
+  EXPECT_EQ(with_trend.find("<script"), std::string::npos);
+  EXPECT_EQ(with_trend.find("https://"), std::string::npos);
+  EXPECT_EQ(count_of(with_trend, "class=\"point p99 this-run\""), 1);
+  EXPECT_EQ(count_of(with_trend, "class=\"point p99 baseline\""), 1);
 }
 
 }  // namespace
