@@ -10,6 +10,7 @@
 
 #include "kubeload/names.hpp"
 #include "kubeload/rfc3339.hpp"
+#include "kubeload/text.hpp"
 #include "operator/labels.hpp"
 #include "operator/run_timing.hpp"
 
@@ -19,36 +20,12 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kJobSuffix = "-workers";
-constexpr size_t kMaxJobName = 59;     // see worker_job_name
-constexpr size_t kMaxLabelValue = 63;  // Kubernetes label value limit
-constexpr size_t kHashLength = 8;
+constexpr size_t kMaxJobName = 59;  // see worker_job_name
 constexpr std::string_view kDefaultApiVersion = api::kApiVersion;
 constexpr int kWorkerUser = 65532;  // the kubeload image's user (Dockerfile)
 
-// FNV-1a: a hash that is the same on every platform and in every release,
-// which std::hash does not promise. Names built from it must never change.
-std::string short_hash(std::string_view text) {
-  uint64_t hash = 14695981039346656037ULL;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  const auto folded = static_cast<uint32_t>(hash ^ (hash >> 32));
-  std::string out(kHashLength, '0');
-  constexpr std::string_view kDigits = "0123456789abcdef";
-  for (size_t i = 0; i < kHashLength; ++i) {
-    out[kHashLength - 1 - i] = kDigits[(folded >> (4 * i)) & 0xf];
-  }
-  return out;
-}
-
 bool is_label_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-}
-
-std::string trim_trailing(std::string s, std::string_view chars) {
-  while (!s.empty() && chars.find(s.back()) != std::string_view::npos) s.pop_back();
-  return s;
 }
 
 const std::string& required(const std::string& value, const char* path) {
@@ -192,18 +169,11 @@ std::string worker_job_name(std::string_view loadtest_name) {
   std::string sanitized(loadtest_name);
   std::replace_if(
       sanitized.begin(), sanitized.end(), [](char c) { return !is_label_char(c); }, '-');
-  const size_t room = kMaxJobName - kJobSuffix.size() - 1 - kHashLength;
+  const size_t room = kMaxJobName - kJobSuffix.size() - 1 - kShortHashLength;
   std::string prefix = trim_trailing(sanitized.substr(0, room), "-");
   prefix.erase(0, prefix.find_first_not_of('-'));
   if (prefix.empty()) prefix = "lt";
   return prefix + "-" + short_hash(loadtest_name) + std::string(kJobSuffix);
-}
-
-std::string loadtest_label_value(std::string_view loadtest_name) {
-  if (loadtest_name.size() <= kMaxLabelValue) return std::string(loadtest_name);
-  const size_t room = kMaxLabelValue - 1 - kHashLength;
-  std::string prefix = trim_trailing(std::string(loadtest_name.substr(0, room)), "-.");
-  return prefix + "-" + short_hash(loadtest_name);
 }
 
 std::string header_env_name(size_t ordinal) {

@@ -47,11 +47,6 @@ inline constexpr std::string_view kLoadTestUidEnv = "KUBELOAD_LOADTEST_UID";
 // names differ only in dots, apart.
 std::string worker_job_name(std::string_view loadtest_name);
 
-// The value of the kubeload.dev/loadtest label: the name itself when it fits
-// in a label value (63 characters), else a prefix and a hash. The controller
-// selects worker pods with the same function.
-std::string loadtest_label_value(std::string_view loadtest_name);
-
 // The env var that carries the value of one headersFrom entry: entries are
 // numbered from 0 in document order over all requests (request 0's entries,
 // then request 1's, ...), so worker and operator agree from the spec alone.

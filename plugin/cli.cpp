@@ -384,7 +384,7 @@ Options parse_arguments(const std::vector<std::string>& args) {
                          std::to_string(positional.size()));
       }
       options.test = positional.front();
-      if (!is_label_value(options.test) || options.test.empty()) {
+      if (!kubeload::is_label_value(options.test) || options.test.empty()) {
         throw UsageError("history: \"" + options.test +
                          "\" is not a label value (63 characters at most: letters, digits, "
                          "-, _ and . inside)");
@@ -610,19 +610,6 @@ void check_label_selector(const std::string& flag, const std::string& selector) 
       from = comma + 1;
     }
   }
-}
-
-bool is_label_value(const std::string& value) {
-  if (value.size() > 63) return false;
-  if (value.empty()) return true;
-  const auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  };
-  if (!alnum(value.front()) || !alnum(value.back())) return false;
-  for (const char c : value) {
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
 }
 
 }  // namespace kubeload::plugin

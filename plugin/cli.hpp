@@ -174,8 +174,4 @@ std::optional<nlohmann::json> newest_record_of(const std::vector<nlohmann::json>
 // requirement.
 void check_label_selector(const std::string& flag, const std::string& selector);
 
-// Whether `value` is a valid Kubernetes label value (63 characters at most,
-// alphanumerics with -_. inside).
-bool is_label_value(const std::string& value);
-
 }  // namespace kubeload::plugin

@@ -117,15 +117,14 @@ std::vector<json> list_all(Session& session, const kube::ResourceRef& resource,
   return items;
 }
 
-// The records of a LoadTest named `name`: by the kubeload.dev/loadtest label,
-// which is the name itself when the name is a label value; a longer name is
-// hashed into the label by the operator (loadtest_label_value), so then every
-// record of the namespace is read. newest_record_of checks loadTest.name.
+// The records of a LoadTest named `name`: by the kubeload.dev/loadtest label
+// the operator writes (loadtest_label_value: a long name is hashed into it,
+// so two names may share a label; newest_record_of checks loadTest.name).
 std::vector<json> records_of_loadtest(Session& session, const std::string& ns,
                                       const std::string& name) {
-  const std::string selector =
-      kp::is_label_value(name) ? std::string(kubeload::api::kLoadTestLabel) + "=" + name : "";
-  return list_all(session, kubeload::kube::resources::loadtestresults(ns), selector);
+  return list_all(
+      session, kubeload::kube::resources::loadtestresults(ns),
+      std::string(kubeload::api::kLoadTestLabel) + "=" + kubeload::loadtest_label_value(name));
 }
 
 // The run an argument of report or compare names (plugin/cli.hpp's

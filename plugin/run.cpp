@@ -200,7 +200,7 @@ RunObject run_object_from_manifest(const std::string& manifest_text, const std::
   std::string test = text(member(member(metadata, "labels"), kTestLabel));
   if (test.empty()) {
     test = name;
-    if (!is_label_value(test)) {
+    if (!kubeload::is_label_value(test)) {
       throw UsageError(source + ": metadata.name \"" + name +
                        "\" cannot be the kubeload.dev/test label (63 characters at most); set "
                        "the label");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "kubeload/text.hpp"
@@ -33,6 +34,29 @@ bool label_name_char(char c) {
 }
 
 }  // namespace
+
+std::string short_hash(std::string_view text) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  const auto folded = static_cast<uint32_t>(hash ^ (hash >> 32));
+  std::string out(kShortHashLength, '0');
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  for (std::size_t i = 0; i < kShortHashLength; ++i) {
+    out[kShortHashLength - 1 - i] = kDigits[(folded >> (4 * i)) & 0xf];
+  }
+  return out;
+}
+
+std::string loadtest_label_value(std::string_view loadtest_name) {
+  constexpr std::size_t kMaxLabelValue = 63;  // Kubernetes' label value limit
+  if (loadtest_name.size() <= kMaxLabelValue) return std::string(loadtest_name);
+  const std::size_t room = kMaxLabelValue - 1 - kShortHashLength;
+  std::string prefix = trim_trailing(std::string(loadtest_name.substr(0, room)), "-.");
+  return prefix + "-" + short_hash(loadtest_name);
+}
 
 bool is_http_token(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);

@@ -13,6 +13,11 @@ constexpr size_t kMaxQuotedBytes = 100;
 
 }  // namespace
 
+std::string trim_trailing(std::string s, std::string_view chars) {
+  while (!s.empty() && chars.find(s.back()) != std::string_view::npos) s.pop_back();
+  return s;
+}
+
 std::string lowercase(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = ascii_lower(c);

@@ -275,10 +275,12 @@ plugin report "$second_name" -n "$NS"
 check "report NAME of the deleted LoadTest: the text report from its record" contains "$out" "Verdict: Pass"
 plugin report "ltr/$record_name" -n "$NS" -o 'jsonpath={.kind} {.loadTest.name}'
 check "report ltr/RECORD -o jsonpath: the record itself ($out)" test "$out" = "LoadTestResult $second_name"
-plugin report "$pass_name" -n "$NS" -o html --trend 5
+# The trend ends at the run reported on: the deleted second run's, from its
+# record, shows the first run before it.
+plugin report "ltr/$record_name" -n "$NS" -o html --trend 5
 printf '%s\n' "$out" >"$work/trend.html"
-check "report -o html --trend 5: the test's trend from the records, this run marked" \
-  bash -c 'grep -q "<svg id=\"trend\"" <<<"$1" && grep -q "class=\"point p99 this-run\"" <<<"$1" && grep -q "$2" <<<"$1"' _ "$out" "$second_name"
+check "report ltr/RECORD -o html --trend 5: the test's trend from the records, this run marked" \
+  bash -c 'grep -q "<svg id=\"trend\"" <<<"$1" && grep -q "class=\"point p99 this-run\"" <<<"$1" && grep -q "$2" <<<"$1"' _ "$out" "$pass_name"
 plugin report "$pass_name" -n "$NS" -o html --trend 0
 check "report -o html --trend 0: no trend" bash -c '! grep -q "<svg id=\"trend\"" <<<"$1"' _ "$out"
 

@@ -64,7 +64,7 @@ YAML
 }
 runs() { # schedule: its LoadTests' names, oldest first
   kubectl -n "$NS" get lt -l "kubeload.dev/schedule=$1" --sort-by=.metadata.creationTimestamp \
-    -o jsonpath='{range .items[*]}{.metadata.name}{" "}{end}' 2>/dev/null
+    -o jsonpath='{range .items[*]}{.metadata.name}{" "}{end}' 2>/dev/null | xargs
 }
 sjp() { kubectl -n "$NS" get lts "$1" -o jsonpath="$2" 2>/dev/null; }
 ljp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
@@ -100,7 +100,7 @@ check "a second tick: 'every' made a second run, 'replace' a new one ($((SECONDS
 check "Replace: the running LoadTest was deleted ($replaced)" \
   bash -c "for _ in \$(seq 1 100); do kubectl -n '$NS' get lt '$replaced' >/dev/null 2>&1 || exit 0; sleep 0.2; done; exit 1"
 check "Replace: its new run is the only one" test "$(count "$(runs replace)")" = 1
-check "Forbid: the tick that found a run going made none ($(runs forbid))" test "$(runs forbid)" = "$forbid_first "
+check "Forbid: the tick that found a run going made none ($(runs forbid))" test "$(runs forbid)" = "$forbid_first"
 check "Forbid: it says so in an Event ($(event_reasons forbid))" contains "$(event_reasons forbid)" RunStillActive
 check "Forbid: and in status.lastSkippedTime" test -n "$(sjp forbid '{.status.lastSkippedTime}')"
 

@@ -3,6 +3,8 @@
 // HTTP tokens, request names. One definition, used by the spec parser, the
 // operator's builders and loadgen alike.
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "kubeload/api/meta.hpp"
@@ -35,5 +37,17 @@ bool is_qualified_name(std::string_view s);
 bool is_label_value(std::string_view s);
 // A Secret key: [-._a-zA-Z0-9]+, at most 253.
 bool is_secret_key(std::string_view s);
+
+// 8 hex digits of FNV-1a over `text`: the same on every platform and in
+// every release (std::hash promises neither), so names built from it never
+// change. For names too long for a label or a Job name.
+inline constexpr std::size_t kShortHashLength = 8;
+std::string short_hash(std::string_view text);
+
+// The value of the kubeload.dev/loadtest label (on a run's Job, pods and
+// LoadTestResult records): the LoadTest's name itself when it fits in a
+// label value (63 characters), else a prefix and its short_hash. The
+// operator writes it and selects by it; the plugin selects by it.
+std::string loadtest_label_value(std::string_view loadtest_name);
 
 }  // namespace kubeload

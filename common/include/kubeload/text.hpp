@@ -56,6 +56,8 @@ constexpr char ascii_lower(char c) noexcept {
 }
 // `s` with A-Z as a-z; every other byte as it is.
 std::string lowercase(std::string_view s);
+// `s` without the trailing characters that are in `chars`.
+std::string trim_trailing(std::string s, std::string_view chars);
 
 // value with `decimals` digits after the point, locale-independent
 // (std::to_chars); "-" for a non-finite value, so no report or status
