@@ -92,8 +92,10 @@ def api_enum(code, enum):
 
 def documented_reasons(doc):
     """Backticked CamelCase words in the reason columns of the two tables."""
-    start = doc.index("### Phases and reasons")
-    section = doc[start:doc.index("\n## ", start)]  # to the next top-level section
+    # The LoadTest's phases and conditions, and the LoadTestSchedule's
+    # (the LoadTestResult between them has fields, no reasons).
+    section = (doc[doc.index("### Phases and reasons"):doc.index("## LoadTestResult")] +
+               doc[doc.index("## LoadTestSchedule"):doc.index("## Thresholds")])
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
     reasons, conditions = set(), set()
     for cells in rows:
@@ -177,8 +179,10 @@ def main():
     # the verdicts and phases the same cells name, so a one-word name counts as
     # documented where it appears backticked; only the CamelCase ones the page
     # names must be reasons.
-    start = doc.index("### Phases and reasons")
-    section = doc[start:doc.index("\n## ", start)]  # to the next top-level section
+    # The LoadTest's phases and conditions, and the LoadTestSchedule's
+    # (the LoadTestResult between them has fields, no reasons).
+    section = (doc[doc.index("### Phases and reasons"):doc.index("## LoadTestResult")] +
+               doc[doc.index("## LoadTestSchedule"):doc.index("## Thresholds")])
     api_reasons = api_enum(api_code, "Reason")
     backticked = set(re.findall(r"`([A-Z][a-z]+)`", section))
     compare("reasons", api_reasons, reasons_doc | (backticked & api_reasons),
