@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include "golden_files.hpp"
+
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -63,21 +63,11 @@ RunResult a_merge() {
   return run;
 }
 
-std::string golden_path() {
-  return std::string(KUBELOAD_SOURCE_DIR) + "/tests/golden/operator/result_record_default.json";
-}
-
 TEST(OperatorResultRecordGolden, DefaultRecordMatchesGoldenFile) {
-  const json actual = build_result_record(a_loadtest(), a_final_status(), a_merge());
-  if (const char* update = std::getenv("KUBELOAD_UPDATE_GOLDEN"); update && *update == '1') {
-    std::ofstream(golden_path(), std::ios::trunc) << actual.dump(2) << "\n";
-    GTEST_SKIP() << "rewrote " << golden_path();
-  }
-  std::ifstream in(golden_path());
-  ASSERT_TRUE(in) << golden_path() << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1";
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(json::parse(text.str()), actual);
+  kubeload::golden::expect_golden_file(
+      std::filesystem::path(KUBELOAD_SOURCE_DIR) /
+          "tests/golden/operator/result_record_default.json",
+      build_result_record(a_loadtest(), a_final_status(), a_merge()));
 }
 
 TEST(OperatorResultRecord, ItsNameIsTheRunsOwnSoASecondWriteIsTheSameRecord) {

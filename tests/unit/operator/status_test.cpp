@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "golden_files.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -829,26 +831,9 @@ std::map<std::string, json> gitops_fixtures() {
 }
 
 TEST(OperatorStatusGolden, GitopsFixturesAreWhatTheStatusCodeWrites) {
-  const std::filesystem::path dir =
-      std::filesystem::path(KUBELOAD_SOURCE_DIR) / "tests/gitops/testdata/operator";
-  const char* update = std::getenv("KUBELOAD_UPDATE_GOLDEN");
-  const bool updating = update != nullptr && std::string(update) == "1";
-  for (const auto& [name, object] : gitops_fixtures()) {
-    const std::filesystem::path path = dir / (name + ".json");
-    if (updating) {
-      std::filesystem::create_directories(dir);
-      std::ofstream out(path, std::ios::trunc);
-      ASSERT_TRUE(out) << "cannot write " << path;
-      out << object.dump(2) << "\n";
-      continue;
-    }
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << path << " is missing; run with KUBELOAD_UPDATE_GOLDEN=1 to create it";
-    EXPECT_EQ(json::parse(in), object)
-        << path << " differs from what the status code writes; after an intended change, "
-        << "rerun with KUBELOAD_UPDATE_GOLDEN=1 and run the tests in tests/gitops";
-  }
-  if (updating) GTEST_SKIP() << "rewrote " << dir;
+  kubeload::golden::expect_golden_files(
+      std::filesystem::path(KUBELOAD_SOURCE_DIR) / "tests/gitops/testdata/operator",
+      gitops_fixtures(), "and run the tests in tests/gitops");
 }
 
 // ---- baseline ----------------------------------------------------------------------
