@@ -22,39 +22,10 @@ was_up=0
 
 E2E_NAME=history-e2e
 . "$(dirname "$0")/lib.sh"
-finish() {
-  [ -n "$operator_pid" ] && { kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
-  if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
-  report
-  exit $?
-}
+finish() { host_operator_e2e_finish; }
 
-[ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
-for binary in loadgen kubeload-operator; do
-  [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
-done
-
-cluster_up "$cluster"
-trap finish INT TERM
-check "image $IMAGE built and imported into the nodes" \
-  bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/history-e2e-image.log 2>&1"
-check "CRDs applied and established" "$root/scripts/install-crd"
-kubectl create namespace "$NS" >/dev/null 2>&1
-kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
-check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
-
-: >/tmp/history-e2e-operator.log
-start_operator() {
-  "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
-    --metrics-addr 127.0.0.1:18591 --health-addr 127.0.0.1:18592 \
-    >>/tmp/history-e2e-operator.log 2>&1 &
-  operator_pid=$!
-  for _ in $(seq 1 50); do curl -fs http://127.0.0.1:18592/readyz >/dev/null && return 0; sleep 0.2; done
-  return 1
-}
-stop_operator() { kill "$operator_pid" 2>/dev/null; wait "$operator_pid" 2>/dev/null; operator_pid=""; }
-check "operator ready" start_operator
+host_operator_e2e_setup
+check "operator ready" start_host_operator 18591
 
 apply_loadtest() { # name test-label spec-yaml (indented two spaces) [extra metadata]
   kubectl apply -f - >/dev/null <<YAML
@@ -153,15 +124,15 @@ check "retention: the newest 2 and the pinned one remain ($(records kubeload.dev
 # 5. The operator killed while a run ends, started again: one record.
 apply_loadtest restart restart "  load: {connections: 1, duration: 8s}"
 check "restart: the run is Running" wait_phase restart Running 120
-stop_operator
+stop_host_operator
 sleep 12  # the load ends meanwhile; nobody collects it
-check "restart: the operator starts again" start_operator
+check "restart: the operator starts again" start_host_operator 18591
 check "restart: the run ends Succeeded" wait_phase restart Succeeded 60
 uid=$(jp restart '{.metadata.uid}')
 check "restart: exactly one record of the run" \
   test "$(records "kubeload.dev/loadtest-uid=$uid" | wc -w)" = 1
-stop_operator
-check "restart: the operator starts once more" start_operator
+stop_host_operator
+check "restart: the operator starts once more" start_host_operator 18591
 sleep 3
 check "restart: still exactly one record, the one its status names" \
   test "$(records "kubeload.dev/loadtest-uid=$uid")" = "$(jp restart '{.status.resultRecord}')"

@@ -45,3 +45,47 @@ report() {
   say "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }
+# The start an e2e with kubeload-operator on the host shares (the caller
+# sets root, cluster, NS, IMAGE, operator_pid="" and was_up=0, and defines
+# finish, usually as host_operator_e2e_finish): the local cluster up, the image
+# built and imported into the nodes, the CRDs applied, and nginx behind a
+# Service in $NS. SKIP when not root.
+host_operator_e2e_setup() {
+  [ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
+  local binary
+  for binary in loadgen kubeload-operator; do
+    [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
+  done
+  cluster_up "$cluster"
+  trap finish INT TERM
+  check "image $IMAGE built and imported into the nodes" \
+    bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/$E2E_NAME-image.log 2>&1"
+  check "CRDs applied and established" "$root/scripts/install-crd"
+  kubectl create namespace "$NS" >/dev/null 2>&1
+  kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
+  check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
+  : >"/tmp/$E2E_NAME-operator.log"
+}
+# kubeload-operator on the host for $NS, its metrics on 127.0.0.1:PORT and
+# its health on PORT+1, logging to /tmp/$E2E_NAME-operator.log; sets
+# operator_pid and returns once it is ready (1 after 10 s without).
+start_host_operator() { # port [flags...]
+  local port="$1"
+  shift
+  "$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
+    --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" "$@" \
+    >>"/tmp/$E2E_NAME-operator.log" 2>&1 &
+  operator_pid=$!
+  for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:$((port + 1))/readyz" >/dev/null && return 0; sleep 0.2; done
+  return 1
+}
+stop_host_operator() { kill "$operator_pid" 2>/dev/null; wait "$operator_pid" 2>/dev/null; operator_pid=""; }
+# Its end: the operator stopped, $NS deleted, the cluster down unless it was
+# up before (or KUBELOAD_E2E_KEEP is set), the closing line; exits.
+host_operator_e2e_finish() {
+  [ -n "$operator_pid" ] && { kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
+  report
+  exit $?
+}

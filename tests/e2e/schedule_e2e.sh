@@ -20,33 +20,10 @@ was_up=0
 
 E2E_NAME=schedule-e2e
 . "$(dirname "$0")/lib.sh"
-finish() {
-  [ -n "$operator_pid" ] && { kill "$operator_pid"; wait "$operator_pid"; } 2>/dev/null
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
-  if [ "$was_up" -eq 0 ] && [ -z "${KUBELOAD_E2E_KEEP:-}" ]; then "$cluster" down >/dev/null 2>&1; fi
-  report
-  exit $?
-}
+finish() { host_operator_e2e_finish; }
 
-[ "$(id -u)" -eq 0 ] || skip "not root (the local cluster manages routes, bridges and containers)"
-for binary in loadgen kubeload-operator; do
-  [ -x "$root/build/bin/$binary" ] || { say "FAIL build/bin/$binary is not built"; exit 1; }
-done
-
-cluster_up "$cluster"
-trap finish INT TERM
-check "image $IMAGE built and imported into the nodes" \
-  bash -c "'$root/cluster/kubeload-image/build.sh' '$IMAGE' >/tmp/schedule-e2e-image.log 2>&1"
-check "CRDs applied and established" "$root/scripts/install-crd"
-kubectl create namespace "$NS" >/dev/null 2>&1
-kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-target.yaml" >/dev/null
-check "nginx rolled out behind its Service" kubectl -n "$NS" rollout status deploy/nginx --timeout=120s
-
-"$root/build/bin/kubeload-operator" --namespace "$NS" --loadgen-image "$IMAGE" \
-  --metrics-addr 127.0.0.1:18691 --health-addr 127.0.0.1:18692 >/tmp/schedule-e2e-operator.log 2>&1 &
-operator_pid=$!
-ready() { for _ in $(seq 1 50); do curl -fs http://127.0.0.1:18692/readyz >/dev/null && return 0; sleep 0.2; done; return 1; }
-check "operator ready" ready
+host_operator_e2e_setup
+check "operator ready" start_host_operator 18691
 
 apply_schedule() { # name concurrencyPolicy load-yaml
   kubectl apply -f - >/dev/null <<YAML
