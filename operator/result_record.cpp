@@ -3,10 +3,12 @@
 #include <openssl/evp.h>
 
 #include <array>
+#include <span>
 #include <stdexcept>
 
 #include "kubeload/api/meta.hpp"
 #include "kubeload/api/status.hpp"
+#include "kubeload/text.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/labels.hpp"
 
@@ -37,13 +39,7 @@ std::string spec_digest(const json& spec) {
   if (EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
     throw std::runtime_error("sha256 of the spec failed");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned int i = 0; i < length; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xf];
-  }
-  return out;
+  return "sha256:" + hex_encode(std::span(digest.data(), length));
 }
 
 api::LoadTestResult build_result_record(const api::LoadTest& loadtest,

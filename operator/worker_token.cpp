@@ -4,7 +4,10 @@
 #include <openssl/hmac.h>
 
 #include <array>
+#include <span>
 #include <stdexcept>
+
+#include "kubeload/text.hpp"
 
 namespace kubeload::controller {
 
@@ -18,13 +21,7 @@ std::string worker_token(std::string_view key, std::string_view loadtest_uid) {
            digest.data(), &length) == nullptr) {
     throw std::runtime_error("worker token: HMAC-SHA256 failed");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string token;
-  for (unsigned int i = 0; i < length; ++i) {
-    token += kHex[digest[i] >> 4];
-    token += kHex[digest[i] & 0xf];
-  }
-  return token;
+  return hex_encode(std::span(digest.data(), length));
 }
 
 }  // namespace kubeload::controller

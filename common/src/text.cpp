@@ -13,6 +13,17 @@ constexpr size_t kMaxQuotedBytes = 100;
 
 }  // namespace
 
+std::string hex_encode(std::span<const unsigned char> bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const unsigned char byte : bytes) {
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  }
+  return out;
+}
+
 std::string trim_trailing(std::string s, std::string_view chars) {
   while (!s.empty() && chars.find(s.back()) != std::string_view::npos) s.pop_back();
   return s;

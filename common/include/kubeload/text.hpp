@@ -4,6 +4,7 @@
 // so long values are cut (never inside a UTF-8 sequence) and their size given.
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,8 @@ constexpr char ascii_lower(char c) noexcept {
 }
 // `s` with A-Z as a-z; every other byte as it is.
 std::string lowercase(std::string_view s);
+// Lower-case hex of `bytes`, two digits each (digests, tokens).
+std::string hex_encode(std::span<const unsigned char> bytes);
 // `s` without the trailing characters that are in `chars`.
 std::string trim_trailing(std::string s, std::string_view chars);
 
