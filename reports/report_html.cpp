@@ -201,7 +201,10 @@ void write_trend_panel(
   }
   out << "<text class=\"axis\" transform=\"translate(18 " << num(top_y + height / 2)
       << ") rotate(-90)\" text-anchor=\"middle\">" << unit << "</text>\n";
-  for (const auto& [name, member] : series) {
+  for (const auto& line : series) {
+    // Not a structured binding: clang 14 (the fuzz build's) cannot capture one in a lambda.
+    const char* const name = line.first;
+    const auto member = line.second;
     // A run without the figure breaks the line rather than pretending a value.
     std::string segment;
     const auto flush = [&] {
