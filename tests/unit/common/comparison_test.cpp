@@ -85,7 +85,7 @@ TEST_P(ComparisonMeanInterval, MatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, ComparisonMeanInterval,
+    Comparison, ComparisonMeanInterval,
     ::testing::Values(
         // n = 2: mean 1, sd sqrt(2), standard error 1, so the half width is
         // t_{0.975,1} = 12.7062 (table) = 12.706204736174694 (SciPy).
@@ -239,7 +239,7 @@ using CM = ComparedMetric;
 using O = ThresholdOp;
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, ParseValidComparison,
+    Comparison, ParseValidComparison,
     ::testing::Values(
         ValidComparison{"b.p99 <= a.p99 * 1.05", "b", "a", CM::p99, O::le, 1.05, 0},
         ValidComparison{"canary.errorRate <= stable.errorRate + 0.5%", "canary", "stable",
@@ -283,7 +283,7 @@ TEST_P(ParseInvalidComparison, NamesTheBadPart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, ParseInvalidComparison,
+    Comparison, ParseInvalidComparison,
     ::testing::Values(
         InvalidComparison{"",
                           "empty comparison, expected VARIANT.METRIC OP VARIANT.METRIC in \"\""},
@@ -417,7 +417,7 @@ TEST_P(ComparisonDecide, GivesOutcomeMarginRoundsAndMessage) {
 constexpr double kNoInterval = NAN;
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, ComparisonDecide,
+    Comparison, ComparisonDecide,
     ::testing::Values(
         // m = b - 1.05*a; scipy.stats.ttest_1samp(m, 0).confidence_interval(0.95).
         DecideCase{"PassWhenTheWholeIntervalHolds", "b.p99 <= a.p99 * 1.05", kRoundsB, kRoundsA,
