@@ -1,6 +1,7 @@
 #include "operator/controller.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <mutex>
 #include <span>
@@ -8,7 +9,9 @@
 #include <type_traits>
 
 #include "kubeload/json_access.hpp"
+#include "kubeload/names.hpp"
 #include "operator/bounded_parallel.hpp"
+#include "operator/experiment_plan.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/test_history.hpp"
 #include "operator/worker_token.hpp"
@@ -90,6 +93,25 @@ std::optional<std::string> owning_loadtest(const json& object, const kube::ListW
   return std::nullopt;
 }
 
+std::optional<std::string> experiment_to_wake(kube::WatchEventType type, const json& loadtest) {
+  if (type == kube::WatchEventType::Modified &&
+      !api::is_final_phase(string_at(loadtest, {"status", "phase"}))) {
+    return std::nullopt;
+  }
+  if (string_at(loadtest, {"metadata", "labels", std::string(api::kExperimentLabel).c_str()})
+          .empty()) {
+    return std::nullopt;
+  }
+  const json& owners = field(loadtest, {"metadata", "ownerReferences"});
+  if (!owners.is_array()) return std::nullopt;
+  for (const json& owner : owners) {
+    if (owner.value("kind", "") == api::kKind && owner.value("controller", false)) {
+      return string_at(loadtest, {"metadata", "namespace"}) + "/" + owner.value("name", "");
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Observation> Reconciler::observe(const std::string& namespace_,
                                                const std::string& name) {
   kube::Response fetched = client_.get(kube::resources::loadtests(namespace_), name);
@@ -101,6 +123,7 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
   observed.parsed = parse_loadtest(fetched.body.dump());
   observed.loadtest = fetched.body.get<api::LoadTest>();
   observed.now = clock_();
+  if (is_experiment(observed.parsed)) return observed;  // reconcile_experiment lists its rounds
   if (auto job = jobs_.get(namespace_ + "/" + worker_job_name(name))) {
     observed.job = job_view(*job);
   }
@@ -634,6 +657,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     records_.erase(namespace_ + "/" + name);
     return {};  // deleted: its Job, pods and kept results go with it (owner references)
   }
+  if (is_experiment(observed->parsed)) return reconcile_experiment(*observed);
   const ReconcilePlan planned = plan(*observed, config_);
   const bool acted = act(planned, *observed);
   const std::string& uid = observed->loadtest.metadata.uid;
@@ -649,6 +673,84 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
   if (!acted) return {std::chrono::milliseconds(0)};  // a create was refused: say so now
   if (!planned.requeue_after) return {};
   return {requeue_delay(*planned.requeue_after, observed->now, clock_())};
+}
+
+ReconcileOutcome Reconciler::reconcile_experiment(const Observation& observed) {
+  const api::ObjectMeta& meta = observed.loadtest.metadata;
+  const std::string where = meta.namespace_ + "/" + meta.name;
+  ExperimentObservation experiment;
+  experiment.experiment = observed.loadtest;
+  experiment.spec = observed.parsed.spec;
+  experiment.now = observed.now;
+  kube::ListOptions options;
+  options.label_selector =
+      std::string(api::kExperimentLabel) + "=" + loadtest_label_value(meta.name);
+  kube::Response listed = client_.list(kube::resources::loadtests(meta.namespace_), options);
+  if (!listed.ok()) {
+    throw std::runtime_error("listing the rounds of " + where + ": " + listed.describe());
+  }
+  for (const json& item :
+       field(listed.body, {"items"}).is_array() ? listed.body["items"] : json::array()) {
+    RoundRun run;
+    const api::LoadTest round = item.get<api::LoadTest>();
+    run.name = round.metadata.name;
+    run.deleting = round.metadata.deleting;
+    run.status = round.status;
+    const auto label = [&](std::string_view key) {
+      const auto found = round.metadata.labels.find(std::string(key));
+      return found == round.metadata.labels.end() ? std::string() : found->second;
+    };
+    run.variant = label(api::kVariantLabel);
+    const std::string round_label = label(api::kRoundLabel);
+    std::from_chars(round_label.data(), round_label.data() + round_label.size(), run.round);
+    const json& owners = field(item, {"metadata", "ownerReferences"});
+    for (const json& owner : owners.is_array() ? owners : json::array()) {
+      if (owner.value("controller", false)) run.controller_uid = owner.value("uid", "");
+    }
+    experiment.runs.push_back(std::move(run));
+  }
+  {
+    std::lock_guard lock(memory_mutex_);
+    if (const auto refused = round_refused_.find(meta.uid); refused != round_refused_.end()) {
+      experiment.create_refused = refused->second;
+    }
+  }
+  const ExperimentPlan planned = plan_experiment(experiment);
+  if (may_act_ && !may_act_()) return {};
+  if (planned.create) {
+    const std::string round = field(*planned.create, {"metadata", "name"}).get<std::string>();
+    kube::Response created =
+        client_.create(kube::resources::loadtests(meta.namespace_), *planned.create);
+    if (created.ok()) {
+      log_.info("started a round", {{"experiment", where}, {"loadtest", round}});
+    } else if (is_rejection(created.http_status) && !created.is_already_exists()) {
+      std::lock_guard lock(memory_mutex_);
+      round_refused_[meta.uid] = created.describe();
+      return {std::chrono::milliseconds(0)};  // the next pass fails the experiment with it
+    } else if (!created.is_already_exists()) {
+      throw std::runtime_error("creating round " + round + " of " + where + ": " +
+                               created.describe());
+    }
+  }
+  for (const RecordEvent& event : planned.events) {
+    log_.info("phase", {{"loadtest", where}, {"reason", event.reason}, {"message", event.message}});
+    client_.record_event(json(observed.loadtest), event.type, event.reason, event.message);
+  }
+  if (planned.status != observed.loadtest.status) {
+    kube::Response patched = client_.patch_status(
+        kube::resources::loadtests(meta.namespace_), meta.name,
+        status_patch(json(observed.loadtest.status), json(planned.status), meta.resource_version));
+    if (!patched.is_not_found() && !patched.ok()) {
+      throw std::runtime_error("writing the status of " + where + ": " + patched.describe());
+    }
+  }
+  if (planned.status.final()) {
+    std::lock_guard lock(memory_mutex_);
+    round_refused_.erase(meta.uid);
+  }
+  metrics_.observe_loadtest(observed.loadtest, planned.status, std::nullopt);
+  if (!planned.requeue_after) return {};
+  return {requeue_delay(*planned.requeue_after, observed.now, clock_())};
 }
 
 }  // namespace kubeload::controller

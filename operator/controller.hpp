@@ -38,6 +38,12 @@ namespace kubeload::controller {
 std::optional<std::string> owning_loadtest(const nlohmann::json& object,
                                            const kube::ListWatch* jobs);
 
+// The experiment ("namespace/name") whose round this LoadTest event is, when
+// it is one that changes the experiment: the round's creation, its end
+// (a final phase) or its deletion.
+std::optional<std::string> experiment_to_wake(kube::WatchEventType type,
+                                              const nlohmann::json& loadtest);
+
 // A merge patch of the status subresource that turns `current` into `next`:
 // keys that disappear are set to null (RFC 7386), everything else is
 // replaced wholesale. The resourceVersion makes it conditional: 409 when the
@@ -67,6 +73,9 @@ class Reconciler {
 
  private:
   std::optional<Observation> observe(const std::string& namespace_, const std::string& name);
+  // A LoadTest with spec.variants (experiment_plan.hpp): its rounds are
+  // LoadTests of their own, listed here; no Job, no workers.
+  ReconcileOutcome reconcile_experiment(const Observation& observed);
   void ask_workers(const std::string& key, Observation& observed);
   // Runs the actions in order. Returns false when it stopped at a refused
   // create (remembered for the next pass, which fails the run with it).
@@ -109,6 +118,8 @@ class Reconciler {
   std::mutex memory_mutex_;
   std::map<std::string, std::map<uint32_t, Timestamp>> unreachable_since_;
   std::map<std::string, CreateRefusal> create_refused_;
+  // By experiment uid: the API server's refusal of a round's LoadTest.
+  std::map<std::string, std::string> round_refused_;
   // By LoadTest key (namespace/name), for the incarnation of that uid: the
   // refusal of its record, and that its test's records were pruned after it.
   // Forgotten when the LoadTest goes.

@@ -524,4 +524,77 @@ json build_scheduled_loadtest(const api::LoadTestSchedule& schedule, api::Time s
           {"spec", spec.is_object() ? spec : json::object()}};
 }
 
+std::string round_loadtest_name(std::string_view experiment, std::string_view variant,
+                                uint64_t round) {
+  const std::string tail = "-" + std::string(variant) + "-" + std::to_string(round);
+  std::string plain = std::string(experiment) + tail;
+  if (plain.size() <= kMaxObjectName) return plain;
+  const std::string hash = short_hash(experiment);
+  const size_t room = kMaxObjectName - tail.size() - 1 - hash.size();
+  return trim_trailing(std::string(experiment.substr(0, room)), "-.") + "-" + hash + tail;
+}
+
+json build_round_loadtest(const api::LoadTest& experiment, std::size_t variant_index,
+                          uint64_t round) {
+  const api::ObjectMeta& meta = experiment.metadata;
+  const std::string& name = required(meta.name, "metadata.name");
+  const json variants =
+      experiment.spec.is_object() ? experiment.spec.value("variants", json()) : json();
+  if (!variants.is_array() || variant_index >= variants.size() ||
+      !variants[variant_index].is_object()) {
+    throw std::invalid_argument("spec.variants[" + std::to_string(variant_index) +
+                                "]: not in the experiment's spec");
+  }
+  const json& variant = variants[variant_index];
+  const std::string variant_name = variant.value("name", "");
+
+  json spec = experiment.spec;
+  for (const char* only_the_experiments :
+       {"variants", "experiment", "thresholds", "baseline", "ttlSecondsAfterFinished"}) {
+    spec.erase(only_the_experiments);
+  }
+  json target = spec.value("target", json::object());
+  for (const char* variants_own : {"url", "service", "podSelector"}) target.erase(variants_own);
+  const json variant_target = variant.value("target", json::object());
+  for (const auto& [key, value] : variant_target.items()) target[key] = value;
+  spec["target"] = std::move(target);
+  if (const json headers = variant.value("headers", json::object()); !headers.empty()) {
+    json requests = spec.value("requests", json::array());
+    // No requests is one implicit request (GET /, kubeload/spec.hpp): it
+    // needs the headers too, so it is written out.
+    if (requests.empty()) requests.push_back({{"name", "default"}});
+    for (json& request : requests) {
+      if (!request.is_object()) continue;
+      json merged = request.value("headers", json::object());
+      for (const auto& [key, value] : headers.items()) merged[key] = value;
+      request["headers"] = std::move(merged);
+    }
+    spec["requests"] = std::move(requests);
+  }
+
+  json labels = meta.labels;
+  const auto test = meta.labels.find(std::string(kTestLabel));
+  labels[std::string(kTestLabel)] =
+      loadtest_label_value((test != meta.labels.end() ? test->second : name) + "-" + variant_name);
+  labels[std::string(api::kExperimentLabel)] = loadtest_label_value(name);
+  labels[std::string(api::kVariantLabel)] = variant_name;
+  labels[std::string(api::kRoundLabel)] = std::to_string(round);
+  json metadata = {{"name", round_loadtest_name(name, variant_name, round)},
+                   {"namespace", required(meta.namespace_, "metadata.namespace")},
+                   {"labels", std::move(labels)},
+                   {"ownerReferences", json::array({owner_reference(experiment)})}};
+  if (!meta.annotations.empty()) {
+    // The revision CI set names what the experiment tested; the rounds tested the same.
+    json annotations = json::object();
+    for (const auto& [key, value] : meta.annotations) {
+      if (key == api::kRevisionAnnotation) annotations[key] = value;
+    }
+    if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
+  }
+  return {{"apiVersion", kDefaultApiVersion},
+          {"kind", api::kKind},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)}};
+}
+
 }  // namespace kubeload::controller

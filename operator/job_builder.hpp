@@ -106,4 +106,23 @@ nlohmann::json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpe
 nlohmann::json build_scheduled_loadtest(const api::LoadTestSchedule& schedule,
                                         api::Time scheduled_at);
 
+// The name of an experiment's LoadTest for `variant` in `round` (1-based):
+// `<experiment>-<variant>-<round>`, shortened with a hash beyond 253.
+std::string round_loadtest_name(std::string_view experiment, std::string_view variant,
+                                uint64_t round);
+
+// The LoadTest an experiment (a LoadTest with spec.variants) runs for the
+// variant `variant_index` of its spec in `round` (1-based): the experiment's
+// spec as given without variants, experiment, thresholds (the experiment
+// judges each variant over all its rounds) and ttlSecondsAfterFinished (it
+// goes with the experiment); its target's url, service and podSelector the
+// variant's, the variant's headers added to every request. Labelled as the
+// experiment, with kubeload.dev/experiment, variant and round, and
+// kubeload.dev/test `<test>-<variant>` (each variant's records form a
+// history of their own); the experiment is its controlling owner. Throws
+// std::invalid_argument when metadata.name, namespace or uid is missing or
+// the variant is not in the spec.
+nlohmann::json build_round_loadtest(const api::LoadTest& experiment, std::size_t variant_index,
+                                    uint64_t round);
+
 }  // namespace kubeload::controller

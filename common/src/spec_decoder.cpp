@@ -327,6 +327,8 @@ class Decoder {
   void stage(const YAML::Node& node, const std::string& path, LoadSpec& load);
   void threshold(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
   void baseline(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
+  void variant(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
+  void comparison(const YAML::Node& node, const std::string& path, ExperimentSpec& experiment);
   void max_regression(const YAML::Node& node, const std::string& path, BaselineSpec& baseline);
 
  private:
@@ -700,6 +702,19 @@ const FieldTable<HistorySpec>& history_fields() {
   return table;
 }
 
+const FieldTable<ExperimentSpec>& experiment_fields() {
+  static const FieldTable<ExperimentSpec> table = {
+      {"rounds", count_field(&ExperimentSpec::rounds, 2, kMaxRounds)},
+      {"comparisons",
+       [](Decoder& d, ExperimentSpec& s, const YAML::Node& v, const std::string& at) {
+         d.list(v, at, kMaxComparisons, [&](const YAML::Node& item, const std::string& item_path) {
+           d.comparison(item, item_path, s);
+         });
+       }},
+  };
+  return table;
+}
+
 const FieldTable<LoadTestSpec>& timeouts_fields() {
   static const FieldTable<LoadTestSpec> table = {
       {"start", duration_field(&LoadTestSpec::start_timeout, ZeroDuration::refused)},
@@ -741,6 +756,13 @@ const FieldTable<LoadTestSpec>& spec_fields() {
        }},
       {"baseline", [](Decoder& d, LoadTestSpec& s, const YAML::Node& v,
                       const std::string& at) { d.baseline(v, at, s); }},
+      {"variants",
+       [](Decoder& d, LoadTestSpec& s, const YAML::Node& v, const std::string& at) {
+         d.list(v, at, kMaxVariants, [&](const YAML::Node& item, const std::string& item_path) {
+           d.variant(item, item_path, s);
+         });
+       }},
+      {"experiment", section_field(&LoadTestSpec::experiment, experiment_fields)},
       {"cleanup", [](Decoder& d, LoadTestSpec& s, const YAML::Node& v,
                      const std::string& at) { d.section(v, at, s, cleanup_fields()); }},
       {"timeouts", [](Decoder& d, LoadTestSpec& s, const YAML::Node& v,
@@ -1047,6 +1069,65 @@ void Decoder::baseline(const YAML::Node& node, const std::string& path, LoadTest
   }
   if (!seen_.has(join(path, "maxRegression"))) error(join(path, "maxRegression"), "required");
   spec.baseline = std::move(baseline);
+}
+
+// A variant's target is read as spec.target is, but only what tells the
+// variants apart: how requests travel is the same for all of them.
+void Decoder::variant(const YAML::Node& node, const std::string& path, LoadTestSpec& spec) {
+  VariantSpec variant;
+  LoadTestSpec target;
+  RequestSpec extra;
+  const bool is_map =
+      fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+        if (key == "name") {
+          if (const auto name = string(value, at)) {
+            if (!is_dns1123_label(*name)) {
+              error(at, "invalid variant name " + quote(*name) +
+                            ": must be a lowercase RFC 1123 label (a-z, 0-9 and '-')");
+            } else {
+              variant.name = *name;
+            }
+          }
+        } else if (key == "target") {
+          section(value, at, target, target_fields());
+          for (const char* shared : {"tls", "protocol", "allowInsecureSecretHeaders"}) {
+            if (seen_.has(join(at, shared))) {
+              error(join(at, shared), "is the same for every variant: set it in spec.target");
+            }
+          }
+          if (!seen_.malformed(at) &&
+              seen_.has(join(at, "url")) == seen_.has(join(at, "service"))) {
+            error(at, "exactly one of url or service is required");
+          }
+        } else if (key == "headers") {
+          headers(value, at, extra);
+        } else {
+          return false;
+        }
+        return true;
+      });
+  if (!is_map) return;
+  if (!seen_.has(join(path, "name"))) error(join(path, "name"), "required");
+  if (!seen_.has(join(path, "target"))) error(join(path, "target"), "required");
+  for (const VariantSpec& other : spec.variants) {
+    if (!variant.name.empty() && other.name == variant.name) {
+      error(join(path, "name"), "variant " + quote(variant.name) + " is named twice");
+    }
+  }
+  variant.url = std::move(target.url);
+  variant.service = std::move(target.service);
+  variant.pod_selector = std::move(target.pod_selector);
+  variant.headers = std::move(extra.headers);
+  spec.variants.push_back(std::move(variant));
+  seen_.variant_paths.push_back(path);
+}
+
+void Decoder::comparison(const YAML::Node& node, const std::string& path,
+                         ExperimentSpec& experiment) {
+  const auto text = string(node, path);
+  if (!text) return;
+  experiment.comparisons.push_back(*text);
+  seen_.comparison_paths.push_back(path);
 }
 
 void Decoder::max_regression(const YAML::Node& node, const std::string& path,

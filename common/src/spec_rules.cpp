@@ -1,11 +1,13 @@
 #include "spec_rules.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <optional>
 #include <set>
 #include <variant>
 
+#include "kubeload/comparison.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/text.hpp"
@@ -164,34 +166,27 @@ void FieldErrors::add(const std::string& path, const std::string& message) {
   errors_.push_back({std::move(shown_path), printable(message)});
 }
 
-void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
-  // A target or load that is not even a map was reported as such; its
-  // missing fields would only repeat that.
-  if (!seen.malformed("spec.target") &&
-      seen.has("spec.target.url") == seen.has("spec.target.service")) {
-    errors.add("spec.target", "exactly one of url or service is required");
-  }
-  const bool https_target =
-      (spec.url && is_https(*spec.url)) || (spec.service && spec.service->scheme == "https");
-  if ((spec.url || spec.service) && spec.protocol == Protocol::http2 && !https_target) {
+// How requests travel must suit the target (spec.target's, or each variant's).
+void target_rules(const LoadTestSpec& spec, const std::optional<std::string>& url,
+                  const std::optional<ServiceRef>& service, const DecodedFields& seen,
+                  FieldErrors& errors) {
+  if (!url && !service) return;
+  const bool https_target = (url && is_https(*url)) || (service && service->scheme == "https");
+  if (spec.protocol == Protocol::http2 && !https_target) {
     errors.add("spec.target.protocol",
                "http2 needs an https target (ALPN h2); use h2c for cleartext HTTP/2");
   }
-  if ((spec.url || spec.service) && spec.protocol == Protocol::h2c && https_target) {
+  if (spec.protocol == Protocol::h2c && https_target) {
     errors.add("spec.target.protocol", "h2c is cleartext HTTP/2; use http2 for an https target");
   }
-  if (spec.load.max_streams > 1 && spec.protocol == Protocol::http1) {
-    errors.add("spec.load.maxStreams", "only with spec.target.protocol http2 or h2c, got " +
-                                           std::to_string(spec.load.max_streams) + " with http1");
-  }
-  if (seen.has("spec.target.tls") && (spec.url || spec.service) && !https_target) {
+  if (seen.has("spec.target.tls") && !https_target) {
     errors.add("spec.target.tls",
                "only for https targets (an https:// url or service scheme https)");
   }
   // A Secret's value is a credential: it goes only where nobody on the way
   // can read it and only to the server the certificate names, unless the
   // author says otherwise in so many words.
-  if ((spec.url || spec.service) && !spec.allow_insecure_secret_headers) {
+  if (!spec.allow_insecure_secret_headers) {
     const char* problem =
         !https_target ? "a Secret's value would be sent over plain http: use an https target"
         : spec.tls.insecure_skip_verify
@@ -203,6 +198,81 @@ void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, Fiel
       errors.add(seen.request_paths[i] + ".headersFrom",
                  std::string(problem) + ", or set spec.target.allowInsecureSecretHeaders: true");
     }
+  }
+}
+
+// spec.variants and spec.experiment: an experiment compares two or more
+// variants over rounds; its comparisons name them.
+void experiment_rules(const LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
+  if (spec.variants.empty()) {
+    if (seen.has("spec.experiment")) {
+      errors.add("spec.experiment", "is for spec.variants (the setups it compares)");
+    }
+    return;
+  }
+  if (spec.variants.size() < 2) {
+    errors.add("spec.variants",
+               "at least two variants to compare, got " + std::to_string(spec.variants.size()));
+  }
+  if (spec.baseline) {
+    errors.add("spec.baseline",
+               "not with spec.variants: an experiment compares its variants with each other "
+               "(spec.experiment.comparisons)");
+  }
+  for (size_t i = 0; i < spec.thresholds.size(); ++i) {
+    if (spec.thresholds[i].request.empty()) continue;
+    errors.add(seen.threshold_paths[i],
+               "a threshold on one request is not for spec.variants: the rounds' request rows "
+               "keep no histograms to merge, got " +
+                   quote(spec.thresholds[i].expression));
+  }
+  for (size_t i = 0; i < spec.experiment.comparisons.size(); ++i) {
+    const std::string& path = seen.comparison_paths[i];
+    auto parsed = parse_comparison(spec.experiment.comparisons[i]);
+    if (const auto* problem = std::get_if<std::string>(&parsed)) {
+      errors.add(path, *problem);
+      continue;
+    }
+    const Comparison& comparison = std::get<Comparison>(parsed);
+    for (const std::string& name : {comparison.left, comparison.right}) {
+      const bool known = std::any_of(spec.variants.begin(), spec.variants.end(),
+                                     [&](const VariantSpec& v) { return v.name == name; });
+      if (!known) {
+        errors.add(path, "unknown variant " + quote(name) + " in " + quote(comparison.expression));
+      }
+    }
+    if (comparison.left == comparison.right) {
+      errors.add(path, "compares variant " + quote(comparison.left) + " with itself in " +
+                           quote(comparison.expression));
+    }
+  }
+}
+
+void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
+  // A target or load that is not even a map was reported as such; its
+  // missing fields would only repeat that.
+  if (!spec.variants.empty()) {
+    for (const char* field : {"url", "service", "podSelector"}) {
+      const std::string path = std::string("spec.target.") + field;
+      if (seen.has(path))
+        errors.add(path,
+                   "is each variant's own with spec.variants: set it in spec.variants[].target");
+    }
+  } else if (!seen.malformed("spec.target") &&
+             seen.has("spec.target.url") == seen.has("spec.target.service")) {
+    errors.add("spec.target", "exactly one of url or service is required");
+  }
+  if (spec.variants.empty()) {
+    target_rules(spec, spec.url, spec.service, seen, errors);
+  } else {
+    for (const VariantSpec& variant : spec.variants) {
+      target_rules(spec, variant.url, variant.service, seen, errors);
+    }
+  }
+  experiment_rules(spec, seen, errors);
+  if (spec.load.max_streams > 1 && spec.protocol == Protocol::http1) {
+    errors.add("spec.load.maxStreams", "only with spec.target.protocol http2 or h2c, got " +
+                                           std::to_string(spec.load.max_streams) + " with http1");
   }
 
   // An explicit empty list means the same as no list, as in Kubernetes.

@@ -33,9 +33,11 @@ struct DecodedFields {
   };
   // Every field written with a value (not null), by path: "spec.load.rate".
   std::map<std::string, Written, std::less<>> written;
-  // Where each entry of spec.requests, spec.load.stages and spec.thresholds
+  // Where each entry of spec.requests, spec.load.stages, spec.thresholds,
+  // spec.variants and spec.experiment.comparisons
   // that was decoded came from (entries that were not even a map are not).
-  std::vector<std::string> request_paths, stage_paths, threshold_paths;
+  std::vector<std::string> request_paths, stage_paths, threshold_paths, variant_paths,
+      comparison_paths;
 
   bool has(std::string_view path) const { return written.find(path) != written.end(); }
   // Written, and not a map: reported as such, so its missing fields are not.

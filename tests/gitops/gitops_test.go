@@ -73,6 +73,12 @@ var expected = map[string]outcome{
 	"failed-run":           degraded, // Failed: a worker died
 	"invalid-spec":         degraded, // Failed: InvalidSpec
 	"stale-passed":         progressing,
+	// An experiment (spec.variants): Inconclusive is a failed gate, never green.
+	"experiment-running":           progressing,
+	"experiment-passed":            healthy,
+	"experiment-comparison-failed": degraded,
+	"experiment-inconclusive":      degraded,
+	"experiment-round-failed":      degraded,
 	"stale-failed-gate":    progressing,
 }
 

@@ -42,6 +42,9 @@ inline constexpr size_t kMaxImageBytes = 1024;
 inline constexpr uint64_t kMaxWorkers = 1000;       // spec.workers
 inline constexpr uint64_t kMaxBaselineWindow = 20;  // spec.baseline.window
 inline constexpr uint64_t kMaxHistoryKeep = 10000;  // spec.history.keep
+inline constexpr size_t kMaxVariants = 8;           // spec.variants
+inline constexpr uint64_t kMaxRounds = 50;          // spec.experiment.rounds
+inline constexpr size_t kMaxComparisons = 20;       // spec.experiment.comparisons
 // HTTP/2 streams per connection (spec.load.maxStreams): servers advertise at
 // most a few hundred.
 inline constexpr uint64_t kMaxStreams = 1000;

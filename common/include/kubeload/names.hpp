@@ -42,6 +42,8 @@ bool is_secret_key(std::string_view s);
 // every release (std::hash promises neither), so names built from it never
 // change. For names too long for a label or a Job name.
 inline constexpr std::size_t kShortHashLength = 8;
+// The longest object name (an RFC 1123 subdomain).
+inline constexpr std::size_t kMaxObjectName = 253;
 std::string short_hash(std::string_view text);
 
 // The value of the kubeload.dev/loadtest label (on a run's Job, pods and

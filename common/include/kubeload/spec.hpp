@@ -171,6 +171,26 @@ struct HistorySpec {
   std::optional<std::chrono::nanoseconds> max_age;  // and all newer than this
 };
 
+// spec.variants[]: one setup an experiment compares (docs/experiments.md).
+// Its target replaces spec.target's url, service and podSelector in each of
+// its rounds; its headers are added to every request.
+struct VariantSpec {
+  std::string name;                // an RFC 1123 label, unique in the spec
+  std::optional<std::string> url;  // exactly one of url / service
+  std::optional<ServiceRef> service;
+  std::optional<LabelSelector> pod_selector;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// spec.experiment: how the variants are run and compared. Each round runs
+// every variant once, as a LoadTest of its own, in a balanced order (A B,
+// B A, A B, ...); comparisons are gates over the rounds
+// (kubeload/comparison.hpp).
+struct ExperimentSpec {
+  uint32_t rounds = 6;
+  std::vector<std::string> comparisons;  // as written; parsed by the decoder
+};
+
 enum class CleanupPolicy { Always, OnSuccess, Never };
 
 // spec.target.protocol: how requests travel. http2 is HTTP/2 over TLS (ALPN
@@ -207,6 +227,10 @@ struct LoadTestSpec {
   WorkerTemplate worker_template;
   std::vector<Threshold> thresholds;
   std::optional<BaselineSpec> baseline;
+  // Two or more: the LoadTest is an experiment, run as rounds of LoadTests
+  // of its own (one per variant and round), never a Job of its own.
+  std::vector<VariantSpec> variants;
+  ExperimentSpec experiment;
   HistorySpec history;
   CleanupPolicy cleanup = CleanupPolicy::OnSuccess;
   std::chrono::nanoseconds start_timeout = std::chrono::minutes(5);

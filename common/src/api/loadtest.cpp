@@ -154,6 +154,98 @@ TargetUsageStatus target_usage(const json& in) {
   return out;
 }
 
+std::map<std::string, double> number_map(const json& in) {
+  std::map<std::string, double> out;
+  if (!in.is_object()) return out;
+  for (const auto& [key, value] : in.items()) {
+    if (value.is_number()) out.emplace(key, value.get<double>());
+  }
+  return out;
+}
+
+json to_json(const ExperimentStatus& experiment) {
+  json runs = json::array();
+  for (const ExperimentRun& run : experiment.runs) {
+    json row = {{"round", run.round},
+                {"variant", run.variant},
+                {"loadTest", run.load_test},
+                {"metrics", run.metrics}};
+    if (run.phase) row["phase"] = to_string(*run.phase);
+    runs.push_back(std::move(row));
+  }
+  json variants = json::array();
+  for (const VariantOutcome& variant : experiment.variants) {
+    json row = {{"name", variant.name},
+                {"target", variant.target},
+                {"rounds", variant.rounds},
+                {"metrics", variant.metrics}};
+    if (variant.result) row["result"] = *variant.result;
+    json usage = json::object();
+    add_usage(usage, variant.usage);
+    if (!usage.empty()) row["usage"] = std::move(usage);
+    variants.push_back(std::move(row));
+  }
+  json differences = json::array();
+  for (const MetricDifference& d : experiment.differences) {
+    json row = {{"variant", d.variant}, {"reference", d.reference},
+                {"metric", d.metric},   {"mean", d.mean},
+                {"low", d.low},         {"high", d.high}};
+    if (d.relative_percent) row["relativePercent"] = *d.relative_percent;
+    differences.push_back(std::move(row));
+  }
+  json comparisons = json::array();
+  for (const ComparisonRow& c : experiment.comparisons) {
+    json row = {{"expression", c.expression}, {"outcome", c.outcome}, {"message", c.message}};
+    if (c.mean) row["mean"] = *c.mean;
+    if (c.low) row["low"] = *c.low;
+    if (c.high) row["high"] = *c.high;
+    if (c.rounds_needed) row["roundsNeeded"] = *c.rounds_needed;
+    comparisons.push_back(std::move(row));
+  }
+  return {{"rounds", experiment.rounds},
+          {"completedRounds", experiment.completed_rounds},
+          {"runs", std::move(runs)},
+          {"variants", std::move(variants)},
+          {"differences", std::move(differences)},
+          {"comparisons", std::move(comparisons)}};
+}
+ExperimentStatus experiment_status(const json& in) {
+  ExperimentStatus out;
+  out.rounds = count(member(in, "rounds")).value_or(0);
+  out.completed_rounds = count(member(in, "completedRounds")).value_or(0);
+  out.runs = list_of<ExperimentRun>(member(in, "runs"), [](const json& row) {
+    return ExperimentRun{count(member(row, "round")).value_or(0), text(member(row, "variant")),
+                         text(member(row, "loadTest")), parse_phase(text(member(row, "phase"))),
+                         number_map(member(row, "metrics"))};
+  });
+  out.variants = list_of<VariantOutcome>(member(in, "variants"), [](const json& row) {
+    VariantOutcome variant;
+    variant.name = text(member(row, "name"));
+    variant.target = text(member(row, "target"));
+    variant.rounds = count(member(row, "rounds")).value_or(0);
+    if (const json& result = member(row, "result"); result.is_object()) variant.result = result;
+    variant.metrics = number_map(member(row, "metrics"));
+    variant.usage = usage_figures(member(row, "usage"));
+    return variant;
+  });
+  out.differences = list_of<MetricDifference>(member(in, "differences"), [](const json& row) {
+    return MetricDifference{text(member(row, "variant")),
+                            text(member(row, "reference")),
+                            text(member(row, "metric")),
+                            number(member(row, "mean")).value_or(0),
+                            number(member(row, "low")).value_or(0),
+                            number(member(row, "high")).value_or(0),
+                            number(member(row, "relativePercent"))};
+  });
+  out.comparisons = list_of<ComparisonRow>(member(in, "comparisons"), [](const json& row) {
+    return ComparisonRow{text(member(row, "expression")), text(member(row, "outcome")),
+                         number(member(row, "mean")),     number(member(row, "low")),
+                         number(member(row, "high")),     count(member(row, "roundsNeeded")),
+                         text(member(row, "message"))};
+  });
+  return out;
+}
+
 }  // namespace
 
 Time whole_seconds(Time time) {
@@ -328,6 +420,7 @@ void to_json(json& out, const LoadTestStatus& status) {
   if (status.error_percent) out["errorPercent"] = *status.error_percent;
   if (status.workers) out["workers"] = to_json(*status.workers);
   if (status.result) out["result"] = *status.result;
+  if (status.experiment) out["experiment"] = to_json(*status.experiment);
   if (status.stages) out["stages"] = *status.stages;
   if (status.request_results) out["requestResults"] = *status.request_results;
   if (status.target) out["target"] = to_json(*status.target);
@@ -365,6 +458,9 @@ void from_json(const json& in, LoadTestStatus& status) {
   status.thresholds = list_of<ThresholdRow>(member(in, "thresholds"), threshold_row);
   if (const json& baseline = member(in, "baseline"); baseline.is_object()) {
     status.baseline = baseline_outcome(baseline);
+  }
+  if (const json& experiment = member(in, "experiment"); experiment.is_object()) {
+    status.experiment = experiment_status(experiment);
   }
   status.result_record = optional_text(member(in, "resultRecord"));
   status.conditions = list_of<Condition>(member(in, "conditions"),

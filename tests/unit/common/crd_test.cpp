@@ -237,6 +237,29 @@ spec:
   load: {duration: 10s, connections: 20}
 )";
 
+// An experiment: its variants name the targets (spec.target only shares how).
+const char* const kExperiment = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: ab}
+spec:
+  target: {protocol: http1}
+  variants:
+  - name: stable
+    target:
+      service: {name: web-stable, namespace: web, port: 80, scheme: http}
+      podSelector:
+        matchLabels: {app: web}
+        matchExpressions: [{key: track, operator: In, values: [stable]}]
+  - name: canary
+    target: {url: "http://web-canary.web.svc/"}
+    headers: {X-Canary: always}
+  experiment:
+    rounds: 6
+    comparisons: ["canary.p99 <= stable.p99 * 1.05"]
+  load: {duration: 10s, connections: 4}
+)";
+
 // Every map key of `doc` below spec must be a property of the schema at the
 // same place; opaque fields (preserve-unknown) and free-form maps stop the walk.
 void expect_in_schema(const YAML::Node& doc, const YAML::Node& schema, const std::string& path,
@@ -273,8 +296,8 @@ void schema_paths(const YAML::Node& schema, const std::string& path, std::set<st
 
 TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
   std::set<std::string> covered;
-  for (const char* manifest :
-       {kEveryFieldOpen, kEveryFieldClosed, kOpenStages, kTlsSecretCa, kTlsConfigMapCa}) {
+  for (const char* manifest : {kEveryFieldOpen, kEveryFieldClosed, kOpenStages, kTlsSecretCa,
+                               kTlsConfigMapCa, kExperiment}) {
     const kubeload::ParsedLoadTest parsed = parse_loadtest(manifest);
     ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
     expect_in_schema(YAML::Load(manifest)["spec"], spec_schema(), "spec", covered);
@@ -294,7 +317,8 @@ TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
                             "baseline", "cleanup", "timeouts"}) {
     EXPECT_TRUE(declared.contains(std::string("spec.") + field)) << field;
   }
-  EXPECT_EQ(strings(spec_schema()["required"]), (std::vector<std::string>{"target", "load"}));
+  // spec.target: required unless spec.variants (a rule of the spec's, CEL).
+  EXPECT_EQ(strings(spec_schema()["required"]), (std::vector<std::string>{"load"}));
 }
 
 // Unbounded fields: every string, list and map of the spec carries a bound, so
@@ -523,6 +547,18 @@ kubeload::api::LoadTestStatus every_status_field() {
                                     {BaselineCheck{"p99", 12.5, 12.4, "+1.0%", 10, true}},
                                     true,
                                     "compared"};
+  status.experiment = ExperimentStatus{
+      6,
+      6,
+      {ExperimentRun{1, "a", "ab-a-1", Phase::Succeeded, {{"p99", 12.5}}}},
+      {VariantOutcome{"a",
+                      "service web-a:80",
+                      6,
+                      nlohmann::json{{"requests", 60}},
+                      {{"p99", 12.5}, {"cpuPerRequest", 0.0001}},
+                      usage}},
+      {MetricDifference{"b", "a", "p99", 1.5, 0.5, 2.5, 12.0}},
+      {ComparisonRow{"b.p99 <= a.p99", "Inconclusive", 1.5, -0.5, 3.5, 14, "straddles"}}};
   status.result_record = "checkout-2-9c8d7e6f";
   status.conditions = {Condition{"Ready", ConditionStatus::True, "ThresholdsPassed", "ok", at, 3}};
   return status;

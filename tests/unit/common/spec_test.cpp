@@ -1,4 +1,5 @@
 #include "kubeload/spec.hpp"
+#include "kubeload/comparison.hpp"
 #include "kubeload/spec_yaml.hpp"
 
 #include <gtest/gtest.h>
@@ -1072,6 +1073,104 @@ INSTANTIATE_TEST_SUITE_P(
                         {"spec.baseline.lastPassed: needs the label kubeload.dev/test in "
                          "metadata.labels (it names the test)"}}),
     PrintManifestRule);
+
+// ---- experiments: spec.variants and spec.experiment ------------------------------
+
+const std::string kTwoVariants =
+    "variants:\n"
+    "- {name: a, target: {service: {name: web-a}}}\n"
+    "- {name: b, target: {url: 'http://web-b.shop.svc/'}, headers: {X-Canary: always}}\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Experiment, SpecValidation,
+    ::testing::Values(
+        InvalidSpec{"one_variant",
+                    "variants: [{name: a, target: {service: {name: web}}}]\n" + kLoad,
+                    {"spec.variants: at least two variants to compare, got 1"}},
+        InvalidSpec{"variant_name_twice",
+                    "variants:\n- {name: a, target: {service: {name: x}}}\n"
+                    "- {name: a, target: {service: {name: y}}}\n" +
+                        kLoad,
+                    {"spec.variants[1].name: variant \"a\" is named twice"}},
+        InvalidSpec{"variant_name_form",
+                    "variants:\n- {name: A, target: {service: {name: x}}}\n"
+                    "- {name: b, target: {service: {name: y}}}\n" +
+                        kLoad,
+                    {"spec.variants[0].name: invalid variant name \"A\": must be a lowercase "
+                     "RFC 1123 label (a-z, 0-9 and '-')"}},
+        InvalidSpec{"variant_without_target",
+                    "variants:\n- {name: a}\n- {name: b, target: {service: {name: y}}}\n" + kLoad,
+                    {"spec.variants[0].target: required"}},
+        InvalidSpec{"variant_url_and_service",
+                    "variants:\n- {name: a, target: {url: 'http://x/', service: {name: x}}}\n"
+                    "- {name: b, target: {service: {name: y}}}\n" +
+                        kLoad,
+                    {"spec.variants[0].target: exactly one of url or service is required"}},
+        InvalidSpec{"variant_protocol_is_shared",
+                    "variants:\n- {name: a, target: {service: {name: x}, protocol: h2c}}\n"
+                    "- {name: b, target: {service: {name: y}}}\n" +
+                        kLoad,
+                    {"spec.variants[0].target.protocol: is the same for every variant: set it "
+                     "in spec.target"}},
+        InvalidSpec{"target_url_with_variants",
+                    "target: {url: 'http://x/'}\n" + kTwoVariants + kLoad,
+                    {"spec.target.url: is each variant's own with spec.variants: set it in "
+                     "spec.variants[].target"}},
+        InvalidSpec{"experiment_without_variants",
+                    "target: {url: 'http://x/'}\nexperiment: {rounds: 4}\n" + kLoad,
+                    {"spec.experiment: is for spec.variants (the setups it compares)"}},
+        InvalidSpec{"one_round",
+                    kTwoVariants + "experiment: {rounds: 1}\n" + kLoad,
+                    {"spec.experiment.rounds: must be between 2 and 50, got 1"}},
+        InvalidSpec{"baseline_with_variants",
+                    kTwoVariants + "baseline: {resultName: r, maxRegression: {p99: 5%}}\n" + kLoad,
+                    {"spec.baseline: not with spec.variants: an experiment compares its variants "
+                     "with each other (spec.experiment.comparisons)"}},
+        InvalidSpec{
+            "request_threshold_with_variants",
+            kTwoVariants + "requests: [{name: home}]\nthresholds: ['home.p99 < 5ms']\n" + kLoad,
+            {"spec.thresholds[0]: a threshold on one request is not for spec.variants: "
+             "the rounds' request rows keep no histograms to merge, got \"home.p99 < "
+             "5ms\""}},
+        InvalidSpec{"comparison_unknown_variant",
+                    kTwoVariants + "experiment: {comparisons: ['c.p99 <= a.p99']}\n" + kLoad,
+                    {"spec.experiment.comparisons[0]: unknown variant \"c\" in \"c.p99 <= "
+                     "a.p99\""}},
+        InvalidSpec{"comparison_grammar",
+                    kTwoVariants + "experiment: {comparisons: ['b.p99 == a.p99']}\n" + kLoad,
+                    {"spec.experiment.comparisons[0]: " +
+                     std::get<std::string>(parse_comparison("b.p99 == a.p99"))}},
+        InvalidSpec{"https_rules_hold_per_variant",
+                    "target: {protocol: http2}\n" + kTwoVariants + kLoad,
+                    {"spec.target.protocol: http2 needs an https target (ALPN h2); use h2c for "
+                     "cleartext HTTP/2",
+                     "spec.target.protocol: http2 needs an https target (ALPN h2); use h2c for "
+                     "cleartext HTTP/2"}}),
+    PrintRule);
+
+TEST(SpecParse, ReadsAnExperiment) {
+  const ParsedLoadTest parsed = parse_loadtest(with_spec(
+      kTwoVariants + "experiment: {rounds: 8, comparisons: ['b.p99 <= a.p99 * 1.05']}\n" + kLoad));
+  ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  const LoadTestSpec& spec = parsed.spec;
+  ASSERT_EQ(spec.variants.size(), 2u);
+  EXPECT_EQ(spec.variants[0].name, "a");
+  EXPECT_EQ(spec.variants[0].service->name, "web-a");
+  EXPECT_EQ(spec.variants[0].service->port, 80);
+  EXPECT_EQ(spec.variants[1].url, "http://web-b.shop.svc/");
+  EXPECT_EQ(spec.variants[1].headers,
+            (std::vector<std::pair<std::string, std::string>>{{"X-Canary", "always"}}));
+  EXPECT_EQ(spec.experiment.rounds, 8u);
+  EXPECT_EQ(spec.experiment.comparisons, std::vector<std::string>{"b.p99 <= a.p99 * 1.05"});
+  EXPECT_FALSE(spec.url);
+  EXPECT_FALSE(spec.service);
+}
+
+TEST(SpecParse, AnExperimentRunsSixRoundsByDefault) {
+  const ParsedLoadTest parsed = parse_loadtest(with_spec(kTwoVariants + kLoad));
+  ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  EXPECT_EQ(parsed.spec.experiment.rounds, 6u);
+}
 
 TEST(SpecValidation, ReportsEveryProblemAtOnce) {
   const ParsedLoadTest parsed = parse_loadtest(R"(

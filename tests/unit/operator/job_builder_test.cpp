@@ -812,4 +812,93 @@ TEST(OperatorScheduledRunBuilder, TheRunIsAValidLoadTest) {
   EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].to_string());
 }
 
+// ---- the LoadTests an experiment creates (build_round_loadtest)
+
+kubeload::api::LoadTest experiment_loadtest() {
+  kubeload::api::LoadTest experiment;
+  experiment.metadata.name = "nginx-ab";
+  experiment.metadata.namespace_ = "shop";
+  experiment.metadata.uid = "e4e4e4e4-0000-4000-8000-000000000001";
+  experiment.metadata.labels = {{"kubeload.dev/test", "nginx-ab"}, {"team", "web"}};
+  experiment.metadata.annotations = {{"kubeload.dev/revision", "abc123"},
+                                     {"kubectl.kubernetes.io/last-applied-configuration", "{}"}};
+  experiment.spec = json::parse(R"({
+    "target": {"protocol": "http1"},
+    "variants": [
+      {"name": "stable", "target": {"service": {"name": "web-stable", "port": 80}}},
+      {"name": "canary", "target": {"url": "http://web.shop.svc:8080/",
+                                    "podSelector": {"matchLabels": {"app": "web"}}},
+       "headers": {"X-Canary": "always"}}
+    ],
+    "experiment": {"rounds": 4, "comparisons": ["canary.p99 <= stable.p99 * 1.05"]},
+    "requests": [{"name": "home", "path": "/", "headers": {"Accept": "text/html"}},
+                 {"name": "api", "path": "/api"}],
+    "load": {"connections": 10, "duration": "20s", "warmup": "5s"},
+    "thresholds": ["errorRate < 1%"],
+    "ttlSecondsAfterFinished": 600
+  })");
+  return experiment;
+}
+
+TEST(OperatorRoundBuilderGolden, ARoundMatchesGoldenFile) {
+  expect_golden("experiment_round.json", build_round_loadtest(experiment_loadtest(), 1, 2));
+}
+
+TEST(OperatorRoundBuilder, TheVariantsTargetReplacesTheExperimentsAndKeepsHowRequestsTravel) {
+  const json round = build_round_loadtest(experiment_loadtest(), 0, 1);
+  EXPECT_EQ(round["spec"]["target"],
+            json::parse(R"({"protocol": "http1", "service": {"name": "web-stable", "port": 80}})"));
+  EXPECT_EQ(round["metadata"]["name"], "nginx-ab-stable-1");
+  EXPECT_EQ(round["metadata"]["labels"]["kubeload.dev/test"], "nginx-ab-stable");
+  EXPECT_EQ(round["metadata"]["labels"]["kubeload.dev/experiment"], "nginx-ab");
+  EXPECT_EQ(round["metadata"]["labels"]["kubeload.dev/variant"], "stable");
+  EXPECT_EQ(round["metadata"]["labels"]["kubeload.dev/round"], "1");
+  EXPECT_EQ(round["metadata"]["ownerReferences"][0]["uid"], experiment_loadtest().metadata.uid);
+  EXPECT_EQ(round["metadata"]["ownerReferences"][0]["controller"], true);
+  // Without headers of its own, a variant's requests are the experiment's.
+  EXPECT_EQ(round["spec"]["requests"], experiment_loadtest().spec["requests"]);
+}
+
+TEST(OperatorRoundBuilder, TheExperimentsOwnFieldsStayWithIt) {
+  const json round = build_round_loadtest(experiment_loadtest(), 1, 1);
+  for (const char* field : {"variants", "experiment", "thresholds", "ttlSecondsAfterFinished"}) {
+    EXPECT_FALSE(round["spec"].contains(field)) << field;
+  }
+  EXPECT_EQ(round["spec"]["load"], experiment_loadtest().spec["load"]);
+  EXPECT_EQ(round["metadata"]["annotations"],
+            json::parse(R"({"kubeload.dev/revision": "abc123"})"));
+}
+
+TEST(OperatorRoundBuilder, TheVariantsHeadersGoOnEveryRequestEvenTheImplicitOne) {
+  const json round = build_round_loadtest(experiment_loadtest(), 1, 1);
+  EXPECT_EQ(round["spec"]["requests"][0]["headers"],
+            json::parse(R"({"Accept": "text/html", "X-Canary": "always"})"));
+  EXPECT_EQ(round["spec"]["requests"][1]["headers"], json::parse(R"({"X-Canary": "always"})"));
+  kubeload::api::LoadTest implicit = experiment_loadtest();
+  implicit.spec.erase("requests");
+  const json alone = build_round_loadtest(implicit, 1, 1);
+  EXPECT_EQ(alone["spec"]["requests"],
+            json::parse(R"([{"name": "default", "headers": {"X-Canary": "always"}}])"));
+}
+
+TEST(OperatorRoundBuilder, EveryRoundIsAValidLoadTestThatIsNotAnExperiment) {
+  for (std::size_t variant = 0; variant < 2; ++variant) {
+    const kubeload::ParsedLoadTest parsed =
+        kubeload::parse_loadtest(build_round_loadtest(experiment_loadtest(), variant, 3).dump());
+    EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].to_string());
+    EXPECT_TRUE(parsed.spec.variants.empty());
+  }
+}
+
+TEST(OperatorRoundBuilder, ALongNameIsShortenedButKeepsVariantAndRound) {
+  const std::string name = round_loadtest_name(std::string(250, 'x'), "canary", 12);
+  EXPECT_LE(name.size(), kubeload::kMaxObjectName);
+  EXPECT_TRUE(name.ends_with("-canary-12")) << name;
+  EXPECT_NE(name, round_loadtest_name(std::string(251, 'x'), "canary", 12));
+}
+
+TEST(OperatorRoundBuilder, RefusesAVariantNotInTheSpec) {
+  EXPECT_THROW(build_round_loadtest(experiment_loadtest(), 2, 1), std::invalid_argument);
+}
+
 }  // namespace

@@ -139,6 +139,58 @@ struct TargetUsageStatus {
   bool operator==(const TargetUsageStatus&) const = default;
 };
 
+// status.experiment (a LoadTest with spec.variants, docs/experiments.md).
+// Metrics are keyed by their spelling in comparisons (kubeload/comparison.hpp:
+// "rps", "p99", "errorRate", "cpuPerRequest", ...), in that header's units.
+struct ExperimentRun {  // one variant's LoadTest in one round
+  uint64_t round = 0;   // 1-based
+  std::string variant;
+  std::string load_test;
+  std::optional<Phase> phase;
+  std::map<std::string, double> metrics;
+  bool operator==(const ExperimentRun&) const = default;
+};
+struct VariantOutcome {  // one variant over all its rounds
+  std::string name;
+  std::string target;  // "service web-canary:80" or the URL, for people
+  uint64_t rounds = 0;
+  // Its rounds' results merged exactly, in the result encoding without
+  // histograms (status.result's row).
+  std::optional<nlohmann::json> result;
+  std::map<std::string, double> metrics;
+  UsageFigures usage;  // the target's: CPU mean over the rounds, memory max
+  bool operator==(const VariantOutcome&) const = default;
+};
+struct MetricDifference {  // variant - reference, per round, its mean and 95% interval
+  std::string variant;
+  std::string reference;
+  std::string metric;
+  double mean = 0;
+  double low = 0;
+  double high = 0;
+  std::optional<double> relative_percent;  // mean / the reference's mean
+  bool operator==(const MetricDifference&) const = default;
+};
+struct ComparisonRow {  // one spec.experiment.comparisons gate
+  std::string expression;
+  std::string outcome;         // Pass, Fail or Inconclusive (kubeload/comparison.hpp)
+  std::optional<double> mean;  // of left - (right * factor + offset) per round
+  std::optional<double> low;
+  std::optional<double> high;
+  std::optional<uint64_t> rounds_needed;  // Inconclusive: rounds that would likely decide
+  std::string message;
+  bool operator==(const ComparisonRow&) const = default;
+};
+struct ExperimentStatus {
+  uint64_t rounds = 0;            // planned
+  uint64_t completed_rounds = 0;  // rounds whose every variant finished
+  std::vector<ExperimentRun> runs;
+  std::vector<VariantOutcome> variants;
+  std::vector<MetricDifference> differences;
+  std::vector<ComparisonRow> comparisons;
+  bool operator==(const ExperimentStatus&) const = default;
+};
+
 struct LoadTestStatus {
   int64_t observed_generation = 0;
   std::optional<Phase> phase;  // unset: not decided yet (or a spelling this version does not know)
@@ -160,6 +212,7 @@ struct LoadTestStatus {
   std::optional<TargetUsageStatus> target;
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineOutcome> baseline;
+  std::optional<ExperimentStatus> experiment;
   // The run's LoadTestResult record, once written.
   std::optional<std::string> result_record;
   std::vector<Condition> conditions;

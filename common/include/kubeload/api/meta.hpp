@@ -55,6 +55,14 @@ inline constexpr std::string_view kConsentCa = "ca";
 // operator finds a schedule's runs by it, and a run's event wakes its schedule.
 inline constexpr std::string_view kScheduleLabel = "kubeload.dev/schedule";
 
+// On each LoadTest an experiment (a LoadTest with spec.variants) creates for
+// one variant in one round: the experiment's name, the variant and the round
+// (1-based). The operator finds an experiment's rounds by them, and a round's
+// event wakes its experiment.
+inline constexpr std::string_view kExperimentLabel = "kubeload.dev/experiment";
+inline constexpr std::string_view kVariantLabel = "kubeload.dev/variant";
+inline constexpr std::string_view kRoundLabel = "kubeload.dev/round";
+
 // ---- annotations
 
 // On the worker Job: the start barrier (RFC 3339 with milliseconds), written

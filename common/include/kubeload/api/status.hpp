@@ -135,9 +135,15 @@ enum class Reason {
   RunReplaced,
   RunStillActive,
   MissedSchedule,
+  // an experiment's (spec.variants) phase and conditions
+  RoundFailed,
+  RoundsCompleted,
+  ComparisonsPassed,
+  ComparisonFailed,
+  Inconclusive,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 50> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 55> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -188,6 +194,11 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 50> kReasons{{
     {Reason::RunReplaced, "RunReplaced"},
     {Reason::RunStillActive, "RunStillActive"},
     {Reason::MissedSchedule, "MissedSchedule"},
+    {Reason::RoundFailed, "RoundFailed"},
+    {Reason::RoundsCompleted, "RoundsCompleted"},
+    {Reason::ComparisonsPassed, "ComparisonsPassed"},
+    {Reason::ComparisonFailed, "ComparisonFailed"},
+    {Reason::Inconclusive, "Inconclusive"},
 }};
 
 // ---- spelling: to_string writes a value, parse_* reads one (nullopt for a

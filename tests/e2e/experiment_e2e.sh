@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# End to end: experiments (docs/experiments.md) on the local Kubernetes
+# (scripts/cluster), kubeload-operator on the host, against the nginx setups
+# of cluster/manifests/nginx-variants.yaml. examples/experiment-ab.yaml
+# compares nginx with a rate-limited nginx in 6 interleaved rounds: the slow
+# one is found slower with an interval that excludes zero, the gate fails
+# ComparisonFailed, the rounds ran one at a time in the balanced order and
+# each variant's merge is exactly its rounds' sum. Two identical nginx are
+# compared KUBELOAD_E2E_IDENTICAL_REPEATS times (default 5): never a false
+# Fail, Pass or Inconclusive as the statistics say. The experiment applied
+# again after a delete (a GitOps re-run) runs again from its first round,
+# and its rounds go with it when it is deleted.
+# Last line: `experiment-e2e: N passed, M failed`; SKIP (exit 0) where the
+# machine cannot run a local cluster.
+set -uo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cluster="$root/scripts/cluster"
+NS=kubeload-experiment-e2e
+IMAGE=localhost/kubeload/kubeload:dev
+operator_pid=""
+was_up=0
+repeats="${KUBELOAD_E2E_IDENTICAL_REPEATS:-5}"
+
+E2E_NAME=experiment-e2e
+. "$(dirname "$0")/lib.sh"
+finish() { host_operator_e2e_finish; }
+
+host_operator_e2e_setup
+kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-variants.yaml" >/dev/null
+for deployment in nginx-a nginx-b nginx-slow; do
+  check "$deployment rolled out" kubectl -n "$NS" rollout status "deploy/$deployment" --timeout=120s
+done
+check "operator ready" start_host_operator 18595
+
+jp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
+wait_final() { # name timeout-seconds
+  local phase
+  for _ in $(seq 1 "$(( $2 * 2 ))"); do
+    phase=$(jp "$1" '{.status.phase}')
+    [ "$phase" = Succeeded ] || [ "$phase" = Failed ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
+condition() { jp "$1" "{.status.conditions[?(@.type==\"$2\")].$3}"; }
+rounds_of() { # experiment: its rounds' names, sorted
+  kubectl -n "$NS" get lt -l "kubeload.dev/experiment=$1" \
+    -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' 2>/dev/null | sort | xargs
+}
+
+# 1. The example: nginx against a rate-limited nginx.
+kubectl -n "$NS" apply -f "$root/examples/experiment-ab.yaml" >/dev/null
+started=$(date +%s)
+check "slow: the experiment ends ($(jp nginx-ab '{.status.reason}: {.status.message}'))" wait_final nginx-ab 420
+say "slow: took $(( $(date +%s) - started ))s for $(jp nginx-ab '{.status.experiment.rounds}') rounds"
+check "slow: Succeeded, verdict Fail, reason ComparisonFailed ($(jp nginx-ab '{.status.phase} {.status.verdict} {.status.reason}'))" \
+  test "$(jp nginx-ab '{.status.phase}/{.status.verdict}/{.status.reason}')" = Succeeded/Fail/ComparisonFailed
+check "slow: 6 rounds completed" test "$(jp nginx-ab '{.status.experiment.completedRounds}')" = 6
+check "slow: the p99 comparison fails ($(jp nginx-ab '{.status.experiment.comparisons[0].message}'))" \
+  test "$(jp nginx-ab '{.status.experiment.comparisons[0].outcome}')" = Fail
+p99_low=$(jp nginx-ab '{.status.experiment.differences[?(@.metric=="p99")].low}')
+p99_high=$(jp nginx-ab '{.status.experiment.differences[?(@.metric=="p99")].high}')
+check "slow: the p99 difference's interval excludes zero [$p99_low, $p99_high] ms" \
+  python3 -c "import sys; sys.exit(0 if float('$p99_low') > 0 else 1)"
+rps_high=$(jp nginx-ab '{.status.experiment.differences[?(@.metric=="rps")].high}')
+check "slow: it serves fewer requests per second (interval high $rps_high < 0)" \
+  python3 -c "import sys; sys.exit(0 if float('$rps_high') < 0 else 1)"
+order=$(jp nginx-ab '{.status.experiment.runs[*].variant}')
+check "slow: the rounds ran in the balanced order ($order)" \
+  test "$order" = "a slow slow a a slow slow a a slow slow a"
+check "slow: 12 round LoadTests, owned by the experiment ($(rounds_of nginx-ab | wc -w))" \
+  test "$(rounds_of nginx-ab | wc -w)" = 12
+overlaps=$(kubectl -n "$NS" get lt -l kubeload.dev/experiment=nginx-ab -o json | python3 -c '
+import json, sys
+runs = sorted((i["status"]["startTime"], i["status"]["completionTime"]) for i in json.load(sys.stdin)["items"])
+print(sum(1 for a, b in zip(runs, runs[1:]) if b[0] < a[1]))')
+check "slow: one round at a time (overlapping rounds: $overlaps)" test "$overlaps" = 0
+sums=$(kubectl -n "$NS" get lt -l kubeload.dev/experiment=nginx-ab -o json | python3 -c "$(cat <<'PY'
+import json, sys
+total = {}
+for item in json.load(sys.stdin)["items"]:
+    variant = item["metadata"]["labels"]["kubeload.dev/variant"]
+    total[variant] = total.get(variant, 0) + item["status"]["result"]["requests"]
+print(" ".join(f"{v}={n}" for v, n in sorted(total.items())))
+PY
+)")
+merged=$(kubectl -n "$NS" get lt nginx-ab -o json | python3 -c "$(cat <<'PY'
+import json, sys
+variants = json.load(sys.stdin)["status"]["experiment"]["variants"]
+print(" ".join(f"{v['name']}={v['result']['requests']}" for v in sorted(variants, key=lambda v: v["name"])))
+PY
+)")
+check "slow: each variant's merge is its rounds' requests exactly ($merged; rounds $sums)" test "$merged" = "$sums"
+check "slow: Stalled=True, Ready=False (a failed gate to kstatus, Flux, Argo CD)" \
+  test "$(condition nginx-ab Stalled status)/$(condition nginx-ab Ready status)" = True/False
+check "slow: each variant's rounds have records under the test <test>-<variant>" \
+  test "$(kubectl -n "$NS" get ltr -l kubeload.dev/test=nginx-ab-slow -o name | wc -l)" = 6
+
+# 2. A GitOps re-run: deleted, applied again; its rounds go with it and it
+# runs again from its first round (a short one: 2 rounds).
+kubectl -n "$NS" delete lt nginx-ab --wait=true >/dev/null
+gone=1
+for _ in $(seq 1 60); do [ -z "$(rounds_of nginx-ab)" ] && { gone=0; break; }; sleep 1; done
+check "re-run: the rounds went with the deleted experiment" test "$gone" = 0
+sed 's/rounds: 6/rounds: 2/' "$root/examples/experiment-ab.yaml" | kubectl -n "$NS" apply -f - >/dev/null
+check "re-run: the experiment ends again ($(jp nginx-ab '{.status.reason}'))" wait_final nginx-ab 240
+check "re-run: its 4 rounds are its own ($(rounds_of nginx-ab))" \
+  test "$(rounds_of nginx-ab)" = "nginx-ab-a-1 nginx-ab-a-2 nginx-ab-slow-1 nginx-ab-slow-2"
+check "re-run: ComparisonFailed again" test "$(jp nginx-ab '{.status.reason}')" = ComparisonFailed
+kubectl -n "$NS" delete lt nginx-ab --wait=false >/dev/null
+
+# 3. Two identical nginx: never a false Fail.
+outcomes=""
+for i in $(seq 1 "$repeats"); do
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: same-$i, namespace: $NS, labels: {kubeload.dev/test: same}}
+spec:
+  variants:
+  - {name: a, target: {service: {name: nginx-a, port: 80}}}
+  - {name: b, target: {service: {name: nginx-b, port: 80}}}
+  experiment:
+    rounds: 3
+    comparisons: ["b.p99 <= a.p99 * 1.5", "b.errorRate <= a.errorRate + 0.1%"]
+  load: {connections: 4, duration: 2s}
+YAML
+  wait_final "same-$i" 240 || true
+  outcome="$(jp "same-$i" '{.status.experiment.comparisons[0].outcome}')"
+  outcomes="$outcomes $outcome"
+  say "identical $i: $(jp "same-$i" '{.status.verdict} {.status.reason}'): $(jp "same-$i" '{.status.experiment.comparisons[0].message}')"
+  kubectl -n "$NS" delete lt "same-$i" --wait=false >/dev/null
+done
+check "identical: every comparison decided Pass or Inconclusive, never Fail (${outcomes# })" \
+  python3 -c "import sys; o = '$outcomes'.split(); sys.exit(0 if len(o) == $repeats and set(o) <= {'Pass', 'Inconclusive'} else 1)"
+
+finish
