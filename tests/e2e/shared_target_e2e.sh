@@ -67,8 +67,8 @@ shared_with() { jp "$1" '{range .status.target.sharedWith[*]}{.namespace}/{.name
 
 # 1. Two runs at once, through two Services in front of the same pod; a
 # ends first, while b still runs.
-apply_loadtest shared-a "{service: {name: nginx, port: 80}}" 15s
-apply_loadtest shared-b "{service: {name: nginx-alt, port: 80}}" 25s
+apply_loadtest shared-a "{service: {name: nginx, port: 80}}" 20s
+apply_loadtest shared-b "{service: {name: nginx-alt, port: 80}}" 30s
 check "both run at once" bash -c "
   for _ in \$(seq 1 600); do
     [ \"\$(kubectl -n '$NS' get lt shared-a -o jsonpath='{.status.phase}')\" = Running ] &&
