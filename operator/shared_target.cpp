@@ -49,12 +49,15 @@ std::optional<Timestamp> time_at(const nlohmann::json& value) {
   return parse_time(value.get<std::string>());
 }
 
+// "ns/a, ns/b and ns/c", or the first kSharedRunsNamed "and N more".
 std::string named(const std::vector<api::SharedRun>& runs) {
+  const std::size_t shown = std::min(runs.size(), kSharedRunsNamed);
   std::string out;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (i > 0) out += i + 1 == runs.size() ? " and " : ", ";
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += i + 1 == shown && shown == runs.size() ? " and " : ", ";
     out += api::to_string(runs[i]);
   }
+  if (shown < runs.size()) out += " and " + std::to_string(runs.size() - shown) + " more";
   return out;
 }
 
@@ -160,6 +163,7 @@ bool plan_shared_target(const api::LoadTestStatus& current, api::LoadTestStatus&
                                named(shared) +
                                    " loaded the same target during this run: its latency and "
                                    "the target's CPU and memory include their load"};
+      if (shared.size() > kMaxSharedRuns) shared.resize(kMaxSharedRuns);
     }
   }
   if (decided) {

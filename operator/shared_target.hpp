@@ -36,6 +36,12 @@ inline constexpr std::string_view kTargetSharedCondition =
 // records the first ones, which another run of the same pods records too.
 inline constexpr std::size_t kMaxTargetAddresses = 100;
 
+// The most runs status.target.sharedWith lists (the first, by namespace and
+// name) and the TargetShared message names before "and N more": a status
+// stays bounded whatever runs at once.
+inline constexpr std::size_t kMaxSharedRuns = 50;
+inline constexpr std::size_t kSharedRunsNamed = 5;
+
 // Where the run's load goes, each address once, sorted, at most
 // kMaxTargetAddresses: the cluster IPs and endpoint addresses of the target
 // Service as observe() read it (`service`), the Service's DNS name

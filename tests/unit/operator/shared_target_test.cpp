@@ -287,6 +287,28 @@ TEST(SharedTarget, AloneSaysNotShared) {
   EXPECT_FALSE(json(status)["target"].contains("sharedWith"));
 }
 
+TEST(SharedTarget, ManyRunsAtOnceKeepTheStatusBounded) {
+  const Addresses ours = {"10.244.0.5"};
+  std::vector<OtherRun> others;
+  for (int i = 0; i < 60; ++i) {
+    others.push_back(other("shop", "run-" + std::to_string(100 + i), kStart, kEnd, ours));
+  }
+  api::LoadTestStatus status = final_status(ours);
+  plan_shared_target(final_status(ours), status, "self", std::nullopt, others, kEnd);
+  EXPECT_EQ(status.target->shared_with.size(), kMaxSharedRuns);
+  EXPECT_EQ(status.target->shared_with.front(), (api::SharedRun{"shop", "run-100"}));
+  EXPECT_EQ(shared_condition(status)->message,
+            "shop/run-100, shop/run-101, shop/run-102, shop/run-103, shop/run-104 and 55 more "
+            "loaded the same target during this run: its latency and the target's CPU and memory "
+            "include their load");
+
+  status = final_status(ours);
+  plan_shared_target(final_status(ours), status, "self", std::nullopt,
+                     std::vector<OtherRun>{others[0], others[1], others[2]}, kEnd);
+  EXPECT_TRUE(shared_condition(status)->message.starts_with(
+      "shop/run-100, shop/run-101 and shop/run-102 loaded"));
+}
+
 TEST(SharedTarget, NothingDecidedForARunThatSentNoLoadOrRecordedNothing) {
   api::LoadTestStatus never_started = final_status({"10.244.0.5"});
   never_started.phase = api::Phase::Failed;
