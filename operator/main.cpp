@@ -667,7 +667,7 @@ int main(int argc, char** argv) {
   // serves: each reconcile reads its LoadTest fresh, so no spec (no request
   // body) and no result is held.
   loadtest_options.keep = kube::CacheKeep::metadata_and_status_fields;
-  loadtest_options.status_fields = {"phase", "startTime", "completionTime", "target"};
+  loadtest_options.status_fields = {"phase", "startTime", "completionTime", "target.addresses"};
   kc::LoadTestEventFilter loadtest_events;
   // LoadTestSchedules have a queue of their own, served by one thread: a
   // schedule's pass is one read, one list and a few writes, and apart from

@@ -1,6 +1,7 @@
 #include "operator/kube/list_watch.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace kubeload::kube {
@@ -31,12 +32,21 @@ void trim_for_cache(nlohmann::json& object, CacheKeep keep,
   if (keep == CacheKeep::metadata_and_status_fields) {
     if (auto status = object.find("status"); status != object.end()) {
       nlohmann::json kept = nlohmann::json::object();
-      if (status->is_object()) {
-        for (const std::string& field : status_fields) {
-          if (auto member = status->find(field); member != status->end()) {
-            kept[field] = std::move(*member);
-          }
+      for (const std::string& field : status_fields) {
+        // A dotted path ("target.addresses") keeps that member alone of the
+        // objects on its way.
+        const nlohmann::json* from = &*status;
+        nlohmann::json::json_pointer path;
+        for (std::string_view rest = field; from != nullptr;) {
+          const std::size_t dot = rest.find('.');
+          const std::string key(rest.substr(0, dot));
+          const auto member = from->is_object() ? from->find(key) : from->end();
+          from = member == from->end() ? nullptr : &*member;
+          path /= key;
+          if (dot == std::string_view::npos) break;
+          rest.remove_prefix(dot + 1);
         }
+        if (from != nullptr) kept[path] = *from;
       }
       if (kept.empty()) {
         object.erase(status);

@@ -57,7 +57,8 @@ struct ListWatchOptions {
   // of it keeps the cache small whatever the objects hold, as
   // controller-runtime's metadata-only informers and cache transforms do.
   CacheKeep keep = CacheKeep::all;
-  // With metadata_and_status_fields: the members of status kept.
+  // With metadata_and_status_fields: the members of status kept, each a
+  // name or a dotted path ("target.addresses": that member alone of target).
   std::vector<std::string> status_fields{"phase"};
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{10'000};

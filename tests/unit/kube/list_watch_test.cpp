@@ -176,9 +176,9 @@ TEST(KubeListWatch, TheCacheKeepsNeitherManagedFieldsNorKubectlsLastAppliedCopy)
                  {{"phase", "Succeeded"},
                   {"startTime", "2026-12-01T10:00:00Z"},
                   {"result", {{"requests", 10}}},
-                  {"target", {{"addresses", {"10.244.0.5"}}}}}}};
+                  {"target", {{"addresses", {"10.244.0.5"}}, {"stages", json::array({1, 2})}}}}}};
   trim_for_cache(ended, CacheKeep::metadata_and_status_fields,
-                 {"phase", "startTime", "completionTime", "target"});
+                 {"phase", "startTime", "completionTime", "target.addresses", "result.nothing"});
   EXPECT_EQ(ended, (json{{"metadata", {{"name", "e"}}},
                          {"status",
                           {{"phase", "Succeeded"},
