@@ -56,11 +56,12 @@ json status_patch(const json& current, const json& next, const std::string& reso
   return patch;
 }
 
-Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& jobs,
-                       const kube::ListWatch& pods, OperatorConfig config,
-                       const WorkerClient& workers, Logger& log, OperatorMetrics& metrics,
-                       ClockFn clock, MayActFn may_act)
+Reconciler::Reconciler(kube::Client& client, const kube::ListWatch& loadtests,
+                       const kube::ListWatch& jobs, const kube::ListWatch& pods,
+                       OperatorConfig config, const WorkerClient& workers, Logger& log,
+                       OperatorMetrics& metrics, ClockFn clock, MayActFn may_act)
     : client_(client),
+      loadtests_(loadtests),
       jobs_(jobs),
       pods_(pods),
       config_(std::move(config)),
@@ -164,7 +165,15 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
   if (need.target) measure_target(*need.target, observed);
   if (need.target_service) look_up_target_service(*need.target_service, observed);
   if (!need.secrets.empty()) look_up_secrets(need.secrets, observed);
+  if (need.other_runs) look_up_other_runs(observed);
   return observed;
+}
+
+void Reconciler::look_up_other_runs(Observation& observed) {
+  observed.other_runs_looked_up = true;
+  for (const auto& loadtest : loadtests_.items()) {
+    observed.other_runs.push_back(other_run_view(*loadtest));
+  }
 }
 
 void Reconciler::look_up_secrets(const std::set<std::string>& names, Observation& observed) {

@@ -63,9 +63,12 @@ class Reconciler {
   // mid-reconcile.
   using MayActFn = std::function<bool()>;
 
-  Reconciler(kube::Client& client, const kube::ListWatch& jobs, const kube::ListWatch& pods,
-             OperatorConfig config, const WorkerClient& workers, Logger& log,
-             OperatorMetrics& metrics, ClockFn clock, MayActFn may_act = {});
+  // `loadtests` is the LoadTest watch cache (with each run's startTime,
+  // completionTime and status.target): the other runs a run may have shared
+  // its target with.
+  Reconciler(kube::Client& client, const kube::ListWatch& loadtests, const kube::ListWatch& jobs,
+             const kube::ListWatch& pods, OperatorConfig config, const WorkerClient& workers,
+             Logger& log, OperatorMetrics& metrics, ClockFn clock, MayActFn may_act = {});
 
   // Throws on transient failures (the API server did not answer, a write
   // conflicted): the caller retries with backoff.
@@ -97,10 +100,14 @@ class Reconciler {
   // The metadata (never the data) of the Secrets the spec names, into
   // observed.secrets: 403 is recorded as unreadable, 404 as not found.
   void look_up_secrets(const std::set<std::string>& names, Observation& observed);
+  // The other LoadTests as the watch cache holds them, into
+  // observed.other_runs.
+  void look_up_other_runs(Observation& observed);
   // A worker of the LoadTest with this uid, with the run's token.
   WorkerAddress worker_address(const std::string& ip, const std::string& uid) const;
 
   kube::Client& client_;
+  const kube::ListWatch& loadtests_;
   const kube::ListWatch& jobs_;
   const kube::ListWatch& pods_;
   const OperatorConfig config_;

@@ -661,11 +661,13 @@ int main(int argc, char** argv) {
       std::string(kubeload::api::kManagedByLabel) + "=" + std::string(kubeload::api::kManagedBy);
   kube::ListWatchOptions loadtest_options;
   loadtest_options.resource = kube::resources::loadtests(flags.namespace_);
-  // Keys, the event filter's metadata and the phase (a run's end wakes its
-  // schedule: schedule_to_wake) are all this cache serves: each reconcile
-  // reads its LoadTest fresh, so no spec (no request body) and no result is
-  // held.
-  loadtest_options.keep = kube::CacheKeep::metadata_and_phase;
+  // Keys, the event filter's metadata, the phase (a run's end wakes its
+  // schedule: schedule_to_wake) and each run's window and target addresses
+  // (whether runs shared a target: shared_target.hpp) are all this cache
+  // serves: each reconcile reads its LoadTest fresh, so no spec (no request
+  // body) and no result is held.
+  loadtest_options.keep = kube::CacheKeep::metadata_and_status_fields;
+  loadtest_options.status_fields = {"phase", "startTime", "completionTime", "target.addresses"};
   kc::LoadTestEventFilter loadtest_events;
   // LoadTestSchedules have a queue of their own, served by one thread: a
   // schedule's pass is one read, one list and a few writes, and apart from
@@ -808,7 +810,7 @@ int main(int argc, char** argv) {
   config.worker_calls_in_flight = flags.worker_calls;
   kc::WorkerClient worker_client;
   kc::Reconciler reconciler(
-      client, jobs, pods, config, worker_client, log, metrics,
+      client, loadtests, jobs, pods, config, worker_client, log, metrics,
       [] { return std::chrono::system_clock::now(); },
       [&elector] { return !elector || elector->leading(); });
 

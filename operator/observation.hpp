@@ -19,6 +19,7 @@
 #include "kubeload/api/loadtest_result.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/secret_consent.hpp"
+#include "operator/shared_target.hpp"
 #include "operator/target_destinations.hpp"
 #include "operator/target_usage.hpp"
 #include "operator/timestamp.hpp"
@@ -110,8 +111,13 @@ struct Observation {
   // (secret_consent.hpp) ...
   bool secrets_looked_up = false;
   std::map<std::string, SecretMetadataView> secrets;
-  // ... and the target's resource use.
+  // ... the target's resource use ...
   std::optional<TargetMeasurement> target_measurement;
+  // ... and, once the run ended (or all its results are in), the other
+  // LoadTests of the operator's watch cache: whether they loaded the same
+  // target meanwhile (shared_target.hpp).
+  bool other_runs_looked_up = false;
+  std::vector<OtherRun> other_runs;
   Timestamp now;
 };
 

@@ -358,17 +358,19 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
       }
       need.secrets = secrets_to_read(spec);
     }
-    if (!spec.baseline || spec.workers == 0) return need;
     // Every worker's final result in: kept by an earlier pass (not taken
     // again) or folded in this one.
-    need.baseline = true;
-    for (uint32_t index = 0; index < spec.workers && need.baseline; ++index) {
+    bool all_in = spec.workers > 0;
+    for (uint32_t index = 0; index < spec.workers && all_in; ++index) {
       const auto answer = o.answers.by_worker.find(index);
-      need.baseline = o.answers.not_taken.contains(index) ||
-                      (answer != o.answers.by_worker.end() && answer->second.folded);
+      all_in = o.answers.not_taken.contains(index) ||
+               (answer != o.answers.by_worker.end() && answer->second.folded);
     }
+    need.baseline = spec.baseline && all_in;
+    need.other_runs = all_in && shared_target_undecided(current);
     return need;
   }
+  need.other_runs = shared_target_undecided(current);
   need.history = current.result_record && !o.history_pruned;
   api::LoadTestStatus status = current;
   need.target = plan_target_usage(current, status, o.parsed, config, std::nullopt, o.now).measure;
@@ -418,6 +420,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   // written, so the last worker's result reaches the status without waiting
   // for a call to each of 1,000 workers (the ConfigMap holds it already).
   std::vector<Action> finish_kept;
+  // Where the load goes, recorded in the pass that creates the workers.
+  std::optional<std::vector<std::string>> recorded_addresses;
 
   if (!already_final && valid) {
     // ---- the Job: ours, another incarnation's, or someone else's
@@ -485,6 +489,8 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         }
       } else {
         const TargetServiceView* target = o.target_service ? &*o.target_service : nullptr;
+        recorded_addresses =
+            target_addresses(spec, o.target_service, metadata.namespace_, config.cluster_domain);
         if (worker_network_policy_wanted(config)) {
           out.actions.push_back(
               CreateNetworkPolicy{build_worker_network_policy(o.loadtest, spec, config, target)});
@@ -690,6 +696,9 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   // it) is read on the next.
   const std::optional<milliseconds> target_again =
       target.measure ? std::optional(kPollForLookup) : target.requeue_after;
+  const bool shared_again = plan_shared_target(
+      current, out.status, uid, recorded_addresses,
+      o.other_runs_looked_up ? std::optional(o.other_runs) : std::nullopt, o.now);
   if (valid) plan_result_record(o, current, run.results.merged(), config, out);
   if (status_changed(current, out.status)) {
     out.actions.push_back(WriteStatus{out.status, metadata.resource_version});
@@ -734,6 +743,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
     if (target_again) {
       look_again_within(out, *target_again);
     }
+    if (shared_again) look_again_within(out, kPollForLookup);
     return out;
   }
 

@@ -215,6 +215,9 @@ struct Lookups {
   // their owners' consent (secret_consent.hpp).
   std::set<std::string> secrets;
   std::optional<TargetRequest> target;
+  // The other runs, to decide whether they shared the target
+  // (plan_shared_target), from the LoadTest watch cache.
+  bool other_runs = false;
 };
 Lookups lookups_for(const Observation& observed, const OperatorConfig& config);
 inline constexpr std::chrono::milliseconds kPollForLookup{1000};

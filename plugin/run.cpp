@@ -13,6 +13,7 @@
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
 #include "plugin/cli.hpp"
+#include "reports/gate_report.hpp"
 #include "reports/report_writers.hpp"
 
 namespace kubeload::plugin {
@@ -96,16 +97,12 @@ bool is_finished(const json& loadtest) {
   return is_finished(loadtest.get<api::LoadTest>());
 }
 
-Outcome outcome_of(const json& loadtest) {
-  const api::LoadTest object = loadtest.get<api::LoadTest>();
+namespace {
+
+// The outcome of a run that Succeeded: its verdict, checked against its
+// thresholds and spec.
+Outcome succeeded_outcome(const api::LoadTest& object, const api::StatusSpelling& spelled) {
   const api::LoadTestStatus& status = object.status;
-  const api::StatusSpelling spelled = api::status_spelling(loadtest);
-  const std::string why = status.reason + (status.message.empty() ? "" : ": " + status.message);
-  if (!is_finished(object)) {
-    return {kExitError, "the run has not finished (phase " +
-                            (spelled.phase.empty() ? "none" : spelled.phase) + ")"};
-  }
-  if (status.phase == api::Phase::Failed) return {kExitError, "the run failed: " + why};
   const bool threshold_missed =
       std::any_of(status.thresholds.begin(), status.thresholds.end(),
                   [](const api::ThresholdRow& row) { return !row.passed; });
@@ -127,6 +124,32 @@ Outcome outcome_of(const json& loadtest) {
     return {kExitPass, "no gate (no thresholds or baseline): the run finished"};
   }
   return {kExitError, "unknown verdict \"" + spelled.verdict + "\""};
+}
+
+}  // namespace
+
+Outcome outcome_of(const json& loadtest) {
+  const api::LoadTest object = loadtest.get<api::LoadTest>();
+  const api::LoadTestStatus& status = object.status;
+  const api::StatusSpelling spelled = api::status_spelling(loadtest);
+  const std::string why = status.reason + (status.message.empty() ? "" : ": " + status.message);
+  if (!is_finished(object)) {
+    return {kExitError, "the run has not finished (phase " +
+                            (spelled.phase.empty() ? "none" : spelled.phase) + ")"};
+  }
+  if (status.phase == api::Phase::Failed) return {kExitError, "the run failed: " + why};
+  Outcome outcome = succeeded_outcome(object, spelled);
+  // Said beside the verdict, never instead of it: a shared run is not a failed one.
+  std::vector<std::string> shared_with;
+  if (status.target) {
+    for (const api::SharedRun& run : status.target->shared_with) {
+      shared_with.push_back(api::to_string(run));
+    }
+  }
+  if (const std::string note = loadgen::shared_target_note(shared_with); !note.empty()) {
+    outcome.summary += ". " + note;
+  }
+  return outcome;
 }
 
 std::string progress_line(const json& loadtest) {

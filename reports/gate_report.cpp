@@ -171,6 +171,17 @@ std::string test_identity(const std::string& test_label, const std::string& gene
   return target;
 }
 
+std::string shared_target_note(const std::vector<std::string>& shared_with) {
+  if (shared_with.empty()) return "";
+  std::string runs;
+  for (std::size_t i = 0; i < shared_with.size(); ++i) {
+    if (i > 0) runs += i + 1 == shared_with.size() ? " and " : ", ";
+    runs += shared_with[i];
+  }
+  return "Target shared with " + runs +
+         " during this run: its latency and the target's CPU/memory include their load.";
+}
+
 std::string threshold_limit(const std::string& expression) {
   const size_t op = expression.find_first_of("<>=");
   if (op == std::string::npos) return "";
@@ -228,6 +239,11 @@ GateReport gate_report_from_loadtest(const json& given) {
         ThresholdRow{row.expression, row.observed, threshold_limit(row.expression), row.passed});
   }
   if (status.baseline) out.baseline = baseline_of(*status.baseline);
+  if (status.target) {
+    for (const api::SharedRun& run : status.target->shared_with) {
+      out.shared_with.push_back(api::to_string(run));
+    }
+  }
   return out;
 }
 
@@ -408,6 +424,9 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& g
 }
 
 void write_gate_text(std::ostream& out, const GateReport& report) {
+  if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
+    out << '\n' << note << '\n';
+  }
   if (!report.thresholds.empty()) {
     out << "\nThresholds:\n";
     for (const ThresholdRow& t : report.thresholds) {

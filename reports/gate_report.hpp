@@ -80,6 +80,10 @@ struct GateReport {
   std::vector<SummaryRow> requests;
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineReport> baseline;
+  // The other runs that loaded the same target during this one
+  // ("namespace/name", status.target.sharedWith): its latency and the
+  // target's CPU and memory include their load.
+  std::vector<std::string> shared_with;
   // The test's last runs (html only); unset: not asked for.
   std::optional<Trend> trend;
 
@@ -110,6 +114,11 @@ GateReport gate_report_from_run(const std::string& name, const std::string& test
 // name, or `loadgen run` of one); else the target URL (`loadgen URL`).
 std::string test_identity(const std::string& test_label, const std::string& generate_name,
                           const std::string& name, const std::string& target);
+
+// The line the gate reports and `kubectl kubeload run` show of a shared
+// target ("Target shared with ns/other during this run: ..."), for
+// GateReport::shared_with; "" when it was not shared.
+std::string shared_target_note(const std::vector<std::string>& shared_with);
 
 // The operator's limit of a threshold expression: "< 200ms" of "p99 < 200ms".
 std::string threshold_limit(const std::string& expression);

@@ -359,6 +359,9 @@ void write_html_report(std::ostream& out, const GateReport& report) {
       << html_escape(report.title) << "</code> <span class=\"badge\">" << html_escape(badge)
       << "</span></h1>\n";
   if (!report.message.empty()) out << "<p>" << html_escape(report.message) << "</p>\n";
+  if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
+    out << "<p id=\"shared-target\"><strong>" << html_escape(note) << "</strong></p>\n";
+  }
   out << "<dl class=\"facts\">";
   const std::pair<const char*, std::string> facts[] = {
       {"target", report.target},   {"test", report.test},       {"phase", report.phase},

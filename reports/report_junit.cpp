@@ -66,6 +66,9 @@ void write_junit_report(std::ostream& out, const GateReport& report) {
     run.message = "the run has not finished (phase " + report.phase + ")";
   }
   run.detail = report.title + ": " + (report.has_result ? summary_line(report) : "no result");
+  if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
+    run.detail += "\n" + note;
+  }
   cases.push_back(run);
 
   for (const ThresholdRow& t : report.thresholds) {
@@ -127,6 +130,10 @@ void write_junit_report(std::ostream& out, const GateReport& report) {
   if (!report.started.empty()) out << " timestamp=\"" << xml_escape(report.started) << "\"";
   out << ">\n";
   out << "    <properties>\n";
+  std::string shared_with;
+  for (const std::string& run_name : report.shared_with) {
+    shared_with += (shared_with.empty() ? "" : ",") + run_name;
+  }
   const std::pair<std::string, std::string> properties[] = {
       {std::string(kTestLabel), report.identity},
       {std::string(kRunProperty), report.run_name},
@@ -136,7 +143,8 @@ void write_junit_report(std::ostream& out, const GateReport& report) {
       {"verdict", report.verdict},
       {"reason", report.reason},
       {"message", report.message},
-      {"baseline", report.baseline ? report.baseline->load_test_name : ""}};
+      {"baseline", report.baseline ? report.baseline->load_test_name : ""},
+      {"sharedWith", shared_with}};
   for (const auto& [name, value] : properties) {
     if (value.empty()) continue;
     out << "      <property name=\"" << name << "\" value=\"" << xml_escape(value) << "\"/>\n";

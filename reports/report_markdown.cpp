@@ -47,6 +47,9 @@ void write_rows_table(std::ostream& out, const char* label, const std::vector<Su
 void write_markdown_report(std::ostream& out, const GateReport& report) {
   out << "### kubeload " << markdown_code(report.title) << ": " << headline(report) << "\n\n";
   if (!report.message.empty()) out << "> " << markdown_cell(report.message) << "\n\n";
+  if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
+    out << "> **" << markdown_cell(note) << "**\n\n";
+  }
   out << "- **Target:** " << markdown_code(report.target) << "\n";
   // The test's identity, as the JUnit report names it; a bare URL run has none of its own.
   if (report.identity != report.target)

@@ -1,6 +1,7 @@
 #include "operator/kube/list_watch.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace kubeload::kube {
@@ -17,22 +18,40 @@ std::string object_key(const nlohmann::json& object) {
 // bodies and all) are often the largest part of an object and nothing the
 // operator decides on; the cache is kept without them. Nothing writes a
 // cached object back whole, so they are never lost on the server.
-void trim_for_cache(nlohmann::json& object, CacheKeep keep) {
+void trim_for_cache(nlohmann::json& object, CacheKeep keep,
+                    const std::vector<std::string>& status_fields) {
   if (keep != CacheKeep::all && object.is_object()) {
     for (auto it = object.begin(); it != object.end();) {
       const std::string& key = it.key();
       const bool kept = key == "apiVersion" || key == "kind" || key == "metadata" ||
                         (key == "status" && (keep == CacheKeep::metadata_and_status ||
-                                             keep == CacheKeep::metadata_and_phase));
+                                             keep == CacheKeep::metadata_and_status_fields));
       it = kept ? std::next(it) : object.erase(it);
     }
   }
-  if (keep == CacheKeep::metadata_and_phase) {
+  if (keep == CacheKeep::metadata_and_status_fields) {
     if (auto status = object.find("status"); status != object.end()) {
-      if (status->is_object() && status->contains("phase")) {
-        *status = nlohmann::json{{"phase", (*status)["phase"]}};
-      } else {
+      nlohmann::json kept = nlohmann::json::object();
+      for (const std::string& field : status_fields) {
+        // A dotted path ("target.addresses") keeps that member alone of the
+        // objects on its way.
+        const nlohmann::json* from = &*status;
+        nlohmann::json::json_pointer path;
+        for (std::string_view rest = field; from != nullptr;) {
+          const std::size_t dot = rest.find('.');
+          const std::string key(rest.substr(0, dot));
+          const auto member = from->is_object() ? from->find(key) : from->end();
+          from = member == from->end() ? nullptr : &*member;
+          path /= key;
+          if (dot == std::string_view::npos) break;
+          rest.remove_prefix(dot + 1);
+        }
+        if (from != nullptr) kept[path] = *from;
+      }
+      if (kept.empty()) {
         object.erase(status);
+      } else {
+        *status = std::move(kept);
       }
     }
   }
@@ -220,7 +239,7 @@ bool ListWatch::relist(std::stop_token stop) {
         if (!item.contains("kind") && !options_.resource.kind.empty()) {
           item["kind"] = options_.resource.kind;
         }
-        trim_for_cache(item, options_.keep);
+        trim_for_cache(item, options_.keep, options_.status_fields);
         std::string key = object_key(item);
         fresh.emplace(std::move(key), std::make_shared<const nlohmann::json>(std::move(item)));
       }
@@ -262,7 +281,7 @@ bool ListWatch::relist(std::stop_token stop) {
 void ListWatch::on_watch_event(const WatchEvent& ev) {
   if (ev.type == WatchEventType::Error) return;  // the watch call reports it
   nlohmann::json trimmed = ev.object;
-  trim_for_cache(trimmed, options_.keep);
+  trim_for_cache(trimmed, options_.keep, options_.status_fields);
   const auto obj = std::make_shared<const nlohmann::json>(std::move(trimmed));
   {
     std::lock_guard lock(mu_);

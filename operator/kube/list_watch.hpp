@@ -36,11 +36,11 @@ enum class CacheKeep {
   // the reader already knows (a Job's pods: the spec is the Job's template,
   // a few KiB per pod that 1,000 workers would multiply).
   metadata_and_status,
-  // ... metadata and status.phase alone: for objects whose status is large
-  // and whose handlers tell only where in its life an object is (a
-  // LoadTest's merged result stays on the server; the end of a run still
-  // reaches the handler).
-  metadata_and_phase,
+  // ... metadata and the members of status that ListWatchOptions::status_fields
+  // names (status.phase unless told): for objects whose status is large and
+  // whose readers need a few facts of it (a LoadTest's merged result stays on
+  // the server; the end of a run still reaches the handler).
+  metadata_and_status_fields,
 };
 
 struct ListWatchOptions {
@@ -57,6 +57,9 @@ struct ListWatchOptions {
   // of it keeps the cache small whatever the objects hold, as
   // controller-runtime's metadata-only informers and cache transforms do.
   CacheKeep keep = CacheKeep::all;
+  // With metadata_and_status_fields: the members of status kept, each a
+  // name or a dotted path ("target.addresses": that member alone of target).
+  std::vector<std::string> status_fields{"phase"};
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{10'000};
 };
@@ -73,7 +76,8 @@ struct ListWatchStats {
 std::string object_key(const nlohmann::json& object);
 
 // Cuts `object` down to what `keep` says the cache holds.
-void trim_for_cache(nlohmann::json& object, CacheKeep keep = CacheKeep::all);
+void trim_for_cache(nlohmann::json& object, CacheKeep keep = CacheKeep::all,
+                    const std::vector<std::string>& status_fields = {"phase"});
 
 class ListWatch {
  public:

@@ -69,6 +69,7 @@ var expected = map[string]outcome{
 	"no-gate":              healthy,
 	"no-baseline":          healthy,  // a test's first run: Baseline=False NoBaseline, Ready=True
 	"no-baseline-required": degraded, // the same with baseline.required: a missed gate
+	"shared-target":        healthy,  // passed while another run loaded the same pods: TargetShared=True, Ready=True
 	"failed-gate":          degraded, // Succeeded, verdict Fail
 	"failed-run":           degraded, // Failed: a worker died
 	"invalid-spec":         degraded, // Failed: InvalidSpec

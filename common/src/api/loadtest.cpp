@@ -122,6 +122,15 @@ UsageFigures usage_figures(const json& in) {
 
 json to_json(const TargetUsageStatus& target) {
   json out = json::object();
+  if (!target.addresses.empty()) out["addresses"] = target.addresses;
+  if (!target.shared_with.empty()) {
+    json runs = json::array();
+    for (const SharedRun& run : target.shared_with) {
+      runs.push_back({{"namespace", run.namespace_}, {"name", run.name}});
+    }
+    out["sharedWith"] = std::move(runs);
+  }
+  if (!target.measured()) return out;
   add_usage(out, target.usage);
   out["namespace"] = target.namespace_;
   out["selector"] = target.selector;
@@ -150,6 +159,14 @@ TargetUsageStatus target_usage(const json& in) {
   out.stages = list_of<TargetStageUsage>(member(in, "stages"), [](const json& row) {
     return TargetStageUsage{count(member(row, "index")).value_or(0),
                             usage_window(member(row, "window")), usage_figures(row)};
+  });
+  if (const json& addresses = member(in, "addresses"); addresses.is_array()) {
+    for (const json& item : addresses) {
+      if (item.is_string()) out.addresses.push_back(item.get<std::string>());
+    }
+  }
+  out.shared_with = list_of<SharedRun>(member(in, "sharedWith"), [](const json& run) {
+    return SharedRun{text(member(run, "namespace")), text(member(run, "name"))};
   });
   return out;
 }
@@ -257,6 +274,10 @@ std::optional<Time> lenient::time_of(const json& value) {
   const std::optional<Time> parsed = rfc3339::parse(value.get_ref<const std::string&>());
   if (!parsed) return std::nullopt;
   return whole_seconds(*parsed);
+}
+
+std::string to_string(const SharedRun& run) {
+  return run.namespace_ + "/" + run.name;
 }
 
 const Condition* find_condition(const std::vector<Condition>& conditions, ConditionType type) {

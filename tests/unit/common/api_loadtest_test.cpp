@@ -79,6 +79,21 @@ TEST(ApiLoadTest, AStatusWrittenReadsBackUnchanged) {
   EXPECT_EQ(json(status.get<LoadTestStatus>()), status);
 }
 
+TEST(ApiLoadTest, ATargetNotMeasuredWritesOnlyWhereTheLoadWentAndWhoShared) {
+  // Recorded at the start and decided at the end (issue 29), with or
+  // without Prometheus: no empty window or pod count beside them.
+  const json target = json::parse(R"({
+    "addresses": ["10.244.0.5", "nginx.shop.svc"],
+    "sharedWith": [{"namespace": "shop", "name": "other"}]
+  })");
+  const LoadTestStatus status = json{{"target", target}}.get<LoadTestStatus>();
+  ASSERT_TRUE(status.target);
+  EXPECT_FALSE(status.target->measured());
+  ASSERT_EQ(status.target->shared_with.size(), 1u);
+  EXPECT_EQ(to_string(status.target->shared_with[0]), "shop/other");
+  EXPECT_EQ(json(status)["target"], target);
+}
+
 TEST(ApiLoadTest, WhatDecisionsReadOfTheResult) {
   const kubeload::api::ResultFigures figures =
       result_figures(kLoadTest["status"].get<LoadTestStatus>());

@@ -537,8 +537,14 @@ kubeload::api::LoadTestStatus every_status_field() {
   status.stages = nlohmann::json::array({{{"index", 0}}});
   status.request_results = nlohmann::json::array({{{"name", "home"}}});
   const UsageFigures usage{0.5, 0.75, 1 << 20, 0};
-  status.target = TargetUsageStatus{
-      "shop", "app=web", 2, {at, at, true}, usage, {TargetStageUsage{0, {at, at, false}, usage}}};
+  status.target = TargetUsageStatus{"shop",
+                                    "app=web",
+                                    2,
+                                    {at, at, true},
+                                    usage,
+                                    {TargetStageUsage{0, {at, at, false}, usage}},
+                                    {"10.244.0.5", "10.96.0.10", "web.shop.svc"},
+                                    {SharedRun{"shop", "checkout-other"}}};
   status.thresholds = {ThresholdRow{"p99 < 20ms", "12.5ms", 12.5, true}};
   status.baseline = BaselineOutcome{"checkout-1",
                                     "checkout-1-0a1b2c3d",

@@ -162,14 +162,28 @@ TEST(KubeListWatch, TheCacheKeepsNeitherManagedFieldsNorKubectlsLastAppliedCopy)
               {"metadata", {{"name", "c"}}},
               {"spec", {{"workers", 2}}},
               {"status", {{"phase", "Succeeded"}, {"result", {{"requests", 10}}}}}};
-  trim_for_cache(run, CacheKeep::metadata_and_phase);
+  trim_for_cache(run, CacheKeep::metadata_and_status_fields);
   EXPECT_EQ(run, (json{{"apiVersion", "kubeload.dev/v1alpha1"},
                        {"kind", "LoadTest"},
                        {"metadata", {{"name", "c"}}},
                        {"status", {{"phase", "Succeeded"}}}}));
   json unseen = {{"metadata", {{"name", "d"}}}, {"status", {{"observedGeneration", 0}}}};
-  trim_for_cache(unseen, CacheKeep::metadata_and_phase);
+  trim_for_cache(unseen, CacheKeep::metadata_and_status_fields);
   EXPECT_EQ(unseen, (json{{"metadata", {{"name", "d"}}}}));
+  // Or the members of status named: a LoadTest's window and target addresses.
+  json ended = {{"metadata", {{"name", "e"}}},
+                {"status",
+                 {{"phase", "Succeeded"},
+                  {"startTime", "2026-12-01T10:00:00Z"},
+                  {"result", {{"requests", 10}}},
+                  {"target", {{"addresses", {"10.244.0.5"}}, {"stages", json::array({1, 2})}}}}}};
+  trim_for_cache(ended, CacheKeep::metadata_and_status_fields,
+                 {"phase", "startTime", "completionTime", "target.addresses", "result.nothing"});
+  EXPECT_EQ(ended, (json{{"metadata", {{"name", "e"}}},
+                         {"status",
+                          {{"phase", "Succeeded"},
+                           {"startTime", "2026-12-01T10:00:00Z"},
+                           {"target", {{"addresses", {"10.244.0.5"}}}}}}}));
 }
 
 }  // namespace

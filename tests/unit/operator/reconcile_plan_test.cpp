@@ -1886,6 +1886,68 @@ TEST(Lookups, ThePlanFindsWhatItNeeds) {
   EXPECT_NE(std::find(acted.begin(), acted.end(), "WriteStatus"), acted.end());
 }
 
+// Issue 29: where the load goes is recorded in the pass that creates the
+// workers, and kept; whether others loaded it is decided when the run ends.
+TEST(SharedTargetPlan, AddressesAreRecordedWithTheJobAndKept) {
+  const OperatorConfig config = test_config();
+  const ReconcilePlan created =
+      plan(observe(loadtest_json(), kCreated + seconds(5), config), config);
+  ASSERT_TRUE(creates_anything(created));
+  ASSERT_TRUE(created.status.target);
+  EXPECT_EQ(created.status.target->addresses,
+            (Strings{"10.244.0.6", "10.244.0.7", "10.245.0.20", "checkout.shop.svc"}));
+  Observation later = running(kStartAt + seconds(10));
+  later.loadtest.status.target = created.status.target;
+  EXPECT_EQ(plan(later, config).status.target, created.status.target);
+  EXPECT_FALSE(lookups_for(later, config).other_runs);  // running: nothing to decide yet
+}
+
+TEST(SharedTargetPlan, DecidedWhenTheRunEndsFromTheOtherRuns) {
+  const OperatorConfig config = test_config();
+  const auto ending = [&] {
+    Observation o = running(kStartAt + seconds(40));
+    o.loadtest.status.target.emplace();
+    o.loadtest.status.target->addresses = {"10.244.0.6", "10.245.0.20", "checkout.shop.svc"};
+    answer(o, 0, answer_document(0, 500, true));
+    answer(o, 1, answer_document(1, 400, true));
+    return o;
+  };
+  Observation o = ending();
+  ASSERT_TRUE(lookups_for(o, config).other_runs);
+  o.other_runs_looked_up = true;
+  o.other_runs = {{"shop",
+                   "other",
+                   "u-other",
+                   kStartAt + seconds(5),
+                   std::nullopt,
+                   {"10.244.0.6", "10.245.0.99"}}};
+  const ReconcilePlan decided = plan(o, config);
+  EXPECT_EQ(J(decided.status)["phase"], "Succeeded");
+  EXPECT_EQ(J(decided.status)["verdict"], "Pass");
+  const api::Condition* shared =
+      api::find_condition(decided.status.conditions, api::ConditionType::TargetShared);
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared->status, api::ConditionStatus::True);
+  EXPECT_EQ(J(decided.status)["target"]["sharedWith"],
+            json::parse(R"([{"namespace": "shop", "name": "other"}])"));
+  EXPECT_EQ(api::find_condition(decided.status.conditions, api::ConditionType::Ready)->status,
+            api::ConditionStatus::True);
+
+  // The status turned final in a pass that did not read them: decided on the next.
+  Observation unread = ending();
+  const ReconcilePlan waiting = plan(unread, config);
+  EXPECT_EQ(J(waiting.status)["phase"], "Succeeded");
+  EXPECT_EQ(api::find_condition(waiting.status.conditions, api::ConditionType::TargetShared),
+            nullptr);
+  ASSERT_TRUE(waiting.requeue_after);
+  EXPECT_LE(*waiting.requeue_after, kPollForLookup);
+  Observation next = observe(loadtest_json(), kStartAt + seconds(41), config);
+  next.loadtest.status = waiting.status;
+  EXPECT_TRUE(lookups_for(next, config).other_runs);
+  next.loadtest.status = decided.status;
+  EXPECT_FALSE(lookups_for(next, config).other_runs);  // decided once
+}
+
 // The deadline the metrics export is the one the plan fails a run by.
 TEST(ReconcilePlan, TheRunDeadlineIsTheBarrierPlusTheRunBound) {
   Observation o = running(kStartAt + seconds(10));

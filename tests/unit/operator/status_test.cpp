@@ -23,6 +23,7 @@
 #include "kubeload/spec.hpp"
 #include "operator/conditions.hpp"
 #include "operator/phase.hpp"
+#include "operator/shared_target.hpp"
 #include "operator/status.hpp"
 
 namespace {
@@ -818,6 +819,21 @@ std::map<std::string, json> gitops_fixtures() {
     first_run.parsed = parse_loadtest(first.dump());
     out[name] = object(first, status_of(first_run, done));
   }
+  // Passed while another run loaded the same pods (issue 29):
+  // TargetShared=True beside Ready=True, still green.
+  api::LoadTestStatus stored = passed.get<api::LoadTestStatus>();
+  stored.target.emplace();
+  stored.target->addresses = {"10.244.0.5", "10.96.0.10", "checkout.shop.svc"};
+  api::LoadTestStatus shared = stored;
+  plan_shared_target(stored, shared, "u-1", std::nullopt,
+                     std::vector<OtherRun>{{"shop",
+                                            "checkout-b",
+                                            "u-2",
+                                            kStartAt + seconds(3),
+                                            std::nullopt,
+                                            {"10.244.0.5", "10.96.0.20"}}},
+                     done);
+  out["shared-target"] = object(loadtest_json(), shared);
   // Edited after the end; the operator has not seen generation 2 yet.
   json stale = object(loadtest_json(), passed);
   stale["metadata"]["generation"] = 2;

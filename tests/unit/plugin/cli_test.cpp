@@ -304,6 +304,22 @@ TEST(PluginExitCode, MapsEveryOutcome) {
   }
 }
 
+TEST(PluginExitCode, ASharedTargetIsSaidBesideTheVerdictAndChangesNoExitStatus) {
+  const json pass_threshold = {{{"expression", "p99 < 1s"}, {"passed", true}}};
+  const json lt =
+      loadtest_with({{"phase", "Succeeded"},
+                     {"verdict", "Pass"},
+                     {"message", "all 1 threshold met"},
+                     {"thresholds", pass_threshold},
+                     {"target", {{"sharedWith", {{{"namespace", "shop"}, {"name", "other"}}}}}}},
+                    kGatedSpec);
+  const Outcome outcome = outcome_of(lt);
+  EXPECT_EQ(outcome.exit_code, kExitPass);
+  EXPECT_EQ(outcome.summary,
+            "verdict Pass: all 1 threshold met. Target shared with shop/other during this run: "
+            "its latency and the target's CPU/memory include their load.");
+}
+
 TEST(PluginExitCode, AFinalPhaseOfAnOlderGenerationIsNotFinished) {
   json lt = loadtest_with({{"phase", "Succeeded"}, {"verdict", "Pass"}});
   EXPECT_TRUE(is_finished(lt));

@@ -187,6 +187,16 @@ json running_loadtest() {
   return loadtest;
 }
 
+// Passed while two other runs loaded the same nginx (issue 29).
+json shared_loadtest() {
+  json loadtest = passed_loadtest();
+  loadtest["status"]["target"] = {{"addresses", {"10.244.0.5", "10.96.0.10", "nginx.shop.svc"}},
+                                  {"sharedWith",
+                                   {{{"namespace", "shop"}, {"name", "checkout-b"}},
+                                    {{"namespace", "team-b"}, {"name", "search-1"}}}}};
+  return loadtest;
+}
+
 struct Scenario {
   const char* name;
   json (*build)();
@@ -195,7 +205,8 @@ struct Scenario {
 constexpr Scenario kScenarios[] = {{"passed", passed_loadtest},
                                    {"gate_failed", gate_failed_loadtest},
                                    {"run_failed", run_failed_loadtest},
-                                   {"running", running_loadtest}};
+                                   {"running", running_loadtest},
+                                   {"shared", shared_loadtest}};
 
 std::string render(ReportFormat format, const json& loadtest) {
   std::ostringstream out;
@@ -469,6 +480,26 @@ TEST(GateReportText, StageLatenciesComeFromTheStatusSummaries) {
   EXPECT_NE(text.find("Verdict: Pass"), std::string::npos) << text;
   const std::string jmeter = render(ReportFormat::jmeter, loadtest);
   EXPECT_NE(jmeter.find("stage 1 (20 conns)"), std::string::npos) << jmeter;
+}
+
+TEST(GateReport, ASharedTargetIsMarkedInEveryFormat) {
+  const std::string note =
+      "Target shared with shop/checkout-b and team-b/search-1 during this run: its latency and "
+      "the target's CPU/memory include their load.";
+  for (const ReportFormat format :
+       {ReportFormat::text, ReportFormat::junit, ReportFormat::markdown, ReportFormat::html}) {
+    SCOPED_TRACE(static_cast<int>(format));
+    // XML and HTML escape the apostrophe.
+    const bool escaped = format == ReportFormat::html || format == ReportFormat::junit;
+    EXPECT_NE(render(format, shared_loadtest()).find(escaped ? note.substr(0, 70) : note),
+              std::string::npos);
+    EXPECT_EQ(render(format, passed_loadtest()).find("Target shared"), std::string::npos);
+  }
+  // Informational: the run still passes.
+  const std::string junit = render(ReportFormat::junit, shared_loadtest());
+  EXPECT_EQ(junit.find("<failure"), std::string::npos);
+  EXPECT_NE(junit.find("name=\"sharedWith\" value=\"shop/checkout-b,team-b/search-1\""),
+            std::string::npos);
 }
 
 TEST(GateReport, AResultThatIsNotOneIsAnErrorNamingTheField) {

@@ -129,6 +129,16 @@ struct TargetStageUsage {
   bool operator==(const TargetStageUsage&) const = default;
 };
 
+// Another LoadTest that loaded the same target pods during this run's
+// window (status.target.sharedWith).
+struct SharedRun {
+  std::string namespace_;
+  std::string name;
+  bool operator==(const SharedRun&) const = default;
+};
+// "namespace/name", as the TargetShared condition and the reports name it.
+std::string to_string(const SharedRun& run);
+
 struct TargetUsageStatus {
   std::string namespace_;
   std::string selector;
@@ -136,6 +146,18 @@ struct TargetUsageStatus {
   UsageWindowStatus window;
   UsageFigures usage;
   std::vector<TargetStageUsage> stages;
+  // Where the run's load went, recorded when its workers were created (the
+  // target Service's cluster IPs and endpoints, a pod's or the url's
+  // address, the Service's DNS name): what tells a shared target through
+  // another name, namespace or Service. Last, with sharedWith, so that an
+  // aggregate initialisation of the fields above keeps its meaning.
+  std::vector<std::string> addresses;
+  // The other runs that loaded any of those addresses during this run's
+  // window, decided when it ended (the TargetShared condition).
+  std::vector<SharedRun> shared_with;
+  // The resource use was read (namespace, selector, pods, window and the
+  // figures are written): a measurement always names the pods' namespace.
+  bool measured() const { return !namespace_.empty(); }
   bool operator==(const TargetUsageStatus&) const = default;
 };
 

@@ -52,9 +52,10 @@ enum class ConditionType {
   Ready,
   TargetMetrics,
   Baseline,
+  TargetShared,
 };
 
-inline constexpr std::array<std::pair<ConditionType, std::string_view>, 9> kConditionTypes{{
+inline constexpr std::array<std::pair<ConditionType, std::string_view>, 10> kConditionTypes{{
     {ConditionType::WorkersReady, "WorkersReady"},
     {ConditionType::Completed, "Completed"},
     {ConditionType::Passed, "Passed"},
@@ -64,6 +65,7 @@ inline constexpr std::array<std::pair<ConditionType, std::string_view>, 9> kCond
     {ConditionType::Ready, "Ready"},
     {ConditionType::TargetMetrics, "TargetMetrics"},
     {ConditionType::Baseline, "Baseline"},
+    {ConditionType::TargetShared, "TargetShared"},
 }};
 
 enum class ConditionStatus { True, False, Unknown };
@@ -126,6 +128,9 @@ enum class Reason {
   NoSamples,
   PrometheusQueryFailed,
   PrometheusUnavailable,
+  // whether another run loaded the same target pods (TargetShared)
+  TargetShared,
+  TargetNotShared,
   // a LoadTestSchedule's conditions (Ready, Stalled)
   LastRunPassed,
   LastRunFailed,
@@ -143,7 +148,7 @@ enum class Reason {
   Inconclusive,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 55> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 57> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -187,6 +192,8 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 55> kReasons{{
     {Reason::NoSamples, "NoSamples"},
     {Reason::PrometheusQueryFailed, "PrometheusQueryFailed"},
     {Reason::PrometheusUnavailable, "PrometheusUnavailable"},
+    {Reason::TargetShared, "TargetShared"},
+    {Reason::TargetNotShared, "TargetNotShared"},
     {Reason::LastRunPassed, "LastRunPassed"},
     {Reason::LastRunFailed, "LastRunFailed"},
     {Reason::NoRunFinished, "NoRunFinished"},
