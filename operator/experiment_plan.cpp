@@ -292,6 +292,37 @@ void conclude(const ExperimentObservation& observed, api::ExperimentStatus& expe
   }
 }
 
+// Two variants whose rounds loaded a common address (the helper of
+// TargetShared records where each run's load went) with the same headers:
+// their comparison would compare a server with itself. Variants that differ
+// in their headers may share an address on purpose (an ingress or a mesh
+// routing a canary header to another backend), so they are not refused.
+// The first such pair, with the address.
+std::optional<std::string> overlapping_variants(const LoadTestSpec& spec,
+                                                const std::vector<const RoundRun*>& runs) {
+  std::map<std::string, std::set<std::string>> addresses;
+  for (const RoundRun* run : runs) {
+    if (!run->status.target) continue;
+    addresses[run->variant].insert(run->status.target->addresses.begin(),
+                                   run->status.target->addresses.end());
+  }
+  for (std::size_t i = 0; i < spec.variants.size(); ++i) {
+    for (std::size_t j = i + 1; j < spec.variants.size(); ++j) {
+      if (spec.variants[i].headers != spec.variants[j].headers) continue;
+      const auto& a = addresses[spec.variants[i].name];
+      const auto& b = addresses[spec.variants[j].name];
+      for (const std::string& address : a) {
+        if (b.count(address)) {
+          return "variants " + spec.variants[i].name + " and " + spec.variants[j].name +
+                 " load the same target (" + address +
+                 "): comparing them would compare a server with itself";
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::pair<uint64_t, std::size_t>> round_order(std::size_t variants, uint64_t rounds) {
@@ -384,6 +415,11 @@ ExperimentPlan plan_experiment(const ExperimentObservation& observed) {
       break;
     }
     last_complete_round = round;
+  }
+  if (const auto overlap = overlapping_variants(spec, runs)) {
+    plan.create.reset();
+    all_final = false;
+    decision = {Phase::Failed, name(Reason::VariantTargetsOverlap), *overlap};
   }
   for (uint64_t round = 1; round <= last_complete_round; ++round) {
     if (!incomplete_rounds.count(round)) progress.completed_rounds = round;

@@ -135,4 +135,66 @@ done
 check "identical: every comparison decided Pass or Inconclusive, never Fail (${outcomes# })" \
   python3 -c "import sys; o = '$outcomes'.split(); sys.exit(0 if len(o) == $repeats and set(o) <= {'Pass', 'Inconclusive'} else 1)"
 
+# 4. The canary gates of examples/ci against a canary made slower (nginx-slow
+# as the canary, nginx-a as the stable): the Argo Rollouts AnalysisTemplate's
+# Job (the plugin in the image, in-cluster) fails with exit 1, so the rollout
+# would abort; Flagger's pre-rollout command, run with bash -c as its load
+# tester runs it, fails on the experiment's verdict. (Two identical setups may
+# come out Pass or Inconclusive, as section 3 shows: a gate needs a margin.)
+kubectl -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: kubeload-gate}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: kubeload-gate}
+rules:
+- apiGroups: [kubeload.dev]
+  resources: [loadtests]
+  verbs: [create, get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: kubeload-gate}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: kubeload-gate}
+subjects: [{kind: ServiceAccount, name: kubeload-gate}]
+YAML
+python3 - "$root/examples/ci/argo-rollouts-canary-experiment.yaml" "$IMAGE" <<'PY' | kubectl -n "$NS" apply -f - >/dev/null
+import json, sys, yaml
+config_map, template = list(yaml.safe_load_all(open(sys.argv[1])))
+config_map["data"]["loadtest.yaml"] = (config_map["data"]["loadtest.yaml"]
+    .replace("checkout-stable", "nginx-a").replace("checkout-canary,", "nginx-slow,"))
+job_spec = template["spec"]["metrics"][0]["provider"]["job"]["spec"]
+container = job_spec["template"]["spec"]["containers"][0]
+container["image"] = sys.argv[2]
+container["imagePullPolicy"] = "Never"
+job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "canary-gate"}, "spec": job_spec}
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [config_map, job]}))
+PY
+job_end=""
+for _ in $(seq 1 300); do
+  job_end=$(kubectl -n "$NS" get job canary-gate -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{end}' 2>/dev/null)
+  case "$job_end" in *Failed*|*Complete*) break ;; esac
+  sleep 1
+done
+say "argo rollouts: $(kubectl -n "$NS" logs job/canary-gate 2>&1 | tail -3 | tr '\n' ' ')"
+check "argo rollouts: the AnalysisTemplate's Job fails for a slower canary ($job_end)" \
+  bash -c "[[ '$job_end' == *Failed* ]]"
+check "argo rollouts: it failed on the verdict (exit 1), not on an error" \
+  test "$(kubectl -n "$NS" get pods -l job-name=canary-gate -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}')" = 1
+flagger_cmd=$(python3 -c "
+import sys, yaml
+canary = yaml.safe_load(open(sys.argv[1]))
+print(canary['spec']['analysis']['webhooks'][0]['metadata']['cmd'])" "$root/examples/ci/flagger-canary-experiment.yaml")
+flagger_cmd=${flagger_cmd//-n shop/-n $NS}
+flagger_cmd=${flagger_cmd//checkout-primary/nginx-a}
+flagger_cmd=${flagger_cmd//checkout-canary, port/nginx-slow, port}
+flagger_out=$(timeout 600 bash -c "$flagger_cmd" 2>&1)
+flagger_rc=$?
+say "flagger: $(tail -2 <<<"$flagger_out" | tr '\n' ' ')"
+check "flagger: the pre-rollout command fails for a slower canary (exit $flagger_rc)" test "$flagger_rc" -ne 0
+check "flagger: on the experiment's verdict (a comparison Fail), not on an error" \
+  grep -q '^Fail: canary.p99' <<<"$flagger_out"
+
 finish

@@ -170,6 +170,43 @@ TEST(ExperimentPlan, AFailedRoundFailsTheExperimentNamingIt) {
   EXPECT_EQ(plan.events[0].type, "Warning");
 }
 
+TEST(ExperimentPlan, VariantsThatLoadTheSameTargetAreRefused) {
+  ExperimentObservation o = observe(4, {});
+  RoundRun a = finished("a", 1, 5);
+  a.status.target = api::TargetUsageStatus{};
+  a.status.target->addresses = {"10.96.0.10", "10.244.1.7", "web-a.shop.svc"};
+  RoundRun b = running("b", 1);
+  b.status.target = api::TargetUsageStatus{};
+  // Another Service (another cluster IP and name) in front of the same pod.
+  b.status.target->addresses = {"10.96.0.11", "10.244.1.7", "web-b.shop.svc"};
+  o.runs = {a, b};
+  const ExperimentPlan plan = plan_experiment(o);
+  EXPECT_FALSE(plan.create);
+  EXPECT_EQ(plan.status.phase, api::Phase::Failed);
+  EXPECT_EQ(plan.status.reason, "VariantTargetsOverlap");
+  EXPECT_NE(plan.status.message.find("10.244.1.7"), std::string::npos) << plan.status.message;
+
+  o.runs[1].status.target->addresses = {"10.96.0.11", "10.244.2.9", "web-b.shop.svc"};
+  EXPECT_NE(plan_experiment(o).status.reason, "VariantTargetsOverlap");
+}
+
+// A canary routed by a header: both variants go through the same ingress
+// pods on purpose, and a router sends each to its own backend.
+TEST(ExperimentPlan, VariantsThatDifferInTheirHeadersMayShareAnAddress) {
+  ExperimentObservation o = observe(4, {});
+  o.spec.variants[1].headers = {{"X-Canary", "always"}};
+  RoundRun a = finished("a", 1, 5);
+  a.status.target = api::TargetUsageStatus{};
+  a.status.target->addresses = {"10.96.0.20", "10.244.1.3", "ingress.shop.svc"};
+  RoundRun b = running("b", 1);
+  b.status.target = a.status.target;
+  o.runs = {a, b};
+  EXPECT_NE(plan_experiment(o).status.reason, "VariantTargetsOverlap");
+
+  o.spec.variants[0].headers = o.spec.variants[1].headers;  // the same request again
+  EXPECT_EQ(plan_experiment(o).status.reason, "VariantTargetsOverlap");
+}
+
 TEST(ExperimentPlan, ARefusedRoundFailsTheExperiment) {
   ExperimentObservation o = observe(2, {});
   o.create_refused = "403 Forbidden: exceeded quota";

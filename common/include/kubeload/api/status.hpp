@@ -142,13 +142,14 @@ enum class Reason {
   MissedSchedule,
   // an experiment's (spec.variants) phase and conditions
   RoundFailed,
+  VariantTargetsOverlap,
   RoundsCompleted,
   ComparisonsPassed,
   ComparisonFailed,
   Inconclusive,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 57> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 58> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -202,6 +203,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 57> kReasons{{
     {Reason::RunStillActive, "RunStillActive"},
     {Reason::MissedSchedule, "MissedSchedule"},
     {Reason::RoundFailed, "RoundFailed"},
+    {Reason::VariantTargetsOverlap, "VariantTargetsOverlap"},
     {Reason::RoundsCompleted, "RoundsCompleted"},
     {Reason::ComparisonsPassed, "ComparisonsPassed"},
     {Reason::ComparisonFailed, "ComparisonFailed"},
