@@ -16,14 +16,15 @@ constexpr const char* kOverview =
 Usage:
   kubectl kubeload run -f FILE [--wait[=false]] [--timeout D] [-o FORMAT] [--report FORMAT=FILE]
   kubectl kubeload report NAME [-o FORMAT] [--trend N]
-  kubectl kubeload compare A B [C ...] [-o text|markdown|json]
+  kubectl kubeload compare A B [C ...] | EXPERIMENT [-o text|markdown|json]
   kubectl kubeload history TEST [-A] [-l SELECTOR] [--limit N] [-o FORMAT]
   kubectl kubeload completion bash|zsh
 
 Commands:
   run         create a new run of a LoadTest manifest, follow it, print its report
   report      print the report of a LoadTest or of its LoadTestResult record
-  compare     runs side by side, with the change of each against the first
+  compare     runs side by side, with the change of each against the first;
+              one experiment: its variants, differences and comparisons
   history     the runs of one test (label kubeload.dev/test), newest first,
               their records included (runs whose LoadTest is gone too)
   completion  the shell completion script for bash or zsh
@@ -96,6 +97,7 @@ Exit status: 0 printed, 2 error (not found, no access, a bad status).
 )";
 
 constexpr const char* kCompareUsage = R"(Usage: kubectl kubeload compare A B [C ...] [-o FORMAT]
+       kubectl kubeload compare EXPERIMENT [-o FORMAT]
 
 Shows runs side by side (phase, verdict, requests, rps, p50, p90, p99,
 errors), each with its change against the first: percent for rps and
@@ -103,6 +105,11 @@ latencies, percentage points for the error rate. Each of A, B, ... is a
 LoadTest, else a LoadTestResult record, else a LoadTest that is gone (its
 newest record); lt/NAME or ltr/NAME (loadtest/NAME, loadtestresult/NAME)
 names one kind only.
+
+One experiment (a LoadTest with spec.variants) shows its variants side by
+side (requests, rps, p50, p90, p99, errors, the target's CPU and memory),
+each variant's difference from the first with its 95% interval, and each
+comparison's outcome.
 
 Flags:
   -o, --output FORMAT   text | markdown | json (default text); compare prints a
@@ -370,9 +377,10 @@ Options parse_arguments(const std::vector<std::string>& args) {
       options.runs = {parse_run_reference("report", positional.front())};
       break;
     case Command::compare:
-      if (positional.size() < 2) {
-        throw UsageError("compare: give two or more LoadTest or LoadTestResult names, got " +
-                         std::to_string(positional.size()));
+      // One name: an experiment, whose variants compare (write_compare).
+      if (positional.empty()) {
+        throw UsageError(
+            "compare: give two or more LoadTest or LoadTestResult names, or one experiment");
       }
       for (const std::string& argument : positional) {
         options.runs.push_back(parse_run_reference("compare", argument));

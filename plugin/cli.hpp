@@ -139,8 +139,18 @@ std::chrono::nanoseconds default_wait_timeout(const LoadTestSpec& spec);
 // Runs side by side, each with its change against the first: rps, p50, p90,
 // p99 (percent) and the error rate (percentage points). A LoadTestResult
 // shows as the LoadTest it records.
+// One experiment (a LoadTest with spec.variants, docs/experiments.md) shows
+// its variants side by side instead, with each one's differences from the
+// first (mean per round and 95% interval) and the comparisons' outcomes
+// (write_experiment_compare). Throws UsageError for one run that is not an
+// experiment, or an experiment among several runs.
 void write_compare(std::ostream& out, const std::vector<nlohmann::json>& loadtests,
                    TableFormat format);
+// Whether a LoadTest (or its record) is an experiment: spec.variants or
+// status.experiment.
+bool is_experiment(const nlohmann::json& loadtest);
+void write_experiment_compare(std::ostream& out, const nlohmann::json& loadtest,
+                              TableFormat format);
 // The runs of one test as a table, in newest_first order, at most `limit` of
 // them; with `all_namespaces`, a NAMESPACE column (text, markdown) or field
 // (json) first. `loadtests` may hold LoadTestResult records (runs_of_test):

@@ -12,9 +12,11 @@
 #include "kubeload/api/loadtest_result.hpp"
 #include "kubeload/api/meta.hpp"
 #include "kubeload/api/status.hpp"
+#include "kubeload/json_access.hpp"
 #include "kubeload/rfc3339.hpp"
 #include "plugin/cli.hpp"
 #include "reports/escape.hpp"
+#include "reports/gate_report.hpp"
 #include "reports/recorded_run.hpp"
 #include "reports/report_writers.hpp"
 
@@ -163,7 +165,126 @@ json optional_json(const std::optional<double>& value) {
 
 }  // namespace
 
+namespace {
+
+std::string name_of(const json& loadtest) {
+  return json_access::text(
+      json_access::member(json_access::member(as_loadtest(loadtest), "metadata"), "name"));
+}
+
+}  // namespace
+
+bool is_experiment(const json& loadtest) {
+  const json object = as_loadtest(loadtest);
+  const json& variants = json_access::member(json_access::member(object, "spec"), "variants");
+  const json& experiment = json_access::member(json_access::member(object, "status"), "experiment");
+  return (variants.is_array() && !variants.empty()) || experiment.is_object();
+}
+
+void write_experiment_compare(std::ostream& out, const json& loadtest, TableFormat format) {
+  const loadgen::GateReport report = loadgen::gate_report_from_loadtest(loadtest);
+  const loadgen::ExperimentReport none;
+  const loadgen::ExperimentReport& experiment = report.experiment ? *report.experiment : none;
+  if (format == TableFormat::json) {
+    json document = {{"experiment", report.run_name},
+                     {"namespace", report.namespace_},
+                     {"phase", report.phase},
+                     {"verdict", report.verdict},
+                     {"message", report.message},
+                     {"rounds", experiment.rounds},
+                     {"completedRounds", experiment.completed_rounds},
+                     {"variants", json::array()},
+                     {"differences", json::array()},
+                     {"comparisons", json::array()}};
+    for (const loadgen::VariantColumn& v : experiment.variants) {
+      json row = {{"name", v.name}, {"target", v.target}, {"rounds", v.rounds}};
+      const loadgen::SummaryRow& r = v.row;
+      const bool measured = v.has_result && r.latency_measured;
+      row["requests"] = v.has_result ? json(r.requests) : json(nullptr);
+      row["rps"] = v.has_result ? json(r.rps) : json(nullptr);
+      row["latencyMs"] = {{"p50", measured ? json(r.latency_ms.p50) : json(nullptr)},
+                          {"p90", measured ? json(r.latency_ms.p90) : json(nullptr)},
+                          {"p99", measured ? json(r.latency_ms.p99) : json(nullptr)}};
+      row["errorRate"] = v.has_result ? json(r.error_rate) : json(nullptr);
+      row["cpuCores"] = optional_json(v.usage.cpu_cores_mean);
+      row["cpuPerRequest"] = optional_json(v.cpu_per_request);
+      row["memoryBytes"] =
+          v.usage.memory_bytes_max ? json(*v.usage.memory_bytes_max) : json(nullptr);
+      document["variants"].push_back(std::move(row));
+    }
+    for (const api::MetricDifference& d : experiment.differences) {
+      document["differences"].push_back({{"variant", d.variant},
+                                         {"reference", d.reference},
+                                         {"metric", d.metric},
+                                         {"mean", d.mean},
+                                         {"low", d.low},
+                                         {"high", d.high},
+                                         {"relativePercent", optional_json(d.relative_percent)},
+                                         {"text", loadgen::difference_text(d)}});
+    }
+    for (const api::ComparisonRow& c : experiment.comparisons) {
+      document["comparisons"].push_back(
+          {{"expression", c.expression},
+           {"outcome", c.outcome},
+           {"passed", loadgen::comparison_passed(c)},
+           {"mean", optional_json(c.mean)},
+           {"low", optional_json(c.low)},
+           {"high", optional_json(c.high)},
+           {"roundsNeeded", c.rounds_needed ? json(*c.rounds_needed) : json(nullptr)},
+           {"message", c.message}});
+    }
+    out << document.dump(2) << "\n";
+    return;
+  }
+  if (format == TableFormat::text) {
+    out << report.title << ": " << report.phase << ", verdict " << report.verdict;
+    if (!report.message.empty()) out << " (" << report.message << ")";
+    out << "\n\n";
+    loadgen::write_experiment_text(out, experiment);
+    return;
+  }
+  // markdown: the tables of the text, for a pull-request comment.
+  const auto table_rows = [](const loadgen::ExperimentTable& table) {
+    std::vector<std::vector<std::string>> rows = {table.header};
+    rows.insert(rows.end(), table.rows.begin(), table.rows.end());
+    return rows;
+  };
+  out << "**" << markdown_cell(report.title) << "**: " << markdown_cell(report.phase)
+      << ", verdict " << markdown_cell(report.verdict) << ", "
+      << markdown_cell(loadgen::experiment_progress(experiment)) << "\n\n";
+  write_table(out, table_rows(loadgen::variants_table(experiment)), format, 1);
+  if (const loadgen::ExperimentTable differences = loadgen::differences_table(experiment);
+      !differences.rows.empty()) {
+    out << "\n";
+    write_table(out, table_rows(differences), format, 1);
+  }
+  if (!experiment.comparisons.empty()) {
+    std::vector<std::vector<std::string>> rows = {{"comparison", "outcome", "margin"}};
+    for (const api::ComparisonRow& c : experiment.comparisons) {
+      rows.push_back({c.expression, c.outcome, loadgen::comparison_margin_text(c)});
+    }
+    out << "\n";
+    write_table(out, rows, format, 2);
+  }
+}
+
 void write_compare(std::ostream& out, const std::vector<json>& loadtests, TableFormat format) {
+  // An experiment compares its own variants; its runs are not one run each.
+  if (loadtests.size() == 1) {
+    if (!is_experiment(loadtests.front())) {
+      throw UsageError("compare: \"" + name_of(loadtests.front()) +
+                       "\" is not an experiment (spec.variants): give two or more runs, or one "
+                       "experiment");
+    }
+    write_experiment_compare(out, loadtests.front(), format);
+    return;
+  }
+  for (const json& loadtest : loadtests) {
+    if (is_experiment(loadtest)) {
+      throw UsageError("compare: \"" + name_of(loadtest) +
+                       "\" is an experiment: compare it alone to see its variants side by side");
+    }
+  }
   std::vector<Run> runs;
   for (const json& loadtest : loadtests) runs.push_back(run_of(loadtest));
   if (runs.empty()) return;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/loadtest.hpp"
+#include "kubeload/comparison.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/rfc3339.hpp"
@@ -147,6 +148,17 @@ RunInfo run_info_of(const json& spec, const ParsedLoadTest& parsed, const std::s
   return info;
 }
 
+// spec.variants[] of that name (null when there is none).
+const json& variant_spec(const json& spec, const std::string& name) {
+  const json& variants = member(spec, "variants");
+  if (variants.is_array()) {
+    for (const json& variant : variants) {
+      if (text(member(variant, "name")) == name) return variant;
+    }
+  }
+  return member(spec, "no such variant");
+}
+
 // A ResultView from a status row without histograms: the latency summaries
 // come from its latencyMs, waitingMs and connectMs.
 report::ResultView view_of_summary(const api::ResultRow& row) {
@@ -155,7 +167,147 @@ report::ResultView view_of_summary(const api::ResultRow& row) {
   view.total = latency_of(row.latency_ms);
   view.waiting = latency_of(row.waiting_ms);
   view.connect = latency_of(row.connect_ms);
+  view.processing = report::processing_estimate(view.total, view.connect);
   return view;
+}
+
+// ab's and JMeter's report of an experiment: each variant's merged rounds as
+// a run of its own, its target the variant's (ab: one block per variant;
+// JMeter: one row per variant, labelled by its name like a sampler). The
+// text report: the variants side by side (write_experiment_text).
+void write_experiment_report(std::ostream& out, ReportFormat format, const json& loadtest,
+                             const api::LoadTest& object, const GateReport& gate) {
+  const ExperimentReport& experiment = *gate.experiment;
+  if (format != ReportFormat::ab && format != ReportFormat::jmeter) {
+    out << gate.title << ": " << gate.phase;
+    if (!gate.message.empty()) out << " (" << gate.message << ")";
+    out << "\n\n";
+    write_experiment_text(out, experiment);
+    write_gate_text(out, gate);
+    return;
+  }
+  const ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  const std::vector<api::VariantOutcome> none;
+  const std::vector<api::VariantOutcome>& variants =
+      object.status.experiment ? object.status.experiment->variants : none;
+  report::TextTable jmeter = report::jmeter_table();
+  bool any = false;
+  for (const api::VariantOutcome& variant : variants) {
+    if (!variant.result) continue;
+    api::LoadTestStatus holder;  // the status's reading of a result row
+    holder.result = *variant.result;
+    const api::ResultRow row = *api::result_row(holder);
+    RunResult run;
+    run.result = result_from_json(row.encoded);
+    run.finished = true;
+    // The variant's target in place of the spec's, as its rounds ran.
+    ParsedLoadTest as_run = parsed;
+    as_run.spec.url.reset();
+    as_run.spec.service.reset();
+    for (const VariantSpec& spec : parsed.spec.variants) {
+      if (spec.name != variant.name) continue;
+      as_run.spec.url = spec.url;
+      as_run.spec.service = spec.service;
+    }
+    report::ReportModel model = report::build_report_model(
+        run_info_of(object.spec, as_run,
+                    target_of(member(variant_spec(object.spec, variant.name), "target"))),
+        run);
+    // The merge keeps no histograms: the summaries the operator computed.
+    model.run = view_of_summary(row);
+    if (model.open_model) model.time_per_request_ms = model.run.total.mean;
+    if (format == ReportFormat::jmeter) {
+      jmeter.add_row(report::jmeter_row(variant.name, model.run));
+    } else {
+      out << (any ? "\n" : "") << "Variant: " << variant.name << " (" << variant.target << ", "
+          << variant.rounds << (variant.rounds == 1 ? " round" : " rounds") << ")\n\n";
+      report::write_ab_report(out, model);
+    }
+    any = true;
+  }
+  if (!any) {
+    out << gate.title << ": " << gate.phase << ", no variant has a result yet";
+    if (!gate.message.empty()) out << " (" << gate.message << ")";
+    out << '\n';
+    return;
+  }
+  if (format == ReportFormat::jmeter) jmeter.write(out);
+}
+
+// How a compared metric's values are shown: latencies in ms, rps per
+// second, errorRate in percentage points, cpuPerRequest in CPU
+// milliseconds (its core-seconds per request are a few ten-thousandths).
+struct MetricScale {
+  double factor = 1;
+  int decimals = 3;
+  const char* unit = "";
+};
+
+MetricScale scale_of(const std::string& metric) {
+  const std::optional<ComparedMetric> known = compared_metric_from(metric);
+  if (!known) return {};
+  switch (unit_of(*known)) {
+    case ComparedUnit::milliseconds:
+      return {1, 2, " ms"};
+    case ComparedUnit::per_second:
+      return {1, 1, "/s"};
+    case ComparedUnit::ratio:
+      return {100, 2, " pp"};
+    case ComparedUnit::core_seconds:
+      return {1000, 3, " ms CPU"};
+  }
+  return {};
+}
+
+std::string signed_fixed(double value, int decimals) {
+  const std::string shown = report::fixed(value, decimals);
+  if (shown == "-") return shown;  // not finite
+  return (shown.front() == '-' || shown == report::fixed(0.0, decimals) ? "" : "+") + shown;
+}
+
+ExperimentReport experiment_of(const json& spec, const api::ExperimentStatus* status) {
+  ExperimentReport out;
+  const std::string cpu_per_request(to_string(ComparedMetric::cpuPerRequest));
+  if (status != nullptr) {
+    out.rounds = status->rounds;
+    out.completed_rounds = status->completed_rounds;
+    for (const api::VariantOutcome& variant : status->variants) {
+      VariantColumn column;
+      column.name = variant.name;
+      column.target = variant.target;
+      column.rounds = variant.rounds;
+      column.usage = variant.usage;
+      if (variant.result) {
+        // The status's own reading of a result row (a status holding it as
+        // its result is the one way in).
+        api::LoadTestStatus holder;
+        holder.result = *variant.result;
+        column.row = summary_of(*api::result_row(holder), variant.name);
+        column.has_result = true;
+      }
+      if (const auto it = variant.metrics.find(cpu_per_request); it != variant.metrics.end()) {
+        column.cpu_per_request = it->second;
+      }
+      out.variants.push_back(std::move(column));
+    }
+    out.differences = status->differences;
+    out.comparisons = status->comparisons;
+  }
+  // Before the operator wrote any: the variants the spec names, no numbers yet.
+  if (out.variants.empty() && member(spec, "variants").is_array()) {
+    for (const json& variant : member(spec, "variants")) {
+      VariantColumn column;
+      column.name = text(member(variant, "name"));
+      column.target = target_of(member(variant, "target"));
+      column.row.label = column.name;
+      out.variants.push_back(std::move(column));
+    }
+  }
+  return out;
+}
+
+std::string or_dash(const std::optional<double>& value, int decimals) {
+  return value ? report::grouped_fixed(*value, decimals) : std::string("-");
 }
 
 }  // namespace
@@ -180,6 +332,161 @@ std::string shared_target_note(const std::vector<std::string>& shared_with) {
   }
   return "Target shared with " + runs +
          " during this run: its latency and the target's CPU/memory include their load.";
+}
+
+std::string signed_metric_text(const std::string& metric, double value) {
+  const MetricScale scale = scale_of(metric);
+  return signed_fixed(value * scale.factor, scale.decimals) + scale.unit;
+}
+
+std::string interval_text(const std::string& metric, double mean, double low, double high) {
+  const MetricScale scale = scale_of(metric);
+  return signed_metric_text(metric, mean) + " [" +
+         signed_fixed(low * scale.factor, scale.decimals) + ", " +
+         signed_fixed(high * scale.factor, scale.decimals) + "]";
+}
+
+std::string difference_text(const api::MetricDifference& difference) {
+  std::string out =
+      interval_text(difference.metric, difference.mean, difference.low, difference.high);
+  if (difference.relative_percent) {
+    out += " (" + signed_fixed(*difference.relative_percent, 1) + "%)";
+  }
+  return out;
+}
+
+std::string comparison_margin_text(const api::ComparisonRow& comparison) {
+  if (!comparison.mean || !comparison.low || !comparison.high) return "no interval";
+  const auto parsed = parse_comparison(comparison.expression);
+  const Comparison* known = std::get_if<Comparison>(&parsed);
+  return interval_text(known ? std::string(to_string(known->metric)) : std::string(),
+                       *comparison.mean, *comparison.low, *comparison.high);
+}
+
+bool comparison_passed(const api::ComparisonRow& comparison) {
+  return comparison.outcome == to_string(ComparisonOutcome::Pass);
+}
+
+std::string comparison_limit(const std::string& expression) {
+  const auto parsed = parse_comparison(expression);
+  const Comparison* known = std::get_if<Comparison>(&parsed);
+  if (known == nullptr) return "";
+  return std::string(to_string(known->op)) + " 0 over the whole 95% interval";
+}
+
+ExperimentTable variants_table(const ExperimentReport& experiment) {
+  ExperimentTable table;
+  table.header.push_back("");
+  for (size_t i = 0; i < experiment.variants.size(); ++i) {
+    table.header.push_back(experiment.variants[i].name + (i == 0 ? " (base)" : ""));
+  }
+  const auto add = [&](const std::string& label, auto cell_of) {
+    std::vector<std::string> row = {label};
+    for (const VariantColumn& v : experiment.variants) {
+      // Where and how often it ran is known before any number.
+      const bool known = v.has_result || label == "target" || label == "rounds";
+      row.push_back(known ? cell_of(v) : std::string("-"));
+    }
+    table.rows.push_back(std::move(row));
+  };
+  const auto ms = [](const VariantColumn& v, double value) {
+    return v.row.latency_measured ? report::fixed(value, 3) : std::string("-");
+  };
+  add("target", [](const VariantColumn& v) { return v.target; });
+  add("rounds", [](const VariantColumn& v) { return std::to_string(v.rounds); });
+  add("requests", [](const VariantColumn& v) { return report::grouped(v.row.requests); });
+  add("rps", [](const VariantColumn& v) { return report::grouped_fixed(v.row.rps, 1); });
+  add("p50 ms", [&](const VariantColumn& v) { return ms(v, v.row.latency_ms.p50); });
+  add("p90 ms", [&](const VariantColumn& v) { return ms(v, v.row.latency_ms.p90); });
+  add("p99 ms", [&](const VariantColumn& v) { return ms(v, v.row.latency_ms.p99); });
+  add("errors", [](const VariantColumn& v) {
+    return report::grouped(v.row.failures) + " (" + report::fixed(v.row.error_rate * 100.0, 2) +
+           "%)";
+  });
+  add("target CPU cores",
+      [](const VariantColumn& v) { return or_dash(v.usage.cpu_cores_mean, 3); });
+  add("CPU ms per request", [](const VariantColumn& v) {
+    return v.cpu_per_request ? report::fixed(*v.cpu_per_request * 1000.0, 3) : std::string("-");
+  });
+  add("target memory", [](const VariantColumn& v) {
+    return v.usage.memory_bytes_max && *v.usage.memory_bytes_max >= 0
+               ? report::human_bytes(static_cast<uint64_t>(*v.usage.memory_bytes_max))
+               : std::string("-");
+  });
+  return table;
+}
+
+ExperimentTable differences_table(const ExperimentReport& experiment) {
+  ExperimentTable table;
+  if (experiment.differences.empty()) return table;
+  // One column per variant against its reference, in the order they come.
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const api::MetricDifference& d : experiment.differences) {
+    const std::pair<std::string, std::string> pair{d.variant, d.reference};
+    if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) pairs.push_back(pair);
+  }
+  table.header.push_back("metric");
+  for (const auto& [variant, reference] : pairs)
+    table.header.push_back(variant + " - " + reference);
+  // The metrics in kComparedMetrics' order, then any this version does not know.
+  std::vector<std::string> metrics;
+  for (const ComparedMetricName& known : kComparedMetrics) metrics.emplace_back(known.name);
+  for (const api::MetricDifference& d : experiment.differences) {
+    if (std::find(metrics.begin(), metrics.end(), d.metric) == metrics.end()) {
+      metrics.push_back(d.metric);
+    }
+  }
+  for (const std::string& metric : metrics) {
+    std::vector<std::string> row = {metric};
+    bool any = false;
+    for (const auto& [variant, reference] : pairs) {
+      const auto it = std::find_if(experiment.differences.begin(), experiment.differences.end(),
+                                   [&](const api::MetricDifference& d) {
+                                     return d.metric == metric && d.variant == variant &&
+                                            d.reference == reference;
+                                   });
+      any = any || it != experiment.differences.end();
+      row.push_back(it == experiment.differences.end() ? "-" : difference_text(*it));
+    }
+    if (any) table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::string experiment_progress(const ExperimentReport& experiment) {
+  const size_t n = experiment.variants.size();
+  return std::to_string(experiment.completed_rounds) + " of " + std::to_string(experiment.rounds) +
+         " round" + (experiment.rounds == 1 ? "" : "s") + " of " + std::to_string(n) + " variant" +
+         (n == 1 ? "" : "s");
+}
+
+void write_experiment_text(std::ostream& out, const ExperimentReport& experiment) {
+  const auto write = [&](const ExperimentTable& t) {
+    std::vector<report::TextTable::Column> columns;
+    for (size_t c = 0; c < t.header.size(); ++c) {
+      columns.push_back(
+          {t.header[c], c == 0 ? report::TextTable::Align::left : report::TextTable::Align::right});
+    }
+    report::TextTable table(columns);
+    for (const std::vector<std::string>& row : t.rows) table.add_row(row);
+    table.write(out, "  ");
+  };
+  out << "Experiment: " << experiment_progress(experiment) << "\n\nVariants:\n";
+  write(variants_table(experiment));
+  if (const ExperimentTable differences = differences_table(experiment);
+      !differences.rows.empty()) {
+    out << "\nDifferences (mean per round [95% interval], relative change):\n";
+    write(differences);
+  }
+  if (!experiment.comparisons.empty()) {
+    out << "\nComparisons:\n";
+    for (const api::ComparisonRow& c : experiment.comparisons) {
+      out << "  " << report::pad_right(c.outcome, 12) << "  " << c.expression << "  (margin "
+          << comparison_margin_text(c);
+      if (c.rounds_needed) out << ", about " << *c.rounds_needed << " rounds would decide";
+      out << ")\n";
+    }
+  }
 }
 
 std::string threshold_limit(const std::string& expression) {
@@ -242,6 +549,16 @@ GateReport gate_report_from_loadtest(const json& given) {
   if (status.target) {
     for (const api::SharedRun& run : status.target->shared_with) {
       out.shared_with.push_back(api::to_string(run));
+    }
+  }
+  const json& spec_variants = member(object.spec, "variants");
+  if (status.experiment || (spec_variants.is_array() && !spec_variants.empty())) {
+    out.experiment = experiment_of(object.spec, status.experiment ? &*status.experiment : nullptr);
+    // An experiment's targets are its variants'.
+    if (out.target.empty()) {
+      for (const VariantColumn& variant : out.experiment->variants) {
+        out.target += (out.target.empty() ? "" : "; ") + variant.name + ": " + variant.target;
+      }
     }
   }
   return out;
@@ -371,6 +688,10 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& g
     return;
   }
   const std::optional<api::ResultRow> result = api::result_row(object.status);
+  if (!result && gate.experiment) {
+    write_experiment_report(out, format, loadtest, object, gate);
+    return;
+  }
   if (!result) {
     out << gate.title << ": " << gate.phase << ", no result yet";
     if (!gate.message.empty()) out << " (" << gate.message << ")";

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kubeload/api/loadtest.hpp"
 #include "kubeload/api/status.hpp"
 #include "kubeload/histogram.hpp"
 #include "kubeload/result.hpp"
@@ -56,6 +57,29 @@ struct BaselineReport {
   std::vector<BaselineCheck> checks;
 };
 
+// One variant of an experiment (status.experiment.variants[]): its rounds
+// merged, as one column of the side-by-side table.
+struct VariantColumn {
+  std::string name;
+  std::string target;  // as the status says it: "service web-a:80" or the URL
+  uint64_t rounds = 0;
+  bool has_result = false;                // no round of it finished yet: no numbers
+  SummaryRow row;                         // its merged result (summaries only, no histograms)
+  api::UsageFigures usage;                // the target's: CPU mean over the rounds, memory max
+  std::optional<double> cpu_per_request;  // core-seconds per request (cpuPerRequest)
+};
+
+// status.experiment as the reports show it: the variants side by side, each
+// one's differences from the first with their intervals, and the
+// comparisons with their outcomes (as the operator decided them).
+struct ExperimentReport {
+  uint64_t rounds = 0;  // planned
+  uint64_t completed_rounds = 0;
+  std::vector<VariantColumn> variants;
+  std::vector<api::MetricDifference> differences;
+  std::vector<api::ComparisonRow> comparisons;
+};
+
 struct GateReport {
   std::string title;       // "shop/checkout-x7k2p" or the manifest's name
   std::string test;        // the kubeload.dev/test label, if any
@@ -84,6 +108,9 @@ struct GateReport {
   // ("namespace/name", status.target.sharedWith): its latency and the
   // target's CPU and memory include their load.
   std::vector<std::string> shared_with;
+  // A LoadTest with spec.variants (docs/experiments.md): its variants take the
+  // place of the one result.
+  std::optional<ExperimentReport> experiment;
   // The test's last runs (html only); unset: not asked for.
   std::optional<Trend> trend;
 
@@ -120,6 +147,26 @@ std::string test_identity(const std::string& test_label, const std::string& gene
 // GateReport::shared_with; "" when it was not shared.
 std::string shared_target_note(const std::vector<std::string>& shared_with);
 
+// A value in a compared metric's units (kubeload/comparison.hpp's
+// kComparedMetrics), signed: "+10.01 ms", "-12.5/s", "+0.12 pp" (errorRate,
+// percentage points), "+0.210 ms CPU" (cpuPerRequest). An unknown metric's
+// value is a bare number.
+std::string signed_metric_text(const std::string& metric, double value);
+// A mean and its 95% interval in the metric's units: "+10.01 ms [+7.41, +12.60]".
+std::string interval_text(const std::string& metric, double mean, double low, double high);
+// A difference as the reports and `kubectl kubeload compare` show it, its
+// relative change last when known: "+10.01 ms [+7.41, +12.60] (+93.0%)".
+std::string difference_text(const api::MetricDifference& difference);
+// The margin of a comparison: "+9.47 ms [+6.80, +12.13]"; "no interval" when
+// fewer than 2 rounds were measured.
+std::string comparison_margin_text(const api::ComparisonRow& comparison);
+// A comparison's outcome read as a gate: Pass only; Fail and Inconclusive
+// (and an outcome this version does not know) fail.
+bool comparison_passed(const api::ComparisonRow& comparison);
+// The limit a comparison's margin is held to, for the reports' "limit":
+// "<= 0 over the whole 95% interval"; "" when the expression does not parse.
+std::string comparison_limit(const std::string& expression);
+
 // The operator's limit of a threshold expression: "< 200ms" of "p99 < 200ms".
 std::string threshold_limit(const std::string& expression);
 
@@ -138,6 +185,27 @@ std::vector<PercentilePoint> percentile_distribution(const Histogram& micros,
 void write_junit_report(std::ostream& out, const GateReport& report);
 void write_markdown_report(std::ostream& out, const GateReport& report);
 void write_html_report(std::ostream& out, const GateReport& report);
+// A table of an experiment as text cells, laid out by each writer: a
+// header (the label column's, then one per column) and rows of as many cells.
+struct ExperimentTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+// The variants side by side: one column per variant (the first marked
+// "(base)"), one row per figure: target, rounds, requests, rps, p50, p90,
+// p99, errors, the target's CPU cores and CPU per request, its memory.
+ExperimentTable variants_table(const ExperimentReport& experiment);
+// The differences: one row per metric (kComparedMetrics' order), one column
+// per variant against its reference ("b - a"), cells as difference_text.
+// No rows when the status has no differences yet.
+ExperimentTable differences_table(const ExperimentReport& experiment);
+// "4 of 6 rounds of 2 variants".
+std::string experiment_progress(const ExperimentReport& experiment);
+
+// The text of an experiment: the variants side by side, the differences
+// with their intervals, one line per comparison (the text report's body
+// for an experiment, before write_gate_text).
+void write_experiment_text(std::ostream& out, const ExperimentReport& experiment);
 // The text summary of the gate that follows the text report: one line per
 // threshold and baseline check, then the verdict.
 void write_gate_text(std::ostream& out, const GateReport& report);

@@ -64,6 +64,8 @@ uint64_t responses_on_reused_connections(const Histogram& connect_micros) {
   return reused;
 }
 
+}  // namespace
+
 // ab reports Processing = total - connect per request; we keep only the two
 // distributions, not the pairs, so:
 //  - mean: mean(total) - mean(connect), exact (means subtract);
@@ -75,6 +77,7 @@ uint64_t responses_on_reused_connections(const Histogram& connect_micros) {
 //    connect equally fast), and never negative, because every total contains
 //    its own connect time, so each quantile of total is at least the same
 //    quantile of connect.
+
 ProcessingEstimate processing_estimate(const LatencySummary& total, const LatencySummary& connect) {
   ProcessingEstimate p;
   p.min = positive_or_zero(total.min - connect.min);
@@ -85,6 +88,8 @@ ProcessingEstimate processing_estimate(const LatencySummary& total, const Latenc
   p.max = positive_or_zero(total.max - connect.max);
   return p;
 }
+
+namespace {
 
 // Closed model: connections x wall time, summed over the stages, since
 // with stages the concurrency changes from one to the next.

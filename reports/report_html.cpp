@@ -314,6 +314,101 @@ void write_rows(std::ostream& out, const char* id, const char* label,
   out << "</tbody></table>\n";
 }
 
+// The one result: its summary, status codes and errors, and its latency curve.
+void write_result(std::ostream& out, const GateReport& report) {
+  out << "<h2>Result</h2>\n";
+  if (report.has_result) {
+    write_rows(out, "summary", "", {report.run});
+    out << "<p>Status codes: ";
+    if (report.status_codes.empty()) out << "no complete responses";
+    bool first = true;
+    for (const auto& [code, n] : report.status_codes) {
+      out << (first ? "" : ", ") << "<code>" << code << "</code> " << report::grouped(n);
+      first = false;
+    }
+    out << ". Errors: ";
+    first = true;
+    for (const ErrorKind kind : {ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
+                                 ErrorKind::write, ErrorKind::status, ErrorKind::length}) {
+      out << (first ? "" : ", ") << to_string(kind) << " " << report::grouped(report.errors[kind]);
+      first = false;
+    }
+    out << ".</p>\n";
+  } else {
+    out << "<p>No result was collected.</p>\n";
+  }
+
+  out << "<h2>Latency by percentile</h2>\n";
+  std::vector<PercentilePoint> points;
+  if (report.latency_us) points = percentile_distribution(*report.latency_us);
+  const bool from_histogram = !points.empty();
+  if (!from_histogram && report.has_result && report.run.latency_measured) {
+    points = points_of_summary(report.run);
+  }
+  if (points.empty()) {
+    out << "<p>No latency was recorded.</p>\n";
+  } else {
+    write_curve(out, report, points);
+    out << "<p>"
+        << (from_histogram ? "HdrHistogram percentile distribution" : "Summary percentiles")
+        << " of " << report::grouped(report.run.requests)
+        << " requests; x is 1/(1-percentile) on a log scale.</p>\n";
+    out << "<details><summary>Percentile distribution</summary>\n<table "
+           "id=\"percentile-distribution\"><thead><tr><th>value ms</th><th>percentile</th>"
+           "<th>total count</th><th>1/(1-percentile)</th></tr></thead><tbody>\n";
+    for (const PercentilePoint& p : points) {
+      out << "<tr><td>" << report::fixed(p.value_ms, 3) << "</td><td>"
+          << report::fixed(p.percentile / 100.0, 6) << "</td><td>" << p.count_at_or_below
+          << "</td><td>" << (p.percentile >= 100 ? "-" : report::fixed(p.inverse, 2))
+          << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n</details>\n";
+  }
+}
+
+void write_table(std::ostream& out, const char* id, const ExperimentTable& table) {
+  out << "<table id=\"" << id << "\"><thead><tr>";
+  for (const std::string& cell : table.header) out << "<th>" << html_escape(cell) << "</th>";
+  out << "</tr></thead><tbody>\n";
+  for (const std::vector<std::string>& row : table.rows) {
+    out << "<tr>";
+    for (size_t c = 0; c < row.size(); ++c) {
+      out << (c == 0 ? "<td class=\"label\">" : "<td>") << html_escape(row[c]) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+// An experiment in place of the one result: the variants side by side, the
+// differences with their intervals, the comparisons (Inconclusive is no pass).
+void write_experiment(std::ostream& out, const ExperimentReport& experiment) {
+  out << "<h2>Variants</h2>\n<p>" << html_escape(experiment_progress(experiment))
+      << ", each variant's rounds merged.</p>\n";
+  write_table(out, "variants", variants_table(experiment));
+  if (const ExperimentTable differences = differences_table(experiment);
+      !differences.rows.empty()) {
+    out << "<h2>Differences</h2>\n<p>Each variant minus the base: the mean per round, its 95% "
+           "interval and the change relative to the base.</p>\n";
+    write_table(out, "differences", differences);
+  }
+  if (experiment.comparisons.empty()) return;
+  out << "<h2>Comparisons</h2>\n<table id=\"comparisons\"><thead><tr><th>comparison</th>"
+         "<th>margin</th><th>limit</th><th>outcome</th></tr></thead><tbody>\n";
+  for (const api::ComparisonRow& c : experiment.comparisons) {
+    std::string outcome = c.outcome;
+    if (c.rounds_needed) {
+      outcome += " (about " + std::to_string(*c.rounds_needed) + " rounds would decide)";
+    }
+    out << "<tr><td class=\"text\"><code>" << html_escape(c.expression) << "</code></td><td>"
+        << html_escape(comparison_margin_text(c)) << "</td><td class=\"text\">"
+        << html_escape(comparison_limit(c.expression)) << "</td><td class=\""
+        << (comparison_passed(c) ? "ok" : "miss") << "\">" << html_escape(outcome)
+        << "</td></tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
 constexpr const char* kStyle =
     R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:900px;color:#1f2328;padding:0 16px}
 h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
@@ -371,53 +466,10 @@ void write_html_report(std::ostream& out, const GateReport& report) {
   }
   out << "</dl>\n</header>\n";
 
-  out << "<h2>Result</h2>\n";
-  if (report.has_result) {
-    write_rows(out, "summary", "", {report.run});
-    out << "<p>Status codes: ";
-    if (report.status_codes.empty()) out << "no complete responses";
-    bool first = true;
-    for (const auto& [code, n] : report.status_codes) {
-      out << (first ? "" : ", ") << "<code>" << code << "</code> " << report::grouped(n);
-      first = false;
-    }
-    out << ". Errors: ";
-    first = true;
-    for (const ErrorKind kind : {ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,
-                                 ErrorKind::write, ErrorKind::status, ErrorKind::length}) {
-      out << (first ? "" : ", ") << to_string(kind) << " " << report::grouped(report.errors[kind]);
-      first = false;
-    }
-    out << ".</p>\n";
+  if (report.experiment && !report.has_result) {
+    write_experiment(out, *report.experiment);
   } else {
-    out << "<p>No result was collected.</p>\n";
-  }
-
-  out << "<h2>Latency by percentile</h2>\n";
-  std::vector<PercentilePoint> points;
-  if (report.latency_us) points = percentile_distribution(*report.latency_us);
-  const bool from_histogram = !points.empty();
-  if (!from_histogram && report.has_result && report.run.latency_measured) {
-    points = points_of_summary(report.run);
-  }
-  if (points.empty()) {
-    out << "<p>No latency was recorded.</p>\n";
-  } else {
-    write_curve(out, report, points);
-    out << "<p>"
-        << (from_histogram ? "HdrHistogram percentile distribution" : "Summary percentiles")
-        << " of " << report::grouped(report.run.requests)
-        << " requests; x is 1/(1-percentile) on a log scale.</p>\n";
-    out << "<details><summary>Percentile distribution</summary>\n<table "
-           "id=\"percentile-distribution\"><thead><tr><th>value ms</th><th>percentile</th>"
-           "<th>total count</th><th>1/(1-percentile)</th></tr></thead><tbody>\n";
-    for (const PercentilePoint& p : points) {
-      out << "<tr><td>" << report::fixed(p.value_ms, 3) << "</td><td>"
-          << report::fixed(p.percentile / 100.0, 6) << "</td><td>" << p.count_at_or_below
-          << "</td><td>" << (p.percentile >= 100 ? "-" : report::fixed(p.inverse, 2))
-          << "</td></tr>\n";
-    }
-    out << "</tbody></table>\n</details>\n";
+    write_result(out, report);
   }
 
   if (!report.thresholds.empty()) {

@@ -25,7 +25,9 @@ std::string stage_label(const StageView& stage) {
   return label;
 }
 
-std::vector<std::string> row(std::string label, const ResultView& r) {
+}  // namespace
+
+std::vector<std::string> jmeter_row(std::string label, const ResultView& r) {
   const LatencySummary& s = r.total;
   return {std::move(label),
           std::to_string(r.requests),
@@ -41,25 +43,29 @@ std::vector<std::string> row(std::string label, const ResultView& r) {
           fixed(r.bytes_received_per_second / 1024.0, 2)};
 }
 
-}  // namespace
+TextTable jmeter_table() {
+  return TextTable({{"Label", TextTable::Align::left},
+                    {"Samples"},
+                    {"Average"},
+                    {"Median"},
+                    {"90% Line"},
+                    {"95% Line"},
+                    {"99% Line"},
+                    {"Min"},
+                    {"Max"},
+                    {"Error %"},
+                    {"Throughput"},
+                    {"KB/sec"}});
+}
 
 void write_jmeter_report(std::ostream& out, const ReportModel& model) {
   if (model.info.protocol != "http1")
     out << "Protocol: " << protocol_description(model.info) << '\n';
-  TextTable table({{"Label", TextTable::Align::left},
-                   {"Samples"},
-                   {"Average"},
-                   {"Median"},
-                   {"90% Line"},
-                   {"95% Line"},
-                   {"99% Line"},
-                   {"Min"},
-                   {"Max"},
-                   {"Error %"},
-                   {"Throughput"},
-                   {"KB/sec"}});
-  for (const StageView& stage : model.stages) table.add_row(row(stage_label(stage), stage.result));
-  table.add_row(row("TOTAL", model.run));
+  TextTable table = jmeter_table();
+  for (const StageView& stage : model.stages) {
+    table.add_row(jmeter_row(stage_label(stage), stage.result));
+  }
+  table.add_row(jmeter_row("TOTAL", model.run));
   table.write(out);
 }
 

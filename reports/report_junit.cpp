@@ -1,6 +1,7 @@
 // The gate as JUnit XML, the format CI test tabs read (GitHub, GitLab,
 // Jenkins, Tekton dashboards): one test case for the run itself, one per
-// threshold and one per baseline delta. A miss is a <failure> carrying what
+// threshold, one per comparison of an experiment's variants and one per
+// baseline delta. A miss is a <failure> carrying what
 // was observed and the limit; a run that did not finish is an <error>, so a
 // suite is never green without a finished run behind it.
 //
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "kubeload/comparison.hpp"
 #include "kubeload/names.hpp"
 #include "reports/escape.hpp"
 #include "reports/gate_report.hpp"
@@ -51,6 +53,28 @@ std::string summary_line(const GateReport& report) {
   return line;
 }
 
+// An experiment's run case: its rounds and each variant's numbers.
+std::string experiment_line(const ExperimentReport& experiment) {
+  std::string line = experiment_progress(experiment);
+  for (const VariantColumn& v : experiment.variants) {
+    line += "\n" + v.name + " (" + v.target + "): ";
+    if (!v.has_result) {
+      line += "no result";
+      continue;
+    }
+    line += report::grouped(v.row.requests) + " requests, " + report::grouped_fixed(v.row.rps, 1) +
+            "/s, " + report::fixed(v.row.error_rate * 100.0, 2) + "% errors";
+    if (v.row.latency_measured) {
+      line += ", p50 " + report::fixed(v.row.latency_ms.p50, 3) + " ms, p99 " +
+              report::fixed(v.row.latency_ms.p99, 3) + " ms";
+    }
+  }
+  for (const api::MetricDifference& d : experiment.differences) {
+    line += "\n" + d.variant + " - " + d.reference + " " + d.metric + ": " + difference_text(d);
+  }
+  return line;
+}
+
 }  // namespace
 
 void write_junit_report(std::ostream& out, const GateReport& report) {
@@ -65,7 +89,13 @@ void write_junit_report(std::ostream& out, const GateReport& report) {
     run.type = "NotFinished";
     run.message = "the run has not finished (phase " + report.phase + ")";
   }
-  run.detail = report.title + ": " + (report.has_result ? summary_line(report) : "no result");
+  if (report.has_result) {
+    run.detail = report.title + ": " + summary_line(report);
+  } else if (report.experiment) {
+    run.detail = report.title + ": " + experiment_line(*report.experiment);
+  } else {
+    run.detail = report.title + ": no result";
+  }
   if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
     run.detail += "\n" + note;
   }
@@ -80,6 +110,28 @@ void write_junit_report(std::ostream& out, const GateReport& report) {
       c.message = t.expression + ": observed " + t.observed + ", limit " + t.limit;
     }
     cases.push_back(c);
+  }
+  // One case per comparison, named by its expression: Fail and Inconclusive
+  // are failures (an interval that cannot decide passes no gate).
+  if (report.experiment) {
+    for (const api::ComparisonRow& comparison : report.experiment->comparisons) {
+      Case c{report.identity,   comparison.expression, Case::Outcome::passed, "", "",
+             comparison.message};
+      if (!comparison_passed(comparison)) {
+        c.outcome = Case::Outcome::failure;
+        c.type = comparison.outcome == to_string(ComparisonOutcome::Inconclusive)
+                     ? api::name(api::Reason::Inconclusive)
+                     : api::name(api::Reason::ComparisonFailed);
+        const std::string limit = comparison_limit(comparison.expression);
+        c.message = comparison.expression + ": " + comparison.outcome + ", observed margin " +
+                    comparison_margin_text(comparison) + ", limit " + (limit.empty() ? "-" : limit);
+        if (comparison.rounds_needed) {
+          c.message +=
+              "; about " + std::to_string(*comparison.rounds_needed) + " rounds would decide";
+        }
+      }
+      cases.push_back(c);
+    }
   }
   if (report.baseline) {
     const BaselineReport& b = *report.baseline;

@@ -2,7 +2,9 @@
 // job summary: the verdict first, then the numbers, then what was checked.
 
 #include <string>
+#include <vector>
 
+#include "kubeload/comparison.hpp"
 #include "reports/escape.hpp"
 #include "reports/gate_report.hpp"
 #include "reports/report_writers.hpp"
@@ -42,6 +44,53 @@ void write_rows_table(std::ostream& out, const char* label, const std::vector<Su
   }
 }
 
+void write_table(std::ostream& out, const ExperimentTable& table) {
+  out << "|";
+  for (const std::string& cell : table.header) out << " " << markdown_cell(cell) << " |";
+  out << "\n|";
+  for (size_t c = 0; c < table.header.size(); ++c) out << (c == 0 ? "---|" : "---:|");
+  out << "\n";
+  for (const std::vector<std::string>& row : table.rows) {
+    out << "|";
+    for (const std::string& cell : row) out << " " << markdown_cell(cell) << " |";
+    out << "\n";
+  }
+}
+
+// Inconclusive is no pass either: only Pass is green.
+std::string comparison_mark(const api::ComparisonRow& c) {
+  if (comparison_passed(c)) return mark(true);
+  return c.outcome == to_string(ComparisonOutcome::Inconclusive) ? "❔" : mark(false);
+}
+
+void write_experiment(std::ostream& out, const ExperimentReport& experiment) {
+  out << "#### Variants\n\n"
+      << experiment_progress(experiment) << ", each variant's rounds merged.\n\n";
+  write_table(out, variants_table(experiment));
+  out << '\n';
+  if (const ExperimentTable differences = differences_table(experiment);
+      !differences.rows.empty()) {
+    out << "#### Differences\n\nEach variant minus the base: the mean per round, its 95% "
+           "interval and the change relative to the base.\n\n";
+    write_table(out, differences);
+    out << '\n';
+  }
+  if (!experiment.comparisons.empty()) {
+    out << "#### Comparisons\n\n";
+    out << "| | comparison | outcome | margin | limit |\n|---|---|---|---:|---|\n";
+    for (const api::ComparisonRow& c : experiment.comparisons) {
+      std::string outcome = c.outcome;
+      if (c.rounds_needed) {
+        outcome += " (about " + std::to_string(*c.rounds_needed) + " rounds would decide)";
+      }
+      out << "| " << comparison_mark(c) << " | " << markdown_code(c.expression) << " | "
+          << markdown_cell(outcome) << " | " << markdown_cell(comparison_margin_text(c)) << " | "
+          << markdown_cell(comparison_limit(c.expression)) << " |\n";
+    }
+    out << '\n';
+  }
+}
+
 }  // namespace
 
 void write_markdown_report(std::ostream& out, const GateReport& report) {
@@ -64,6 +113,8 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
     total.label = "total";
     write_rows_table(out, "", {total});
     out << '\n';
+  } else if (report.experiment) {
+    write_experiment(out, *report.experiment);
   } else {
     out << "No result was collected.\n\n";
   }

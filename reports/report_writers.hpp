@@ -88,6 +88,8 @@ struct ReportModel {
 
 ReportModel build_report_model(const RunInfo& info, const RunResult& run);
 ResultView view_of(const Result& result);
+// ab's Processing row from the total and connect summaries (report.cpp says how).
+ProcessingEstimate processing_estimate(const LatencySummary& total, const LatencySummary& connect);
 
 void write_text_report(std::ostream& out, const ReportModel& model);
 void write_ab_report(std::ostream& out, const ReportModel& model);
@@ -126,5 +128,10 @@ class TextTable {
   std::vector<Column> columns_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// JMeter's Aggregate Report table, empty, and one row of it: what
+// write_jmeter_report lays out, for an experiment's one row per variant.
+TextTable jmeter_table();
+std::vector<std::string> jmeter_row(std::string label, const ResultView& result);
 
 }  // namespace kubeload::loadgen::report

@@ -245,6 +245,35 @@ def check_markdown(label, markdown, verdict, thresholds, stages=None, has_result
     return page
 
 
+COMPARISONS_HEADER = ["", "comparison", "outcome", "margin", "limit"]
+
+
+def check_experiment_markdown(markdown, junit_root):
+    """An experiment: a table with a column per variant, the differences, and
+    one comparison row per comparison test case, green only where the case
+    passed (Fail and Inconclusive are failures)."""
+    page = RenderedMarkdown(render_gfm(markdown))
+    label = "experiment.md"
+    check(f"{label}: the headline says Fail", bool(page.headings) and
+          page.headings[0].endswith("❌ Fail"), str(page.headings[:1]))
+    stray = table_left_as_paragraph(page)
+    check(f"{label}: no table renders as a paragraph", not stray, str(stray)[:300])
+    variants = [t for t in page.tables if t["header"][1:2] == ["a (base)"]]
+    check(f"{label}: the variants side by side, a column each",
+          len(variants) == 1 and variants[0]["header"] == ["", "a (base)", "b"] and
+          ["requests", "4,000", "4,000"] in variants[0]["rows"], str(variants))
+    differences = page.table(["metric", "b - a"])
+    check(f"{label}: the differences with their intervals",
+          len(differences) == 1 and any(r[0] == "p99" and "[" in r[1]
+                                        for r in differences[0]["rows"]), str(differences))
+    found = page.table(COMPARISONS_HEADER)
+    shown = [(r[1], r[0] == "✅") for r in found[0]["rows"]] if len(found) == 1 else None
+    cases = {c.get("name"): c.find("failure") is None for c in junit_root.iter("testcase")}
+    want = [(expression, cases.get(expression)) for expression, _ in shown or []]
+    check(f"{label}: one comparison row per comparison test case, green only where it passed",
+          shown is not None and len(shown) == 3 and shown == want, f"shown {shown}, want {want}")
+
+
 def check_markdown_check_can_fail(markdown):
     """A table without its delimiter row is a paragraph to a real renderer:
     the check must see it."""
@@ -452,9 +481,11 @@ def main():
     verdicts = {"passed": "✅ Pass", "gate_failed": "❌ Fail", "run_failed": "💥 run failed",
                 "running": "⏳ Running"}
     for name in goldens:
-        with open(os.path.join(golden, name), encoding="utf-8") as f:
-            root = check_junit(name, f.read(), expect_identity="checkout")
         scenario = name[:-len(".junit.xml")]
+        # The experiment's golden is the gitops fixture's LoadTest, named nginx-ab.
+        identity = "nginx-ab" if scenario == "experiment" else "checkout"
+        with open(os.path.join(golden, name), encoding="utf-8") as f:
+            root = check_junit(name, f.read(), expect_identity=identity)
         with open(os.path.join(golden, scenario + ".md"), encoding="utf-8") as f:
             markdown = f.read()
         if root is not None and scenario in verdicts:
@@ -462,6 +493,8 @@ def main():
                            golden_thresholds(root), has_result=scenario != "run_failed")
             if scenario == "gate_failed":
                 check_markdown_check_can_fail(markdown)
+        if root is not None and scenario == "experiment":
+            check_experiment_markdown(markdown, root)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowTailHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -226,7 +226,8 @@ TEST(PluginArgs, BadValuesAreNamed) {
       {{"compare", "a", "b", "--trend", "5"}, "compare: --trend is a flag of"},
       {{"report", "x", "--wait"}, "report: --wait is a flag of `run` only"},
       {{"report", "x", "--timeout", "1m"}, "report: --timeout is a flag of `run` only"},
-      {{"compare", "a"}, "compare: give two or more LoadTest or LoadTestResult names, got 1"},
+      {{"compare"},
+       "compare: give two or more LoadTest or LoadTestResult names, or one experiment"},
       {{"compare", "a", "b", "-o", "html"},
        "-o: \"html\" is not an output format of compare (text, markdown, json)"},
       {{"history"}, "history: give exactly one test"},
@@ -561,6 +562,70 @@ TEST(PluginCompare, UnknownLatencyIsADashNotAZero) {
   std::ostringstream out;
   write_compare(out, {run_named("up", "t", 100, 10, 0), no_responses}, TableFormat::markdown);
   EXPECT_NE(out.str().find("| p99 ms | 10.000 | - |"), std::string::npos) << out.str();
+}
+
+json experiment_fixture(const std::string& file) {
+  std::ifstream in(std::string(KUBELOAD_SOURCE_DIR) + "/tests/gitops/testdata/operator/" + file);
+  EXPECT_TRUE(in) << file;
+  return json::parse(in);
+}
+
+TEST(PluginCompare, OneExperimentShowsItsVariantsSideBySideWithTheIntervals) {
+  // One name is an experiment's: its variants compare.
+  EXPECT_EQ(parse_arguments({"compare", "nginx-ab"}).runs.size(), 1u);
+  const json experiment = experiment_fixture("experiment-comparison-failed.json");
+  ASSERT_TRUE(is_experiment(experiment));
+  std::ostringstream text;
+  write_compare(text, {experiment}, TableFormat::text);
+  EXPECT_NE(text.str().find("shop/nginx-ab: Succeeded, verdict Fail"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("a (base)"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("+10.01 ms [+7.41, +12.60] (+93.0%)"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("Fail          b.p99 <= a.p99 * 1.05  (margin +9.47 ms [+6.80, "
+                            "+12.13])"),
+            std::string::npos)
+      << text.str();
+
+  std::ostringstream markdown;
+  write_compare(markdown, {experiment}, TableFormat::markdown);
+  EXPECT_NE(markdown.str().find("| p99 ms | 12.007 | 22.015 |"), std::string::npos)
+      << markdown.str();
+  EXPECT_NE(markdown.str().find("| p99 | +10.01 ms [+7.41, +12.60] (+93.0%) |"), std::string::npos)
+      << markdown.str();
+  EXPECT_NE(markdown.str().find("| b.p99 <= a.p99 * 1.05 | Fail | +9.47 ms [+6.80, +12.13] |"),
+            std::string::npos)
+      << markdown.str();
+
+  std::ostringstream json_out;
+  write_compare(json_out, {experiment}, TableFormat::json);
+  const json document = json::parse(json_out.str());
+  EXPECT_EQ(document["experiment"], "nginx-ab");
+  EXPECT_EQ(document["variants"][1]["requests"], 4000);
+  EXPECT_DOUBLE_EQ(document["variants"][1]["latencyMs"]["p99"].get<double>(), 22.015);
+  EXPECT_EQ(document["differences"][2]["metric"], "p99");
+  EXPECT_NEAR(document["differences"][2]["low"].get<double>(), 7.4075, 1e-3);
+  EXPECT_EQ(document["comparisons"][0]["outcome"], "Fail");
+  EXPECT_EQ(document["comparisons"][0]["passed"], false);
+}
+
+TEST(PluginCompare, OneRunThatIsNoExperimentOrAnExperimentAmongRunsIsRefused) {
+  const json run = run_named("a", "t", 100, 10, 0);
+  EXPECT_FALSE(is_experiment(run));
+  std::ostringstream out;
+  EXPECT_THROW(write_compare(out, {run}, TableFormat::text), UsageError);
+  const json experiment = experiment_fixture("experiment-passed.json");
+  try {
+    write_compare(out, {run, experiment}, TableFormat::text);
+    FAIL() << "an experiment among runs was compared";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "compare: \"nginx-ab\" is an experiment: compare it alone to see its variants side "
+              "by side");
+  }
+  // An experiment still running has its variants from the spec, no numbers yet.
+  std::ostringstream running;
+  write_compare(running, {experiment_fixture("experiment-running.json")}, TableFormat::markdown);
+  EXPECT_NE(running.str().find("| requests | - | - |"), std::string::npos) << running.str();
 }
 
 TEST(PluginHistory, NewestFirstWithVerdictRpsAndP99) {

@@ -197,16 +197,69 @@ json shared_loadtest() {
   return loadtest;
 }
 
+json fixture(const std::string& file) {
+  std::ifstream in(std::string(KUBELOAD_SOURCE_DIR) + "/tests/gitops/testdata/operator/" + file);
+  EXPECT_TRUE(in) << file;
+  return json::parse(in);
+}
+
+// An experiment whose comparison failed, as the operator wrote it (the
+// gitops fixture), with what a cluster with Prometheus adds: the targets'
+// usage and cpuPerRequest, a comparison of each outcome, and a threshold on
+// each variant.
+json experiment_loadtest() {
+  json loadtest = fixture("experiment-comparison-failed.json");
+  loadtest["spec"]["thresholds"] = {"errorRate < 1%"};
+  loadtest["spec"]["experiment"]["comparisons"] = {"b.p99 <= a.p99 * 1.05", "b.rps >= a.rps * 0.95",
+                                                   "b.cpuPerRequest <= a.cpuPerRequest"};
+  json& experiment = loadtest["status"]["experiment"];
+  json& a = experiment["variants"][0];
+  json& b = experiment["variants"][1];
+  a["usage"] = {{"cpuCores", {{"mean", 0.412}, {"max", 0.5}}},
+                {"memoryBytes", {{"max", 52428800}}}};
+  b["usage"] = {{"cpuCores", {{"mean", 0.655}, {"max", 0.8}}},
+                {"memoryBytes", {{"max", 73400320}}}};
+  a["metrics"]["cpuPerRequest"] = 0.00103;
+  b["metrics"]["cpuPerRequest"] = 0.00164;
+  experiment["differences"].push_back({{"variant", "b"},
+                                       {"reference", "a"},
+                                       {"metric", "cpuPerRequest"},
+                                       {"mean", 0.00061},
+                                       {"low", 0.00052},
+                                       {"high", 0.0007},
+                                       {"relativePercent", 59.2}});
+  experiment["comparisons"].push_back(
+      {{"expression", "b.rps >= a.rps * 0.95"},
+       {"outcome", "Pass"},
+       {"mean", 20.0},
+       {"low", 18.1},
+       {"high", 21.9},
+       {"message", "b.rps - a.rps*0.95 is 20 [18.1, 21.9] (95%, 4 rounds): holds"}});
+  experiment["comparisons"].push_back(
+      {{"expression", "b.cpuPerRequest <= a.cpuPerRequest"},
+       {"outcome", "Inconclusive"},
+       {"mean", 0.0001},
+       {"low", -0.00005},
+       {"high", 0.00025},
+       {"roundsNeeded", 9},
+       {"message",
+        "b.cpuPerRequest - a.cpuPerRequest is 0.1 ms [-0.05, 0.25] (95%, 4 rounds): "
+        "inconclusive, the interval includes 0"}});
+  loadtest["status"]["thresholds"] = {
+      {{"expression", "a: errorRate < 1%"}, {"observed", "0.00%"}, {"passed", true}},
+      {{"expression", "b: errorRate < 1%"}, {"observed", "0.00%"}, {"passed", true}}};
+  return loadtest;
+}
+
 struct Scenario {
   const char* name;
   json (*build)();
 };
 
-constexpr Scenario kScenarios[] = {{"passed", passed_loadtest},
-                                   {"gate_failed", gate_failed_loadtest},
-                                   {"run_failed", run_failed_loadtest},
-                                   {"running", running_loadtest},
-                                   {"shared", shared_loadtest}};
+constexpr Scenario kScenarios[] = {
+    {"passed", passed_loadtest},         {"gate_failed", gate_failed_loadtest},
+    {"run_failed", run_failed_loadtest}, {"running", running_loadtest},
+    {"shared", shared_loadtest},         {"experiment", experiment_loadtest}};
 
 std::string render(ReportFormat format, const json& loadtest) {
   std::ostringstream out;
@@ -515,6 +568,114 @@ TEST(GateReport, AResultThatIsNotOneIsAnErrorNamingTheField) {
         }
       },
       std::invalid_argument);
+}
+
+// ---- experiments (docs/experiments.md): the variants side by side
+
+TEST(GateReportGolden, ExperimentInTheTextAbAndJmeterFormats) {
+  const json loadtest = experiment_loadtest();
+  check_golden("experiment.txt", render(ReportFormat::text, loadtest));
+  check_golden("experiment.ab.txt", render(ReportFormat::ab, loadtest));
+  check_golden("experiment.jmeter.txt", render(ReportFormat::jmeter, loadtest));
+}
+
+TEST(GateReportExperiment, TheModelHoldsEachVariantItsDifferencesAndComparisons) {
+  const GateReport report = gate_report_from_loadtest(experiment_loadtest());
+  ASSERT_TRUE(report.experiment.has_value());
+  const ExperimentReport& experiment = *report.experiment;
+  EXPECT_FALSE(report.has_result);
+  EXPECT_EQ(report.identity, "nginx-ab");
+  EXPECT_EQ(report.target, "a: service web-a:80; b: service web-b:80");
+  ASSERT_EQ(experiment.variants.size(), 2u);
+  EXPECT_EQ(experiment.variants[1].row.requests, 4000u);
+  EXPECT_DOUBLE_EQ(experiment.variants[1].row.latency_ms.p99, 22.015);
+  EXPECT_EQ(experiment.variants[1].usage.memory_bytes_max, 73400320);
+  EXPECT_EQ(experiment.variants[1].cpu_per_request, 0.00164);
+  EXPECT_EQ(experiment_progress(experiment), "4 of 4 rounds of 2 variants");
+  const ExperimentTable differences = differences_table(experiment);
+  ASSERT_EQ(differences.header, (std::vector<std::string>{"metric", "b - a"}));
+  // In kComparedMetrics' order.
+  std::vector<std::string> metrics;
+  for (const auto& row : differences.rows) metrics.push_back(row[0]);
+  EXPECT_EQ(metrics, (std::vector<std::string>{"rps", "p50", "p99", "errorRate", "cpuPerRequest"}));
+  EXPECT_EQ(differences.rows[2][1], "+10.01 ms [+7.41, +12.60] (+93.0%)");
+  EXPECT_EQ(differences.rows[4][1], "+0.610 ms CPU [+0.520, +0.700] (+59.2%)");
+}
+
+TEST(GateReportExperiment, DifferencesAndMarginsAreInTheMetricsUnits) {
+  api::MetricDifference d{"b", "a", "p99", 10.1, 8.2, 12.04, 95.0};
+  EXPECT_EQ(difference_text(d), "+10.10 ms [+8.20, +12.04] (+95.0%)");
+  d = {"b", "a", "rps", -12.5, -20, -5, std::nullopt};
+  EXPECT_EQ(difference_text(d), "-12.5/s [-20.0, -5.0]");
+  d = {"b", "a", "errorRate", 0.0012, -0.0001, 0.0025, std::nullopt};
+  EXPECT_EQ(difference_text(d), "+0.12 pp [-0.01, +0.25]");
+  d = {"b", "a", "p50", 0, 0, 0, 0.0};
+  EXPECT_EQ(difference_text(d), "0.00 ms [0.00, 0.00] (0.0%)");
+  api::ComparisonRow c{"b.p99 <= a.p99", "Inconclusive", std::nullopt, std::nullopt,
+                       std::nullopt,     std::nullopt,   "0 rounds"};
+  EXPECT_EQ(comparison_margin_text(c), "no interval");
+  EXPECT_FALSE(comparison_passed(c));
+  EXPECT_EQ(comparison_limit("b.rps >= a.rps * 0.95"), ">= 0 over the whole 95% interval");
+  EXPECT_EQ(comparison_limit("not a comparison"), "");
+}
+
+TEST(GateReportJunit, EachComparisonIsATestCaseAndOnlyPassPasses) {
+  const std::string xml = render(ReportFormat::junit, experiment_loadtest());
+  // run, 2 thresholds, 3 comparisons; the Fail and the Inconclusive fail.
+  EXPECT_NE(xml.find("<testsuite name=\"nginx-ab\" tests=\"6\" failures=\"2\" errors=\"0\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"b.p99 &lt;= a.p99 * 1.05\" time=\"0\">\n      <failure "
+                     "type=\"ComparisonFailed\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"b.cpuPerRequest &lt;= a.cpuPerRequest\" time=\"0\">\n      "
+                     "<failure type=\"Inconclusive\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"b.rps &gt;= a.rps * 0.95\" time=\"0\">\n      <system-out>"),
+            std::string::npos)
+      << xml;
+  // An inconclusive comparison is never green, whatever the verdict says.
+  json all_inconclusive = fixture("experiment-inconclusive.json");
+  all_inconclusive["status"]["verdict"] = "Pass";
+  const std::string inconclusive = render(ReportFormat::junit, all_inconclusive);
+  EXPECT_NE(inconclusive.find("failures=\"1\""), std::string::npos) << inconclusive;
+}
+
+TEST(GateReportExperiment, AnExperimentUnderWayOrWhoseRoundFailedStillReports) {
+  const json running = fixture("experiment-running.json");
+  const GateReport report = gate_report_from_loadtest(running);
+  ASSERT_TRUE(report.experiment.has_value());
+  // No variant merged yet: the spec's variants, without numbers.
+  ASSERT_EQ(report.experiment->variants.size(), 2u);
+  EXPECT_FALSE(report.experiment->variants[0].has_result);
+  EXPECT_EQ(report.experiment->variants[0].target, "http://web-a:80");
+  EXPECT_NE(render(ReportFormat::junit, running).find("type=\"NotFinished\""), std::string::npos);
+  EXPECT_NE(render(ReportFormat::ab, running).find("no variant has a result yet"),
+            std::string::npos);
+  const json failed = fixture("experiment-round-failed.json");
+  const std::string markdown = render(ReportFormat::markdown, failed);
+  EXPECT_NE(markdown.find("| requests | 1,000 | - |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| ❔ | `b.p99 <= a.p99` | Inconclusive | no interval |"),
+            std::string::npos)
+      << markdown;
+  const std::string ab = render(ReportFormat::ab, failed);
+  EXPECT_NE(ab.find("Variant: a (service web-a:80, 1 round)"), std::string::npos) << ab;
+  EXPECT_EQ(ab.find("Variant: b"), std::string::npos) << ab;
+}
+
+TEST(GateReportHtml, AnExperimentShowsItsVariantsDifferencesAndComparisons) {
+  const std::string html = render(ReportFormat::html, experiment_loadtest());
+  EXPECT_NE(html.find("<table id=\"variants\"><thead><tr><th></th><th>a (base)</th><th>b</th>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>+10.01 ms [+7.41, +12.60] (+93.0%)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"miss\">Inconclusive (about 9 rounds would decide)</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td class=\"ok\">Pass</td>"), std::string::npos);
+  EXPECT_EQ(html.find("No result was collected"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"latency-curve\""), std::string::npos);
 }
 
 TEST(GateReport, ThresholdLimitIsTheRightSideWithItsOperator) {
