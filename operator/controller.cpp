@@ -13,6 +13,7 @@
 #include "operator/bounded_parallel.hpp"
 #include "operator/experiment_plan.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/search_plan.hpp"
 #include "operator/test_history.hpp"
 #include "operator/worker_token.hpp"
 
@@ -100,7 +101,8 @@ std::optional<std::string> experiment_to_wake(kube::WatchEventType type, const j
     return std::nullopt;
   }
   if (string_at(loadtest, {"metadata", "labels", std::string(api::kExperimentLabel).c_str()})
-          .empty()) {
+          .empty() &&
+      string_at(loadtest, {"metadata", "labels", std::string(api::kSearchLabel).c_str()}).empty()) {
     return std::nullopt;
   }
   const json& owners = field(loadtest, {"metadata", "ownerReferences"});
@@ -124,7 +126,8 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
   observed.parsed = parse_loadtest(fetched.body.dump());
   observed.loadtest = fetched.body.get<api::LoadTest>();
   observed.now = clock_();
-  if (is_experiment(observed.parsed)) return observed;  // reconcile_experiment lists its rounds
+  // reconcile_experiment lists their rounds or steps
+  if (is_experiment(observed.parsed) || is_search(observed.parsed)) return observed;
   if (auto job = jobs_.get(namespace_ + "/" + worker_job_name(name))) {
     observed.job = job_view(*job);
   }
@@ -666,7 +669,9 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
     records_.erase(namespace_ + "/" + name);
     return {};  // deleted: its Job, pods and kept results go with it (owner references)
   }
-  if (is_experiment(observed->parsed)) return reconcile_experiment(*observed);
+  if (is_experiment(observed->parsed) || is_search(observed->parsed)) {
+    return reconcile_experiment(*observed);
+  }
   const ReconcilePlan planned = plan(*observed, config_);
   const bool acted = act(planned, *observed);
   const std::string& uid = observed->loadtest.metadata.uid;
@@ -687,17 +692,15 @@ ReconcileOutcome Reconciler::reconcile(const std::string& namespace_, const std:
 ReconcileOutcome Reconciler::reconcile_experiment(const Observation& observed) {
   const api::ObjectMeta& meta = observed.loadtest.metadata;
   const std::string where = meta.namespace_ + "/" + meta.name;
-  ExperimentObservation experiment;
-  experiment.experiment = observed.loadtest;
-  experiment.spec = observed.parsed.spec;
-  experiment.now = observed.now;
+  const bool search = is_search(observed.parsed);
   kube::ListOptions options;
-  options.label_selector =
-      std::string(api::kExperimentLabel) + "=" + loadtest_label_value(meta.name);
+  options.label_selector = std::string(search ? api::kSearchLabel : api::kExperimentLabel) + "=" +
+                           loadtest_label_value(meta.name);
   kube::Response listed = client_.list(kube::resources::loadtests(meta.namespace_), options);
   if (!listed.ok()) {
-    throw std::runtime_error("listing the rounds of " + where + ": " + listed.describe());
+    throw std::runtime_error("listing the LoadTests of " + where + ": " + listed.describe());
   }
+  std::vector<RoundRun> runs;
   for (const json& item :
        field(listed.body, {"items"}).is_array() ? listed.body["items"] : json::array()) {
     RoundRun run;
@@ -710,35 +713,54 @@ ReconcileOutcome Reconciler::reconcile_experiment(const Observation& observed) {
       return found == round.metadata.labels.end() ? std::string() : found->second;
     };
     run.variant = label(api::kVariantLabel);
-    const std::string round_label = label(api::kRoundLabel);
+    const std::string round_label = label(search ? api::kStepLabel : api::kRoundLabel);
     std::from_chars(round_label.data(), round_label.data() + round_label.size(), run.round);
+    for (const char* load : {"rate", "connections"}) {
+      if (const json& value = field(item, {"spec", "load", load}); value.is_number()) {
+        run.value = value.get<double>();
+      }
+    }
     const json& owners = field(item, {"metadata", "ownerReferences"});
     for (const json& owner : owners.is_array() ? owners : json::array()) {
       if (owner.value("controller", false)) run.controller_uid = owner.value("uid", "");
     }
-    experiment.runs.push_back(std::move(run));
+    runs.push_back(std::move(run));
   }
+  std::optional<std::string> create_refused;
   {
     std::lock_guard lock(memory_mutex_);
     if (const auto refused = round_refused_.find(meta.uid); refused != round_refused_.end()) {
-      experiment.create_refused = refused->second;
+      create_refused = refused->second;
     }
   }
-  const ExperimentPlan planned = plan_experiment(experiment);
+  ExperimentPlan planned;
+  if (search) {
+    SearchObservation searched{observed.loadtest, observed.parsed.spec,      std::move(runs),
+                               observed.now,      std::move(create_refused), std::nullopt};
+    if (observed.parsed.spec.search->over == SearchOver::rate) {
+      searched.ceiling = config_.max_rate;
+    } else if (config_.max_connections) {
+      searched.ceiling = static_cast<double>(*config_.max_connections);
+    }
+    planned = plan_search(searched);
+  } else {
+    planned = plan_experiment({observed.loadtest, observed.parsed.spec, std::move(runs),
+                               observed.now, std::move(create_refused)});
+  }
   if (may_act_ && !may_act_()) return {};
   if (planned.create) {
     const std::string round = field(*planned.create, {"metadata", "name"}).get<std::string>();
     kube::Response created =
         client_.create(kube::resources::loadtests(meta.namespace_), *planned.create);
     if (created.ok()) {
-      log_.info("started a round", {{"experiment", where}, {"loadtest", round}});
+      log_.info(search ? "started a step" : "started a round",
+                {{search ? "search" : "experiment", where}, {"loadtest", round}});
     } else if (is_rejection(created.http_status) && !created.is_already_exists()) {
       std::lock_guard lock(memory_mutex_);
       round_refused_[meta.uid] = created.describe();
       return {std::chrono::milliseconds(0)};  // the next pass fails the experiment with it
     } else if (!created.is_already_exists()) {
-      throw std::runtime_error("creating round " + round + " of " + where + ": " +
-                               created.describe());
+      throw std::runtime_error("creating " + round + " of " + where + ": " + created.describe());
     }
   }
   for (const RecordEvent& event : planned.events) {

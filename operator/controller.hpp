@@ -38,9 +38,9 @@ namespace kubeload::controller {
 std::optional<std::string> owning_loadtest(const nlohmann::json& object,
                                            const kube::ListWatch* jobs);
 
-// The experiment ("namespace/name") whose round this LoadTest event is, when
-// it is one that changes the experiment: the round's creation, its end
-// (a final phase) or its deletion.
+// The experiment or capacity search ("namespace/name") whose round or step
+// this LoadTest event is, when it is one that changes it: the LoadTest's
+// creation, its end (a final phase) or its deletion.
 std::optional<std::string> experiment_to_wake(kube::WatchEventType type,
                                               const nlohmann::json& loadtest);
 
@@ -76,8 +76,9 @@ class Reconciler {
 
  private:
   std::optional<Observation> observe(const std::string& namespace_, const std::string& name);
-  // A LoadTest with spec.variants (experiment_plan.hpp): its rounds are
-  // LoadTests of their own, listed here; no Job, no workers.
+  // A LoadTest with spec.variants (experiment_plan.hpp) or spec.search
+  // (search_plan.hpp): its rounds or steps are LoadTests of their own,
+  // listed here; no Job, no workers.
   ReconcileOutcome reconcile_experiment(const Observation& observed);
   void ask_workers(const std::string& key, Observation& observed);
   // Runs the actions in order. Returns false when it stopped at a refused
@@ -125,7 +126,7 @@ class Reconciler {
   std::mutex memory_mutex_;
   std::map<std::string, std::map<uint32_t, Timestamp>> unreachable_since_;
   std::map<std::string, CreateRefusal> create_refused_;
-  // By experiment uid: the API server's refusal of a round's LoadTest.
+  // By experiment (or search) uid: the API server's refusal of a round's (a step's) LoadTest.
   std::map<std::string, std::string> round_refused_;
   // By LoadTest key (namespace/name), for the incarnation of that uid: the
   // refusal of its record, and that its test's records were pruned after it.

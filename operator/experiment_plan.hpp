@@ -44,12 +44,15 @@
 
 namespace kubeload::controller {
 
-// A LoadTest labelled with the experiment, as the plan reads it.
+// A LoadTest labelled with the experiment (or the capacity search,
+// search_plan.hpp), as the plan reads it.
 struct RoundRun {
   std::string name;
   std::string controller_uid;  // its controlling owner's uid
   std::string variant;         // its kubeload.dev/variant
-  uint64_t round = 0;          // its kubeload.dev/round (0: unreadable)
+  uint64_t round = 0;  // its kubeload.dev/round, or a search's kubeload.dev/step (0: unreadable)
+  // A search step's spec.load.rate or spec.load.connections.
+  std::optional<double> value;
   bool deleting = false;
   api::LoadTestStatus status;
 };

@@ -597,4 +597,48 @@ json build_round_loadtest(const api::LoadTest& experiment, std::size_t variant_i
           {"spec", std::move(spec)}};
 }
 
+std::string step_loadtest_name(std::string_view search, uint64_t step) {
+  return round_loadtest_name(search, "step", step);
+}
+
+json build_step_loadtest(const api::LoadTest& search, uint64_t step, double value) {
+  const api::ObjectMeta& meta = search.metadata;
+  const std::string& name = required(meta.name, "metadata.name");
+  const json& search_spec = search.spec.is_object() ? search.spec.value("search", json()) : json();
+  if (!search_spec.is_object())
+    throw std::invalid_argument("spec.search: not in the search's spec");
+
+  json spec = search.spec;
+  for (const char* only_the_searchs : {"search", "ttlSecondsAfterFinished"}) {
+    spec.erase(only_the_searchs);
+  }
+  json load = spec.value("load", json::object());
+  if (search_spec.contains("connections")) {
+    load["connections"] = static_cast<uint64_t>(value);
+  } else {
+    load["rate"] = value;
+  }
+  spec["load"] = std::move(load);
+
+  json labels = meta.labels;
+  const auto test = meta.labels.find(std::string(kTestLabel));
+  labels[std::string(kTestLabel)] =
+      loadtest_label_value((test != meta.labels.end() ? test->second : name) + "-search");
+  labels[std::string(api::kSearchLabel)] = loadtest_label_value(name);
+  labels[std::string(api::kStepLabel)] = std::to_string(step);
+  json metadata = {{"name", step_loadtest_name(name, step)},
+                   {"namespace", required(meta.namespace_, "metadata.namespace")},
+                   {"labels", std::move(labels)},
+                   {"ownerReferences", json::array({owner_reference(search)})}};
+  if (const auto revision = meta.annotations.find(std::string(api::kRevisionAnnotation));
+      revision != meta.annotations.end()) {
+    // The revision CI set names what the search tested; the steps tested the same.
+    metadata["annotations"] = {{revision->first, revision->second}};
+  }
+  return {{"apiVersion", kDefaultApiVersion},
+          {"kind", api::kKind},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)}};
+}
+
 }  // namespace kubeload::controller

@@ -125,4 +125,20 @@ std::string round_loadtest_name(std::string_view experiment, std::string_view va
 nlohmann::json build_round_loadtest(const api::LoadTest& experiment, std::size_t variant_index,
                                     uint64_t round);
 
+// The name of a capacity search's LoadTest for `step` (1-based):
+// `<search>-step-<step>`, shortened with a hash beyond 253.
+std::string step_loadtest_name(std::string_view search, uint64_t step);
+
+// The LoadTest a capacity search (a LoadTest with spec.search) runs for
+// `step` at `value`: the search's spec as given without search and
+// ttlSecondsAfterFinished (it goes with the search), its thresholds kept (the
+// step is judged as any LoadTest), spec.load.rate (search.rate) or
+// spec.load.connections (search.connections) set to the value. Labelled as
+// the search, with kubeload.dev/search and step, and kubeload.dev/test
+// `<test>-search` (the steps' records form a history of their own, apart
+// from runs of the test at one load); the search is its controlling owner.
+// Throws std::invalid_argument when metadata.name, namespace or uid is
+// missing or the spec has no search.
+nlohmann::json build_step_loadtest(const api::LoadTest& search, uint64_t step, double value);
+
 }  // namespace kubeload::controller

@@ -679,7 +679,8 @@ int main(int argc, char** argv) {
                               if (loadtest_events.should_reconcile(type, object)) {
                                 queue.add(kube::object_key(object));
                               }
-                              // A round of an experiment started or ended: the experiment goes on.
+                              // A round of an experiment (a step of a search) started or ended: it
+                              // goes on.
                               if (auto key = kc::experiment_to_wake(type, object)) queue.add(*key);
                               // A run of a schedule changed: its schedule's status follows.
                               if (auto key = kc::schedule_to_wake(type, object)) {

@@ -311,6 +311,40 @@ class Decoder {
     return value;
   }
 
+  // A step's value of spec.search: requests/s (as spec.load.rate) or
+  // connections (an integer, at least one).
+  std::optional<double> search_value(const YAML::Node& node, const std::string& path,
+                                     SearchOver over) {
+    if (over == SearchOver::rate) return rate(node, path);
+    if (const auto value = count(node, path, 1, kMaxSearchConnections)) {
+      return static_cast<double>(*value);
+    }
+    return std::nullopt;
+  }
+
+  // spec.search.*.precision: "10%" (of the highest passing value) or a
+  // number in the value's unit.
+  void search_precision(const YAML::Node& node, const std::string& path, SearchSpec& search) {
+    if (node.IsScalar() && (is_quoted(node) || node.Scalar().ends_with('%'))) {
+      const std::string& text = node.Scalar();
+      double percent = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), percent);
+      if (text.ends_with('%') && ec == std::errc() && end == text.data() + text.size() - 1 &&
+          std::isfinite(percent) && percent > 0 && percent < 100) {
+        search.precision = percent;
+        search.precision_percent = true;
+      } else {
+        error(path,
+              "must be a percent in (0%, 100%) like \"10%\", or a number, got " + quote(text));
+      }
+      return;
+    }
+    if (const auto value = positive_number(node, path)) {
+      search.precision = *value;
+      search.precision_percent = false;
+    }
+  }
+
   // ---- sections with rules of their own --------------------------------------
 
   void labels(const YAML::Node& node, const std::string& path,
@@ -715,6 +749,52 @@ const FieldTable<ExperimentSpec>& experiment_fields() {
   return table;
 }
 
+// spec.search.rate and spec.search.connections: the same fields, the values
+// in requests/s or connections (`over`, set before they are read).
+const FieldTable<SearchSpec>& search_range_fields() {
+  static const FieldTable<SearchSpec> table = {
+      {"start",
+       [](Decoder& d, SearchSpec& s, const YAML::Node& v, const std::string& at) {
+         if (const auto value = d.search_value(v, at, s.over)) s.start = *value;
+       }},
+      {"max",
+       [](Decoder& d, SearchSpec& s, const YAML::Node& v, const std::string& at) {
+         if (const auto value = d.search_value(v, at, s.over)) s.max = *value;
+       }},
+      {"factor",
+       [](Decoder& d, SearchSpec& s, const YAML::Node& v, const std::string& at) {
+         const auto value = d.number(v, at);
+         if (!value) return;
+         if (*value <= 1 || *value > kMaxSearchFactor) {
+           d.error(at, "must be above 1 and at most " +
+                           std::to_string(static_cast<int>(kMaxSearchFactor)) + ", got " +
+                           v.Scalar());
+           return;
+         }
+         s.factor = *value;
+       }},
+      {"precision", [](Decoder& d, SearchSpec& s, const YAML::Node& v,
+                       const std::string& at) { d.search_precision(v, at, s); }},
+  };
+  return table;
+}
+
+const FieldTable<SearchSpec>& search_fields() {
+  static const FieldTable<SearchSpec> table = {
+      {"rate",
+       [](Decoder& d, SearchSpec& s, const YAML::Node& v, const std::string& at) {
+         s.over = SearchOver::rate;
+         d.section(v, at, s, search_range_fields());
+       }},
+      {"connections",
+       [](Decoder& d, SearchSpec& s, const YAML::Node& v, const std::string& at) {
+         s.over = SearchOver::connections;
+         d.section(v, at, s, search_range_fields());
+       }},
+  };
+  return table;
+}
+
 const FieldTable<LoadTestSpec>& timeouts_fields() {
   static const FieldTable<LoadTestSpec> table = {
       {"start", duration_field(&LoadTestSpec::start_timeout, ZeroDuration::refused)},
@@ -763,6 +843,10 @@ const FieldTable<LoadTestSpec>& spec_fields() {
          });
        }},
       {"experiment", section_field(&LoadTestSpec::experiment, experiment_fields)},
+      {"search",
+       [](Decoder& d, LoadTestSpec& s, const YAML::Node& v, const std::string& at) {
+         d.section(v, at, s.search.emplace(), search_fields());
+       }},
       {"cleanup", [](Decoder& d, LoadTestSpec& s, const YAML::Node& v,
                      const std::string& at) { d.section(v, at, s, cleanup_fields()); }},
       {"timeouts", [](Decoder& d, LoadTestSpec& s, const YAML::Node& v,

@@ -248,6 +248,54 @@ void experiment_rules(const LoadTestSpec& spec, const DecodedFields& seen, Field
   }
 }
 
+// spec.search: the steps set the load (a rate or connections each), last
+// spec.load.duration each, and are judged by spec.thresholds.
+void search_rules(const LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
+  if (!spec.search) return;
+  const SearchSpec& search = *spec.search;
+  if (seen.malformed("spec.search")) return;
+  if (seen.has("spec.search.rate") == seen.has("spec.search.connections")) {
+    errors.add("spec.search", "exactly one of rate (open model) or connections (closed model)");
+    return;
+  }
+  const std::string over = search.over == SearchOver::rate ? "rate" : "connections";
+  const std::string at = "spec.search." + over;
+  if (seen.malformed(at)) return;
+  if (!seen.has(at + ".start"))
+    errors.add(at + ".start", "required (the first step's " + over + ")");
+  if (search.max && seen.has(at + ".start") && *search.max < search.start) {
+    errors.add(at + ".max", "must be >= start (" + seen.text(at + ".start") + "), got " +
+                                seen.text(at + ".max"));
+  }
+  if (search.over == SearchOver::connections && seen.has(at + ".start") &&
+      search.start < spec.workers) {
+    errors.add(at + ".start", "must be >= spec.workers (" + std::to_string(spec.workers) +
+                                  "), got " + seen.text(at + ".start") +
+                                  ": each worker needs at least one connection");
+  }
+  if (!spec.variants.empty()) {
+    errors.add("spec.search", "not with spec.variants: a search runs one target");
+  }
+  if (spec.baseline) {
+    errors.add("spec.baseline", "not with spec.search: each step is judged by spec.thresholds");
+  }
+  if (spec.thresholds.empty()) {
+    errors.add("spec.thresholds",
+               "required with spec.search: they decide whether a step passes (e.g. \"p99 < "
+               "100ms\")");
+  }
+  for (const char* field : {"rate", "connections", "stages", "maxConnections", "requests"}) {
+    const std::string path = std::string("spec.load.") + field;
+    if (seen.has(path)) {
+      errors.add(path, "not with spec.search: each step sets its own " + over +
+                           " and lasts spec.load.duration");
+    }
+  }
+  if (!seen.malformed("spec.load") && !seen.has("spec.load.duration")) {
+    errors.add("spec.load.duration", "required with spec.search (each step's length)");
+  }
+}
+
 void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
   // A target or load that is not even a map was reported as such; its
   // missing fields would only repeat that.
@@ -270,6 +318,7 @@ void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, Fiel
     }
   }
   experiment_rules(spec, seen, errors);
+  search_rules(spec, seen, errors);
   if (spec.load.max_streams > 1 && spec.protocol == Protocol::http1) {
     errors.add("spec.load.maxStreams", "only with spec.target.protocol http2 or h2c, got " +
                                            std::to_string(spec.load.max_streams) + " with http1");

@@ -80,6 +80,13 @@ var expected = map[string]outcome{
 	"experiment-comparison-failed": degraded,
 	"experiment-inconclusive":      degraded,
 	"experiment-round-failed":      degraded,
+	// A capacity search (spec.search): green when it found a passing value,
+	// never when even its first step failed or a step could not be measured.
+	"search-running":         progressing,
+	"search-capacity-found":  healthy,
+	"search-ceiling-reached": healthy,
+	"search-no-passing-step": degraded,
+	"search-step-failed":     degraded,
 	"stale-failed-gate":    progressing,
 }
 

@@ -45,6 +45,12 @@ inline constexpr uint64_t kMaxHistoryKeep = 10000;  // spec.history.keep
 inline constexpr size_t kMaxVariants = 8;           // spec.variants
 inline constexpr uint64_t kMaxRounds = 50;          // spec.experiment.rounds
 inline constexpr size_t kMaxComparisons = 20;       // spec.experiment.comparisons
+// spec.search: a step's connections, and how much a step may grow by.
+inline constexpr int64_t kMaxSearchConnections = 1000000;
+inline constexpr double kMaxSearchFactor = 10;
+// A search never runs more steps than this: growth from the start to the
+// ceiling, then bisection (each halves the bracket).
+inline constexpr uint64_t kMaxSearchSteps = 30;
 // HTTP/2 streams per connection (spec.load.maxStreams): servers advertise at
 // most a few hundred.
 inline constexpr uint64_t kMaxStreams = 1000;

@@ -191,6 +191,26 @@ struct ExperimentSpec {
   std::vector<std::string> comparisons;  // as written; parsed by the decoder
 };
 
+// spec.search: a capacity search (docs/experiments.md "Capacity search").
+// Each step is a LoadTest of its own at one open-model rate or one number of
+// connections, judged by spec.thresholds; the steps grow from `start` by
+// `factor` until one fails (or `max`, or the admin's ceiling, is reached),
+// then bisect between the highest passing and the lowest failing value
+// until the two are within `precision`.
+enum class SearchOver { rate, connections };
+inline constexpr double kDefaultSearchFactor = 2;
+inline constexpr double kDefaultSearchPrecisionPercent = 10;
+struct SearchSpec {
+  SearchOver over = SearchOver::rate;  // spec.search.rate or spec.search.connections
+  double start = 0;                    // requests/s, or connections
+  std::optional<double> max;
+  double factor = kDefaultSearchFactor;
+  // The final bracket's width: a percent of the highest passing value when
+  // `precision_percent`, else in the value's unit (requests/s, connections).
+  double precision = kDefaultSearchPrecisionPercent;
+  bool precision_percent = true;
+};
+
 enum class CleanupPolicy { Always, OnSuccess, Never };
 
 // spec.target.protocol: how requests travel. http2 is HTTP/2 over TLS (ALPN
@@ -231,6 +251,9 @@ struct LoadTestSpec {
   // of its own (one per variant and round), never a Job of its own.
   std::vector<VariantSpec> variants;
   ExperimentSpec experiment;
+  // Set: the LoadTest is a capacity search, run as steps of LoadTests of its
+  // own, never a Job of its own.
+  std::optional<SearchSpec> search;
   HistorySpec history;
   CleanupPolicy cleanup = CleanupPolicy::OnSuccess;
   std::chrono::nanoseconds start_timeout = std::chrono::minutes(5);

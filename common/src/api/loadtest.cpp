@@ -263,6 +263,54 @@ ExperimentStatus experiment_status(const json& in) {
   return out;
 }
 
+json to_json(const SearchStatus& search) {
+  json steps = json::array();
+  for (const SearchStep& step : search.steps) {
+    json row = {{"step", step.step},
+                {"value", step.value},
+                {"loadTest", step.load_test},
+                {"metrics", step.metrics},
+                {"failed", step.failed}};
+    if (step.phase) row["phase"] = to_string(*step.phase);
+    if (step.verdict) row["verdict"] = to_string(*step.verdict);
+    if (step.cpu_cores) row["cpuCores"] = *step.cpu_cores;
+    steps.push_back(std::move(row));
+  }
+  json out = {{"over", search.over}, {"steps", std::move(steps)}};
+  if (search.highest_passing) out["highestPassing"] = *search.highest_passing;
+  if (search.first_failing) out["firstFailing"] = *search.first_failing;
+  if (search.limit) {
+    out["limit"] = *search.limit;
+    out["limitBy"] = search.limit_by;
+  }
+  return out;
+}
+SearchStatus search_status(const json& in) {
+  SearchStatus out;
+  out.over = text(member(in, "over"));
+  out.steps = list_of<SearchStep>(member(in, "steps"), [](const json& row) {
+    SearchStep step;
+    step.step = count(member(row, "step")).value_or(0);
+    step.value = number(member(row, "value")).value_or(0);
+    step.load_test = text(member(row, "loadTest"));
+    step.phase = parse_phase(text(member(row, "phase")));
+    step.verdict = parse_verdict(text(member(row, "verdict")));
+    step.metrics = number_map(member(row, "metrics"));
+    step.cpu_cores = number(member(row, "cpuCores"));
+    if (const json& failed = member(row, "failed"); failed.is_array()) {
+      for (const json& item : failed) {
+        if (item.is_string()) step.failed.push_back(item.get<std::string>());
+      }
+    }
+    return step;
+  });
+  out.highest_passing = number(member(in, "highestPassing"));
+  out.first_failing = number(member(in, "firstFailing"));
+  out.limit = number(member(in, "limit"));
+  out.limit_by = text(member(in, "limitBy"));
+  return out;
+}
+
 }  // namespace
 
 Time whole_seconds(Time time) {
@@ -442,6 +490,7 @@ void to_json(json& out, const LoadTestStatus& status) {
   if (status.workers) out["workers"] = to_json(*status.workers);
   if (status.result) out["result"] = *status.result;
   if (status.experiment) out["experiment"] = to_json(*status.experiment);
+  if (status.search) out["search"] = to_json(*status.search);
   if (status.stages) out["stages"] = *status.stages;
   if (status.request_results) out["requestResults"] = *status.request_results;
   if (status.target) out["target"] = to_json(*status.target);
@@ -482,6 +531,9 @@ void from_json(const json& in, LoadTestStatus& status) {
   }
   if (const json& experiment = member(in, "experiment"); experiment.is_object()) {
     status.experiment = experiment_status(experiment);
+  }
+  if (const json& search = member(in, "search"); search.is_object()) {
+    status.search = search_status(search);
   }
   status.result_record = optional_text(member(in, "resultRecord"));
   status.conditions = list_of<Condition>(member(in, "conditions"),

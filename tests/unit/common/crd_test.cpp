@@ -260,6 +260,30 @@ spec:
   load: {duration: 10s, connections: 4}
 )";
 
+// Capacity searches, over a rate and over connections (exactly one each).
+const char* const kSearchRate = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: capacity}
+spec:
+  target: {service: {name: nginx-slow}}
+  load: {duration: 5s}
+  thresholds: ["p99 < 100ms"]
+  search:
+    rate: {start: 25, max: 400, factor: 2, precision: "10%"}
+)";
+const char* const kSearchConnections = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: capacity}
+spec:
+  target: {service: {name: nginx-slow}}
+  load: {duration: 5s}
+  thresholds: ["p99 < 100ms"]
+  search:
+    connections: {start: 4, max: 64, factor: 2, precision: 2}
+)";
+
 // Every map key of `doc` below spec must be a property of the schema at the
 // same place; opaque fields (preserve-unknown) and free-form maps stop the walk.
 void expect_in_schema(const YAML::Node& doc, const YAML::Node& schema, const std::string& path,
@@ -297,7 +321,7 @@ void schema_paths(const YAML::Node& schema, const std::string& path, std::set<st
 TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
   std::set<std::string> covered;
   for (const char* manifest : {kEveryFieldOpen, kEveryFieldClosed, kOpenStages, kTlsSecretCa,
-                               kTlsConfigMapCa, kExperiment}) {
+                               kTlsConfigMapCa, kExperiment, kSearchRate, kSearchConnections}) {
     const kubeload::ParsedLoadTest parsed = parse_loadtest(manifest);
     ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
     expect_in_schema(YAML::Load(manifest)["spec"], spec_schema(), "spec", covered);
@@ -565,6 +589,14 @@ kubeload::api::LoadTestStatus every_status_field() {
                       usage}},
       {MetricDifference{"b", "a", "p99", 1.5, 0.5, 2.5, 12.0}},
       {ComparisonRow{"b.p99 <= a.p99", "Inconclusive", 1.5, -0.5, 3.5, 14, "straddles"}}};
+  status.search = SearchStatus{
+      "rate",
+      {SearchStep{2, 87.5, "capacity-step-2", Phase::Succeeded, Verdict::Fail, {{"p99", 240.5}},
+                  0.5, {"p99 < 100ms (observed 240ms)"}}},
+      50,
+      87.5,
+      400,
+      "spec.search.rate.max"};
   status.result_record = "checkout-2-9c8d7e6f";
   status.conditions = {Condition{"Ready", ConditionStatus::True, "ThresholdsPassed", "ok", at, 3}};
   return status;

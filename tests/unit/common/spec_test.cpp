@@ -1172,6 +1172,98 @@ TEST(SpecParse, AnExperimentRunsSixRoundsByDefault) {
   EXPECT_EQ(parsed.spec.experiment.rounds, 6u);
 }
 
+// ---- capacity search: spec.search --------------------------------------------------
+
+const std::string kSearchTarget =
+    "target: {service: {name: nginx-slow}}\nthresholds: ['p99 < 100ms']\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Search, SpecValidation,
+    ::testing::Values(
+        InvalidSpec{"search_neither_rate_nor_connections",
+                    kSearchTarget + "search: {}\n" + kLoad,
+                    {"spec.search: exactly one of rate (open model) or connections (closed "
+                     "model)"}},
+        InvalidSpec{"search_rate_and_connections",
+                    kSearchTarget + "search: {rate: {start: 10}, connections: {start: 2}}\n" + kLoad,
+                    {"spec.search: exactly one of rate (open model) or connections (closed "
+                     "model)"}},
+        InvalidSpec{"search_without_start",
+                    kSearchTarget + "search: {rate: {factor: 2}}\n" + kLoad,
+                    {"spec.search.rate.start: required (the first step's rate)"}},
+        InvalidSpec{"search_max_below_start",
+                    kSearchTarget + "search: {rate: {start: 50, max: 10}}\n" + kLoad,
+                    {"spec.search.rate.max: must be >= start (50), got 10"}},
+        InvalidSpec{"search_factor_one",
+                    kSearchTarget + "search: {rate: {start: 50, factor: 1}}\n" + kLoad,
+                    {"spec.search.rate.factor: must be above 1 and at most 10, got 1"}},
+        InvalidSpec{"search_precision_percent",
+                    kSearchTarget + "search: {rate: {start: 50, precision: 150%}}\n" + kLoad,
+                    {"spec.search.rate.precision: must be a percent in (0%, 100%) like \"10%\", "
+                     "or a number, got \"150%\""}},
+        InvalidSpec{"search_connections_whole",
+                    kSearchTarget + "search: {connections: {start: 2.5}}\n" + kLoad,
+                    {"spec.search.connections.start: must be an integer, got 2.5"}},
+        InvalidSpec{"search_connections_per_worker",
+                    kSearchTarget + "workers: 4\nsearch: {connections: {start: 2}}\n" + kLoad,
+                    {"spec.search.connections.start: must be >= spec.workers (4), got 2: each "
+                     "worker needs at least one connection"}},
+        InvalidSpec{"search_needs_thresholds",
+                    "target: {service: {name: nginx-slow}}\nsearch: {rate: {start: 10}}\n" + kLoad,
+                    {"spec.thresholds: required with spec.search: they decide whether a step "
+                     "passes (e.g. \"p99 < 100ms\")"}},
+        InvalidSpec{"search_sets_the_rate",
+                    kSearchTarget + "search: {rate: {start: 10}}\nload: {duration: 5s, rate: 10}\n",
+                    {"spec.load.rate: not with spec.search: each step sets its own rate and lasts "
+                     "spec.load.duration"}},
+        InvalidSpec{"search_without_stages",
+                    kSearchTarget +
+                        "search: {rate: {start: 10}}\nload: {stages: [{duration: 5s, rate: 1}]}\n",
+                    {"spec.load.stages: not with spec.search: each step sets its own rate and "
+                     "lasts spec.load.duration",
+                     "spec.load.duration: required with spec.search (each step's length)"}},
+        InvalidSpec{"search_with_baseline",
+                    kSearchTarget +
+                        "search: {rate: {start: 10}}\nbaseline: {resultName: r, maxRegression: "
+                        "{p99: 5%}}\n" +
+                        kLoad,
+                    {"spec.baseline: not with spec.search: each step is judged by "
+                     "spec.thresholds"}},
+        InvalidSpec{"search_with_variants",
+                    kTwoVariants + "thresholds: ['p99 < 100ms']\nsearch: {rate: {start: 10}}\n" +
+                        kLoad,
+                    {"spec.search: not with spec.variants: a search runs one target"}}),
+    PrintRule);
+
+TEST(SpecParse, ReadsACapacitySearch) {
+  const ParsedLoadTest parsed = parse_loadtest(
+      with_spec(kSearchTarget + "search: {rate: {start: 25, max: 400, factor: 1.5, precision: 5}}\n" +
+                kLoad));
+  ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+  const SearchSpec& search = *parsed.spec.search;
+  EXPECT_EQ(search.over, SearchOver::rate);
+  EXPECT_EQ(search.start, 25);
+  EXPECT_EQ(search.max, 400);
+  EXPECT_EQ(search.factor, 1.5);
+  EXPECT_EQ(search.precision, 5);
+  EXPECT_FALSE(search.precision_percent);
+}
+
+TEST(SpecParse, ACapacitySearchDoublesToTenPercentByDefault) {
+  for (const char* precision : {"", ", precision: 10%", ", precision: '10%'"}) {
+    const ParsedLoadTest parsed = parse_loadtest(with_spec(
+        kSearchTarget + "search: {connections: {start: 4" + precision + "}}\n" + kLoad));
+    ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+    const SearchSpec& search = *parsed.spec.search;
+    EXPECT_EQ(search.over, SearchOver::connections);
+    EXPECT_EQ(search.start, 4);
+    EXPECT_FALSE(search.max);
+    EXPECT_EQ(search.factor, 2);
+    EXPECT_EQ(search.precision, 10);
+    EXPECT_TRUE(search.precision_percent);
+  }
+}
+
 TEST(SpecValidation, ReportsEveryProblemAtOnce) {
   const ParsedLoadTest parsed = parse_loadtest(R"(
 apiVersion: kubeload.dev/v1alpha1

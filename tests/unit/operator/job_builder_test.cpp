@@ -901,4 +901,61 @@ TEST(OperatorRoundBuilder, RefusesAVariantNotInTheSpec) {
   EXPECT_THROW(build_round_loadtest(experiment_loadtest(), 2, 1), std::invalid_argument);
 }
 
+// ---- the LoadTests a capacity search creates (build_step_loadtest)
+
+kubeload::api::LoadTest search_loadtest(const char* over = "rate") {
+  kubeload::api::LoadTest search;
+  search.metadata.name = "nginx-capacity";
+  search.metadata.namespace_ = "shop";
+  search.metadata.uid = "5e5e5e5e-0000-4000-8000-000000000001";
+  search.metadata.labels = {{"team", "web"}};
+  search.metadata.annotations = {{"kubeload.dev/revision", "abc123"},
+                                 {"kubectl.kubernetes.io/last-applied-configuration", "{}"}};
+  search.spec = json::parse(R"({
+    "target": {"service": {"name": "nginx-slow", "port": 80}},
+    "load": {"duration": "5s", "warmup": "1s"},
+    "thresholds": ["p99 < 100ms", "errorRate < 1%"],
+    "ttlSecondsAfterFinished": 600
+  })");
+  search.spec["search"][over] = {{"start", 25}, {"factor", 2}, {"precision", "10%"}};
+  return search;
+}
+
+TEST(OperatorStepBuilderGolden, AStepMatchesGoldenFile) {
+  expect_golden("search_step.json", build_step_loadtest(search_loadtest(), 3, 87.5));
+}
+
+TEST(OperatorStepBuilder, AStepRunsTheSearchsSpecAtItsValueAndKeepsTheThresholds) {
+  const json step = build_step_loadtest(search_loadtest(), 2, 50);
+  EXPECT_EQ(step["metadata"]["name"], "nginx-capacity-step-2");
+  EXPECT_EQ(step["metadata"]["labels"]["kubeload.dev/test"], "nginx-capacity-search");
+  EXPECT_EQ(step["metadata"]["labels"]["kubeload.dev/search"], "nginx-capacity");
+  EXPECT_EQ(step["metadata"]["labels"]["kubeload.dev/step"], "2");
+  EXPECT_EQ(step["metadata"]["labels"]["team"], "web");
+  EXPECT_EQ(step["metadata"]["ownerReferences"][0]["uid"], search_loadtest().metadata.uid);
+  EXPECT_EQ(step["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(step["spec"]["load"], json::parse(R"({"duration": "5s", "warmup": "1s", "rate": 50.0})"));
+  EXPECT_EQ(step["spec"]["thresholds"], search_loadtest().spec["thresholds"]);
+  for (const char* field : {"search", "ttlSecondsAfterFinished"}) {
+    EXPECT_FALSE(step["spec"].contains(field)) << field;
+  }
+  const json closed = build_step_loadtest(search_loadtest("connections"), 1, 25);
+  EXPECT_EQ(closed["spec"]["load"]["connections"], 25);
+  EXPECT_FALSE(closed["spec"]["load"].contains("rate"));
+}
+
+TEST(OperatorStepBuilder, EveryStepIsAValidLoadTestThatIsNotASearch) {
+  for (const char* over : {"rate", "connections"}) {
+    const kubeload::ParsedLoadTest parsed =
+        kubeload::parse_loadtest(build_step_loadtest(search_loadtest(over), 4, 40).dump());
+    EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].to_string());
+    EXPECT_FALSE(parsed.spec.search);
+    EXPECT_EQ(parsed.spec.thresholds.size(), 2u);
+  }
+}
+
+TEST(OperatorStepBuilder, RefusesALoadTestWithoutASearch) {
+  EXPECT_THROW(build_step_loadtest(experiment_loadtest(), 1, 10), std::invalid_argument);
+}
+
 }  // namespace

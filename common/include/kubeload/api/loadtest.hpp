@@ -213,6 +213,34 @@ struct ExperimentStatus {
   bool operator==(const ExperimentStatus&) const = default;
 };
 
+// status.search (a LoadTest with spec.search, docs/experiments.md "Capacity
+// search"): every step in the order it ran, and the bracket found. Values are
+// requests/s (over "rate") or connections (over "connections").
+struct SearchStep {
+  uint64_t step = 0;  // 1-based
+  double value = 0;
+  std::string load_test;
+  std::optional<Phase> phase;
+  std::optional<Verdict> verdict;
+  // As status.experiment.runs[].metrics (rps, p50 ... errorRate, cpuPerRequest).
+  std::map<std::string, double> metrics;
+  std::optional<double> cpu_cores;  // the target's CPU, mean over the step
+  // The thresholds it failed: "p99 < 100ms (observed 240ms)".
+  std::vector<std::string> failed;
+  bool operator==(const SearchStep&) const = default;
+};
+struct SearchStatus {
+  std::string over;  // "rate" or "connections"
+  std::vector<SearchStep> steps;
+  std::optional<double> highest_passing;
+  std::optional<double> first_failing;
+  // The value no step goes above (spec.search's max or the operator's
+  // ceiling), and which of the two it is ("spec.search.rate.max", "--max-rate").
+  std::optional<double> limit;
+  std::string limit_by;
+  bool operator==(const SearchStatus&) const = default;
+};
+
 struct LoadTestStatus {
   int64_t observed_generation = 0;
   std::optional<Phase> phase;  // unset: not decided yet (or a spelling this version does not know)
@@ -235,6 +263,7 @@ struct LoadTestStatus {
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineOutcome> baseline;
   std::optional<ExperimentStatus> experiment;
+  std::optional<SearchStatus> search;
   // The run's LoadTestResult record, once written.
   std::optional<std::string> result_record;
   std::vector<Condition> conditions;

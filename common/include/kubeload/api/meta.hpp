@@ -62,6 +62,10 @@ inline constexpr std::string_view kScheduleLabel = "kubeload.dev/schedule";
 inline constexpr std::string_view kExperimentLabel = "kubeload.dev/experiment";
 inline constexpr std::string_view kVariantLabel = "kubeload.dev/variant";
 inline constexpr std::string_view kRoundLabel = "kubeload.dev/round";
+// On each LoadTest a capacity search (a LoadTest with spec.search) creates
+// for one step: the search's name and the step (1-based), as above.
+inline constexpr std::string_view kSearchLabel = "kubeload.dev/search";
+inline constexpr std::string_view kStepLabel = "kubeload.dev/step";
 
 // ---- annotations
 

@@ -147,9 +147,15 @@ enum class Reason {
   ComparisonsPassed,
   ComparisonFailed,
   Inconclusive,
+  // a capacity search's (spec.search) phase and conditions
+  CapacityFound,
+  NoPassingStep,
+  CeilingReached,
+  StepFailed,
+  StepsCompleted,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 58> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 63> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -208,6 +214,11 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 58> kReasons{{
     {Reason::ComparisonsPassed, "ComparisonsPassed"},
     {Reason::ComparisonFailed, "ComparisonFailed"},
     {Reason::Inconclusive, "Inconclusive"},
+    {Reason::CapacityFound, "CapacityFound"},
+    {Reason::NoPassingStep, "NoPassingStep"},
+    {Reason::CeilingReached, "CeilingReached"},
+    {Reason::StepFailed, "StepFailed"},
+    {Reason::StepsCompleted, "StepsCompleted"},
 }};
 
 // ---- spelling: to_string writes a value, parse_* reads one (nullopt for a
