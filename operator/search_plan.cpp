@@ -1,11 +1,10 @@
 #include "operator/search_plan.hpp"
 
-#include <array>
-#include <charconv>
 #include <cmath>
 #include <map>
 
 #include "kubeload/limits.hpp"
+#include "kubeload/text.hpp"
 #include "operator/conditions.hpp"
 #include "operator/job_builder.hpp"
 
@@ -18,15 +17,9 @@ using api::name;
 // event (a missed watch event must not stall it).
 constexpr std::chrono::seconds kStepLook{10};
 
-// The shortest text that reads back as `value`: "87.5", "200".
-std::string shown(double value) {
-  std::array<char, 32> text{};
-  const auto end = std::to_chars(text.data(), text.data() + text.size(), value).ptr;
-  return std::string(text.data(), end);
-}
-
 std::string with_unit(const SearchSpec& search, double value) {
-  return search.over == SearchOver::rate ? shown(value) + "/s" : shown(value) + " connections";
+  return search.over == SearchOver::rate ? shortest(value) + "/s"
+                                         : shortest(value) + " connections";
 }
 
 const char* over_name(SearchOver over) {

@@ -13,6 +13,7 @@
 #include "kubeload/names.hpp"
 #include "kubeload/rfc3339.hpp"
 #include "kubeload/spec.hpp"
+#include "kubeload/text.hpp"
 #include "kubeload/url.hpp"
 #include "reports/recorded_run.hpp"
 #include "reports/report_writers.hpp"
@@ -159,6 +160,18 @@ const json& variant_spec(const json& spec, const std::string& name) {
   return member(spec, "no such variant");
 }
 
+// A searched value with its unit: "106.25/s", "40 connections".
+std::string search_value(const api::SearchStatus& search, double value) {
+  return shortest(value) + (search.over == "connections" ? " connections" : "/s");
+}
+
+// A step's figure scaled (errorRate x 100: percent) or "-" when it has none.
+std::string step_metric(const api::SearchStep& step, ComparedMetric metric, double factor,
+                        int decimals) {
+  const auto it = step.metrics.find(std::string(to_string(metric)));
+  return it == step.metrics.end() ? std::string("-") : report::fixed(it->second * factor, decimals);
+}
+
 // A ResultView from a status row without histograms: the latency summaries
 // come from its latencyMs, waitingMs and connectMs.
 report::ResultView view_of_summary(const api::ResultRow& row) {
@@ -232,6 +245,37 @@ void write_experiment_report(std::ostream& out, ReportFormat format, const json&
     return;
   }
   if (format == ReportFormat::jmeter) jmeter.write(out);
+}
+
+// The reports of a capacity search: its steps are its result. JMeter's
+// Aggregate Report gets a row per step, as a JMeter sweep has a row per
+// thread-group size (the status keeps each step's figures, not its counts:
+// the samples, min and KB/sec columns are "-"; each step's own report has
+// them); every other format shows the sweep table after the answer.
+void write_search_report(std::ostream& out, ReportFormat format, const GateReport& gate) {
+  const api::SearchStatus& search = *gate.search;
+  if (format == ReportFormat::jmeter && !search.steps.empty()) {
+    report::TextTable jmeter = report::jmeter_table();
+    for (const api::SearchStep& step : search.steps) {
+      const auto metric = [&](ComparedMetric m, double factor, int decimals) {
+        return step_metric(step, m, factor, decimals);
+      };
+      jmeter.add_row(
+          {"step " + std::to_string(step.step) + " " + search_value(search, step.value), "-",
+           metric(ComparedMetric::mean, 1, 0), metric(ComparedMetric::p50, 1, 0),
+           metric(ComparedMetric::p90, 1, 0), metric(ComparedMetric::p95, 1, 0),
+           metric(ComparedMetric::p99, 1, 0), "-", metric(ComparedMetric::max, 1, 0),
+           metric(ComparedMetric::errorRate, 100, 2) + (step.metrics.count("errorRate") ? "%" : ""),
+           metric(ComparedMetric::rps, 1, 1) + (step.metrics.count("rps") ? "/sec" : ""), "-"});
+    }
+    jmeter.write(out);
+    return;
+  }
+  out << gate.title << ": " << gate.phase;
+  if (!gate.message.empty()) out << " (" << gate.message << ")";
+  out << "\n\n";
+  write_search_text(out, search);
+  write_gate_text(out, gate);
 }
 
 // How a compared metric's values are shown: latencies in ms, rps per
@@ -489,6 +533,70 @@ void write_experiment_text(std::ostream& out, const ExperimentReport& experiment
   }
 }
 
+ExperimentTable search_table(const api::SearchStatus& search) {
+  ExperimentTable table;
+  table.header = {"step",
+                  search.over == "connections" ? "connections" : "rate",
+                  "verdict",
+                  "rps",
+                  "p50 ms",
+                  "p90 ms",
+                  "p99 ms",
+                  "errors %",
+                  "target CPU cores",
+                  "CPU ms per request",
+                  "failed"};
+  for (const api::SearchStep& step : search.steps) {
+    std::string verdict = step.verdict ? std::string(api::to_string(*step.verdict))
+                          : step.phase ? std::string(api::to_string(*step.phase))
+                                       : std::string("Pending");
+    std::string failed;
+    for (const std::string& f : step.failed) failed += (failed.empty() ? "" : "; ") + f;
+    table.rows.push_back(
+        {std::to_string(step.step), search_value(search, step.value), verdict,
+         step_metric(step, ComparedMetric::rps, 1, 1), step_metric(step, ComparedMetric::p50, 1, 3),
+         step_metric(step, ComparedMetric::p90, 1, 3), step_metric(step, ComparedMetric::p99, 1, 3),
+         step_metric(step, ComparedMetric::errorRate, 100, 2),
+         step.cpu_cores ? report::fixed(*step.cpu_cores, 3) : std::string("-"),
+         step_metric(step, ComparedMetric::cpuPerRequest, 1000, 3),
+         failed.empty() ? std::string("-") : failed});
+  }
+  return table;
+}
+
+std::string search_outcome(const api::SearchStatus& search) {
+  std::string out;
+  if (search.highest_passing) {
+    out = "highest passing " + search.over + " " + search_value(search, *search.highest_passing);
+  }
+  if (search.first_failing) {
+    out += std::string(out.empty() ? "" : ", ") + "first failing " +
+           search_value(search, *search.first_failing);
+  }
+  if (out.empty())
+    out = search.steps.empty() ? "no step finished yet" : "no step passed or failed yet";
+  if (search.limit) {
+    out += " (limit " + search_value(search, *search.limit) +
+           (search.limit_by.empty() ? "" : ", " + search.limit_by) + ")";
+  }
+  return out;
+}
+
+void write_search_text(std::ostream& out, const api::SearchStatus& search) {
+  out << "Capacity search: " << search_outcome(search) << "\n\n";
+  if (search.steps.empty()) return;
+  const ExperimentTable t = search_table(search);
+  std::vector<report::TextTable::Column> columns;
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    columns.push_back({t.header[c], c + 1 == t.header.size() || c == 2
+                                        ? report::TextTable::Align::left
+                                        : report::TextTable::Align::right});
+  }
+  report::TextTable table(columns);
+  for (const std::vector<std::string>& row : t.rows) table.add_row(row);
+  table.write(out, "  ");
+}
+
 std::string threshold_limit(const std::string& expression) {
   const size_t op = expression.find_first_of("<>=");
   if (op == std::string::npos) return "";
@@ -550,6 +658,13 @@ GateReport gate_report_from_loadtest(const json& given) {
     for (const api::SharedRun& run : status.target->shared_with) {
       out.shared_with.push_back(api::to_string(run));
     }
+  }
+  if (status.search) {
+    out.search = *status.search;
+  } else if (member(object.spec, "search").is_object()) {
+    out.search = api::SearchStatus{};  // no step yet: the answer says so
+    out.search->over =
+        member(member(object.spec, "search"), "connections").is_object() ? "connections" : "rate";
   }
   const json& spec_variants = member(object.spec, "variants");
   if (status.experiment || (spec_variants.is_array() && !spec_variants.empty())) {
@@ -690,6 +805,10 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& g
   const std::optional<api::ResultRow> result = api::result_row(object.status);
   if (!result && gate.experiment) {
     write_experiment_report(out, format, loadtest, object, gate);
+    return;
+  }
+  if (!result && gate.search) {
+    write_search_report(out, format, gate);
     return;
   }
   if (!result) {

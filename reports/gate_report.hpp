@@ -111,6 +111,9 @@ struct GateReport {
   // A LoadTest with spec.variants (docs/experiments.md): its variants take the
   // place of the one result.
   std::optional<ExperimentReport> experiment;
+  // A LoadTest with spec.search (docs/experiments.md "Capacity search"):
+  // its sweep table takes the place of the one result.
+  std::optional<api::SearchStatus> search;
   // The test's last runs (html only); unset: not asked for.
   std::optional<Trend> trend;
 
@@ -201,6 +204,16 @@ ExperimentTable variants_table(const ExperimentReport& experiment);
 ExperimentTable differences_table(const ExperimentReport& experiment);
 // "4 of 6 rounds of 2 variants".
 std::string experiment_progress(const ExperimentReport& experiment);
+
+// A capacity search's sweep table: one row per step in the order it ran
+// (step, value, verdict, rps, p50, p90, p99, errors, the target's CPU
+// cores and CPU per request, the thresholds it failed).
+ExperimentTable search_table(const api::SearchStatus& search);
+// A search's answer in one line: "highest passing rate 100/s, first failing
+// 106.25/s (limit 800/s, spec.search.rate.max)"; "no step finished yet".
+std::string search_outcome(const api::SearchStatus& search);
+// The text of a search: its answer, then the sweep table.
+void write_search_text(std::ostream& out, const api::SearchStatus& search);
 
 // The text of an experiment: the variants side by side, the differences
 // with their intervals, one line per comparison (the text report's body

@@ -468,6 +468,11 @@ void write_html_report(std::ostream& out, const GateReport& report) {
 
   if (report.experiment && !report.has_result) {
     write_experiment(out, *report.experiment);
+  } else if (report.search && !report.has_result) {
+    out << "<h2>Capacity search</h2>\n<p>" << html_escape(search_outcome(*report.search))
+        << "</p>\n";
+    if (!report.search->steps.empty())
+      write_table(out, "search-steps", search_table(*report.search));
   } else {
     write_result(out, report);
   }

@@ -93,6 +93,13 @@ void write_junit_report(std::ostream& out, const GateReport& report) {
     run.detail = report.title + ": " + summary_line(report);
   } else if (report.experiment) {
     run.detail = report.title + ": " + experiment_line(*report.experiment);
+  } else if (report.search) {
+    run.detail = report.title + ": capacity search, " + search_outcome(*report.search);
+    for (const std::vector<std::string>& row : search_table(*report.search).rows) {
+      run.detail += "\nstep " + row[0] + ": " + row[1] + " " + row[2] + ", " + row[3] + "/s, p99 " +
+                    row[6] + " ms, errors " + row[7] + "%";
+      if (row.back() != "-") run.detail += ", failed " + row.back();
+    }
   } else {
     run.detail = report.title + ": no result";
   }

@@ -115,6 +115,12 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
     out << '\n';
   } else if (report.experiment) {
     write_experiment(out, *report.experiment);
+  } else if (report.search) {
+    out << "#### Capacity search\n\n" << markdown_cell(search_outcome(*report.search)) << "\n\n";
+    if (!report.search->steps.empty()) {
+      write_table(out, search_table(*report.search));
+      out << '\n';
+    }
   } else {
     out << "No result was collected.\n\n";
   }

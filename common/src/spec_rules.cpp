@@ -94,13 +94,10 @@ void load_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& erro
   if (open && load.rate && load.requests && !load.duration && !staged) {
     const double seconds = static_cast<double>(*load.requests) / *load.rate;
     if (seconds > std::chrono::duration<double>(kMaxRunLength).count()) {
-      std::array<char, 32> rate_text{};
-      const auto written =
-          std::to_chars(rate_text.data(), rate_text.data() + rate_text.size(), *load.rate).ptr;
-      errors.add("spec.load.requests",
-                 "at spec.load.rate " + std::string(rate_text.data(), written) + "/s, " +
-                     std::to_string(*load.requests) + " requests take longer than " +
-                     format_duration(kMaxRunLength));
+      errors.add("spec.load.requests", "at spec.load.rate " + shortest(*load.rate) + "/s, " +
+                                           std::to_string(*load.requests) +
+                                           " requests take longer than " +
+                                           format_duration(kMaxRunLength));
     }
   }
 
@@ -267,8 +264,8 @@ void search_rules(const LoadTestSpec& spec, const DecodedFields& seen, FieldErro
     errors.add(at + ".max", "must be >= start (" + seen.text(at + ".start") + "), got " +
                                 seen.text(at + ".max"));
   }
-  if (search.over == SearchOver::connections && seen.has(at + ".start") &&
-      search.start < spec.workers) {
+  // A start the decoder refused stays 0: its own error says why.
+  if (search.over == SearchOver::connections && search.start > 0 && search.start < spec.workers) {
     errors.add(at + ".start", "must be >= spec.workers (" + std::to_string(spec.workers) +
                                   "), got " + seen.text(at + ".start") +
                                   ": each worker needs at least one connection");

@@ -116,4 +116,12 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
+std::string shortest(double value) {
+  if (!std::isfinite(value)) return "-";
+  std::array<char, 64> buffer{};
+  const auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  if (error != std::errc{}) return "-";
+  return std::string(buffer.data(), end);
+}
+
 }  // namespace kubeload

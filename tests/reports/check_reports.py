@@ -274,6 +274,26 @@ def check_experiment_markdown(markdown, junit_root):
           shown is not None and len(shown) == 3 and shown == want, f"shown {shown}, want {want}")
 
 
+def check_search_markdown(markdown, junit_root):
+    """A capacity search: its sweep table renders as a table, a row per step
+    the JUnit run case lists, each failing row naming what it failed."""
+    page = RenderedMarkdown(render_gfm(markdown))
+    label = "search.md"
+    check(f"{label}: the headline says Pass", bool(page.headings) and
+          page.headings[0].endswith("✅ Pass"), str(page.headings[:1]))
+    stray = table_left_as_paragraph(page)
+    check(f"{label}: no table renders as a paragraph", not stray, str(stray)[:300])
+    found = [t for t in page.tables if t["header"][:3] == ["step", "rate", "verdict"]]
+    out = "".join(c.findtext("system-out") or "" for c in junit_root.iter("testcase")
+                  if c.get("name") == "run")
+    listed = [line.split(":")[0] for line in out.splitlines() if line.startswith("step ")]
+    rows = found[0]["rows"] if len(found) == 1 else []
+    check(f"{label}: one sweep row per step of the JUnit run case ({len(rows)} rows, {len(listed)} steps)",
+          len(rows) == len(listed) > 0 and [f"step {r[0]}" for r in rows] == listed, str(rows)[:300])
+    check(f"{label}: every failing step names the threshold it failed",
+          all((r[2] == "Fail") == (r[-1] != "-") for r in rows), str(rows)[:300])
+
+
 def check_markdown_check_can_fail(markdown):
     """A table without its delimiter row is a paragraph to a real renderer:
     the check must see it."""
@@ -482,8 +502,8 @@ def main():
                 "running": "⏳ Running"}
     for name in goldens:
         scenario = name[:-len(".junit.xml")]
-        # The experiment's golden is the gitops fixture's LoadTest, named nginx-ab.
-        identity = "nginx-ab" if scenario == "experiment" else "checkout"
+        # The experiment's and the search's goldens are gitops fixtures' LoadTests.
+        identity = {"experiment": "nginx-ab", "search": "nginx-capacity"}.get(scenario, "checkout")
         with open(os.path.join(golden, name), encoding="utf-8") as f:
             root = check_junit(name, f.read(), expect_identity=identity)
         with open(os.path.join(golden, scenario + ".md"), encoding="utf-8") as f:
@@ -495,6 +515,8 @@ def main():
                 check_markdown_check_can_fail(markdown)
         if root is not None and scenario == "experiment":
             check_experiment_markdown(markdown, root)
+        if root is not None and scenario == "search":
+            check_search_markdown(markdown, root)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowTailHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

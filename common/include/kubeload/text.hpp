@@ -66,5 +66,8 @@ std::string trim_trailing(std::string s, std::string_view chars);
 // (std::to_chars); "-" for a non-finite value, so no report or status
 // message shows nan or inf, and never "-0.000".
 std::string fixed(double value, int decimals);
+// The shortest text that reads back as `value` (std::to_chars): "87.5",
+// "200", "106.25"; "-" for a non-finite value.
+std::string shortest(double value);
 
 }  // namespace kubeload

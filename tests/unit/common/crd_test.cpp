@@ -589,14 +589,19 @@ kubeload::api::LoadTestStatus every_status_field() {
                       usage}},
       {MetricDifference{"b", "a", "p99", 1.5, 0.5, 2.5, 12.0}},
       {ComparisonRow{"b.p99 <= a.p99", "Inconclusive", 1.5, -0.5, 3.5, 14, "straddles"}}};
-  status.search = SearchStatus{
-      "rate",
-      {SearchStep{2, 87.5, "capacity-step-2", Phase::Succeeded, Verdict::Fail, {{"p99", 240.5}},
-                  0.5, {"p99 < 100ms (observed 240ms)"}}},
-      50,
-      87.5,
-      400,
-      "spec.search.rate.max"};
+  status.search = SearchStatus{"rate",
+                               {SearchStep{2,
+                                           87.5,
+                                           "capacity-step-2",
+                                           Phase::Succeeded,
+                                           Verdict::Fail,
+                                           {{"p99", 240.5}},
+                                           0.5,
+                                           {"p99 < 100ms (observed 240ms)"}}},
+                               50,
+                               87.5,
+                               400,
+                               "spec.search.rate.max"};
   status.result_record = "checkout-2-9c8d7e6f";
   status.conditions = {Condition{"Ready", ConditionStatus::True, "ThresholdsPassed", "ok", at, 3}};
   return status;

@@ -1184,10 +1184,11 @@ INSTANTIATE_TEST_SUITE_P(
                     kSearchTarget + "search: {}\n" + kLoad,
                     {"spec.search: exactly one of rate (open model) or connections (closed "
                      "model)"}},
-        InvalidSpec{"search_rate_and_connections",
-                    kSearchTarget + "search: {rate: {start: 10}, connections: {start: 2}}\n" + kLoad,
-                    {"spec.search: exactly one of rate (open model) or connections (closed "
-                     "model)"}},
+        InvalidSpec{
+            "search_rate_and_connections",
+            kSearchTarget + "search: {rate: {start: 10}, connections: {start: 2}}\n" + kLoad,
+            {"spec.search: exactly one of rate (open model) or connections (closed "
+             "model)"}},
         InvalidSpec{"search_without_start",
                     kSearchTarget + "search: {rate: {factor: 2}}\n" + kLoad,
                     {"spec.search.rate.start: required (the first step's rate)"}},
@@ -1229,16 +1230,16 @@ INSTANTIATE_TEST_SUITE_P(
                         kLoad,
                     {"spec.baseline: not with spec.search: each step is judged by "
                      "spec.thresholds"}},
-        InvalidSpec{"search_with_variants",
-                    kTwoVariants + "thresholds: ['p99 < 100ms']\nsearch: {rate: {start: 10}}\n" +
-                        kLoad,
-                    {"spec.search: not with spec.variants: a search runs one target"}}),
+        InvalidSpec{
+            "search_with_variants",
+            kTwoVariants + "thresholds: ['p99 < 100ms']\nsearch: {rate: {start: 10}}\n" + kLoad,
+            {"spec.search: not with spec.variants: a search runs one target"}}),
     PrintRule);
 
 TEST(SpecParse, ReadsACapacitySearch) {
   const ParsedLoadTest parsed = parse_loadtest(
-      with_spec(kSearchTarget + "search: {rate: {start: 25, max: 400, factor: 1.5, precision: 5}}\n" +
-                kLoad));
+      with_spec(kSearchTarget +
+                "search: {rate: {start: 25, max: 400, factor: 1.5, precision: 5}}\n" + kLoad));
   ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
   const SearchSpec& search = *parsed.spec.search;
   EXPECT_EQ(search.over, SearchOver::rate);
@@ -1251,8 +1252,8 @@ TEST(SpecParse, ReadsACapacitySearch) {
 
 TEST(SpecParse, ACapacitySearchDoublesToTenPercentByDefault) {
   for (const char* precision : {"", ", precision: 10%", ", precision: '10%'"}) {
-    const ParsedLoadTest parsed = parse_loadtest(with_spec(
-        kSearchTarget + "search: {connections: {start: 4" + precision + "}}\n" + kLoad));
+    const ParsedLoadTest parsed = parse_loadtest(
+        with_spec(kSearchTarget + "search: {connections: {start: 4" + precision + "}}\n" + kLoad));
     ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
     const SearchSpec& search = *parsed.spec.search;
     EXPECT_EQ(search.over, SearchOver::connections);

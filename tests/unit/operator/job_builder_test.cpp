@@ -934,7 +934,8 @@ TEST(OperatorStepBuilder, AStepRunsTheSearchsSpecAtItsValueAndKeepsTheThresholds
   EXPECT_EQ(step["metadata"]["labels"]["team"], "web");
   EXPECT_EQ(step["metadata"]["ownerReferences"][0]["uid"], search_loadtest().metadata.uid);
   EXPECT_EQ(step["metadata"]["ownerReferences"][0]["controller"], true);
-  EXPECT_EQ(step["spec"]["load"], json::parse(R"({"duration": "5s", "warmup": "1s", "rate": 50.0})"));
+  EXPECT_EQ(step["spec"]["load"],
+            json::parse(R"({"duration": "5s", "warmup": "1s", "rate": 50.0})"));
   EXPECT_EQ(step["spec"]["thresholds"], search_loadtest().spec["thresholds"]);
   for (const char* field : {"search", "ttlSecondsAfterFinished"}) {
     EXPECT_FALSE(step["spec"].contains(field)) << field;

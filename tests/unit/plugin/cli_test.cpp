@@ -592,7 +592,7 @@ TEST(PluginCompare, OneExperimentShowsItsVariantsSideBySideWithTheIntervals) {
       << markdown.str();
   EXPECT_NE(markdown.str().find("| p99 | +10.01 ms [+7.41, +12.60] (+93.0%) |"), std::string::npos)
       << markdown.str();
-  EXPECT_NE(markdown.str().find("| b.p99 <= a.p99 * 1.05 | Fail | +9.47 ms [+6.80, +12.13] |"),
+  EXPECT_NE(markdown.str().find("| b.p99 &lt;= a.p99 * 1.05 | Fail | +9.47 ms [+6.80, +12.13] |"),
             std::string::npos)
       << markdown.str();
 

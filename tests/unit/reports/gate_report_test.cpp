@@ -209,6 +209,9 @@ json fixture(const std::string& file) {
 // each variant.
 json experiment_loadtest() {
   json loadtest = fixture("experiment-comparison-failed.json");
+  // Created by generateName, as CI creates a run: the test's name is its label.
+  loadtest["metadata"]["name"] = "nginx-ab-x7k2p";
+  loadtest["metadata"]["labels"]["kubeload.dev/test"] = "nginx-ab";
   loadtest["spec"]["thresholds"] = {"errorRate < 1%"};
   loadtest["spec"]["experiment"]["comparisons"] = {"b.p99 <= a.p99 * 1.05", "b.rps >= a.rps * 0.95",
                                                    "b.cpuPerRequest <= a.cpuPerRequest"};
@@ -251,6 +254,21 @@ json experiment_loadtest() {
   return loadtest;
 }
 
+// A capacity search that found the knee, as the operator wrote it (the
+// gitops fixture), with the target's CPU on each step as a cluster with
+// Prometheus adds it.
+json search_loadtest() {
+  json loadtest = fixture("search-capacity-found.json");
+  loadtest["metadata"]["name"] = "nginx-capacity-q8w2n";
+  loadtest["metadata"]["labels"]["kubeload.dev/test"] = "nginx-capacity";
+  double cores = 0.05;
+  for (json& step : loadtest["status"]["search"]["steps"]) {
+    step["cpuCores"] = cores;
+    cores *= 1.7;
+  }
+  return loadtest;
+}
+
 struct Scenario {
   const char* name;
   json (*build)();
@@ -259,7 +277,8 @@ struct Scenario {
 constexpr Scenario kScenarios[] = {
     {"passed", passed_loadtest},         {"gate_failed", gate_failed_loadtest},
     {"run_failed", run_failed_loadtest}, {"running", running_loadtest},
-    {"shared", shared_loadtest},         {"experiment", experiment_loadtest}};
+    {"shared", shared_loadtest},         {"experiment", experiment_loadtest},
+    {"search", search_loadtest}};
 
 std::string render(ReportFormat format, const json& loadtest) {
   std::ostringstream out;
@@ -568,6 +587,45 @@ TEST(GateReport, AResultThatIsNotOneIsAnErrorNamingTheField) {
         }
       },
       std::invalid_argument);
+}
+
+// ---- capacity searches (docs/experiments.md "Capacity search"): the sweep table
+
+TEST(GateReportGolden, SearchInTheTextAndJmeterFormats) {
+  const json loadtest = search_loadtest();
+  check_golden("search.txt", render(ReportFormat::text, loadtest));
+  check_golden("search.jmeter.txt", render(ReportFormat::jmeter, loadtest));
+}
+
+TEST(GateReportSearch, TheSweepTableHasARowPerStepInTheOrderTheyRan) {
+  const GateReport report = gate_report_from_loadtest(search_loadtest());
+  ASSERT_TRUE(report.search.has_value());
+  EXPECT_FALSE(report.has_result);
+  const ExperimentTable table = search_table(*report.search);
+  ASSERT_EQ(table.rows.size(), report.search->steps.size());
+  ASSERT_GE(table.rows.size(), 3u);
+  EXPECT_EQ(table.rows[0][0], "1");
+  EXPECT_EQ(table.rows[0][1], "25/s");
+  EXPECT_EQ(table.rows[0][2], "Pass");
+  EXPECT_EQ(table.rows[0][8], "0.050");  // the target's CPU cores
+  // Each failing step names the thresholds it failed.
+  for (const std::vector<std::string>& row : table.rows) {
+    EXPECT_EQ(row[2] == "Fail", row.back() != "-") << row[0];
+  }
+  const std::string answer = search_outcome(*report.search);
+  EXPECT_EQ(answer.rfind("highest passing rate ", 0), 0u) << answer;
+  EXPECT_NE(answer.find(", first failing "), std::string::npos) << answer;
+}
+
+TEST(GateReportSearch, BeforeAnyStepTheReportSaysSo) {
+  json loadtest = search_loadtest();
+  loadtest.erase("status");
+  const GateReport report = gate_report_from_loadtest(loadtest);
+  ASSERT_TRUE(report.search.has_value());
+  EXPECT_EQ(search_outcome(*report.search), "no step finished yet");
+  EXPECT_NE(render(ReportFormat::markdown, loadtest).find("no step finished yet"),
+            std::string::npos);
+  EXPECT_NE(render(ReportFormat::jmeter, loadtest).find("no step finished yet"), std::string::npos);
 }
 
 // ---- experiments (docs/experiments.md): the variants side by side
