@@ -9,6 +9,7 @@
 #include "kubeload/threshold.hpp"
 #include "operator/conditions.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/target_usage.hpp"
 
 namespace kubeload::controller {
 namespace {
@@ -415,6 +416,19 @@ ExperimentPlan plan_experiment(const ExperimentObservation& observed) {
       break;
     }
     last_complete_round = round;
+  }
+  // Each round's target usage comes from Prometheus some seconds after it
+  // ends (plan_target_usage): the variants' CPU and cpuPerRequest wait for it.
+  if (all_final) {
+    const auto pending = std::count_if(runs.begin(), runs.end(), [](const RoundRun* run) {
+      return target_usage_pending(run->status);
+    });
+    if (pending > 0) {
+      all_final = false;
+      decision.message = "every round ran; waiting for the target's resource use of " +
+                         std::to_string(pending) + (pending == 1 ? " round" : " rounds") +
+                         " (Prometheus)";
+    }
   }
   if (const auto overlap = overlapping_variants(spec, runs)) {
     plan.create.reset();

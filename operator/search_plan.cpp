@@ -1,5 +1,6 @@
 #include "operator/search_plan.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -7,6 +8,7 @@
 #include "kubeload/text.hpp"
 #include "operator/conditions.hpp"
 #include "operator/job_builder.hpp"
+#include "operator/target_usage.hpp"
 
 namespace kubeload::controller {
 namespace {
@@ -158,7 +160,16 @@ ExperimentPlan plan_search(const SearchObservation& observed) {
     const auto found = steps.find(step);
     if (found == steps.end()) {
       const SearchNext next = next_step(spec, observed.ceiling, done);
-      if (!next.value) {
+      // The steps' target usage comes from Prometheus some seconds after
+      // each ends (plan_target_usage): the sweep table waits for its CPU.
+      const auto pending = std::count_if(steps.begin(), steps.end(), [](const auto& entry) {
+        return target_usage_pending(entry.second->status);
+      });
+      if (!next.value && pending > 0) {
+        decision.message = "every step ran; waiting for the target's resource use of " +
+                           std::to_string(pending) + (pending == 1 ? " step" : " steps") +
+                           " (Prometheus)";
+      } else if (!next.value) {
         decision.phase = next.reason == Reason::PolicyViolation ? Phase::Failed : Phase::Succeeded;
         decision.reason = name(next.reason);
         decision.message = next.message;

@@ -342,4 +342,10 @@ TargetStep judge_target(const TargetRequest& request, const TargetFindings& foun
   return step;
 }
 
+bool target_usage_pending(const api::LoadTestStatus& status) {
+  const api::Condition* metrics =
+      api::find_condition(status.conditions, ConditionType::TargetMetrics);
+  return status.final() && metrics != nullptr && metrics->status == api::ConditionStatus::Unknown;
+}
+
 }  // namespace kubeload::controller

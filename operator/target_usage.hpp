@@ -161,6 +161,12 @@ TargetUsageStep plan_target_usage(const api::LoadTestStatus& current, api::LoadT
                                   const ParsedLoadTest& parsed, const OperatorConfig& config,
                                   const std::optional<TargetMeasurement>& measured, Timestamp now);
 
+// Whether a final run's target measurement is still to come (TargetMetrics
+// Unknown: Prometheus's last scrapes are not in yet, or it is asked again):
+// an experiment or a search that sums up its runs' target usage waits for
+// it, at most kTargetMetricsGiveUp after the run's window.
+bool target_usage_pending(const api::LoadTestStatus& status);
+
 inline constexpr std::chrono::minutes kTargetMetricsGiveUp{10};
 inline constexpr std::chrono::seconds kTargetMetricsRetry{30};
 

@@ -33,7 +33,9 @@ finish() {
 cluster_running "$cluster" && was_up=1
 trap finish INT TERM
 
-checkout=$(mktemp -d /tmp/demo-e2e-checkout.XXXXXX)
+# Beside this checkout, at the same depth: scripts/test's compiler cache
+# (CCACHE_BASEDIR, this checkout's parent) then finds the build's objects.
+checkout=$(mktemp -d "$(dirname "$root")/.demo-e2e-checkout.XXXXXX")
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
   while IFS= read -r -d '' file; do [ -e "$file" ] || [ -L "$file" ] && printf '%s\0' "$file"; done |
   xargs -0 cp -P --parents -t "$checkout")

@@ -9,7 +9,10 @@
 # compared KUBELOAD_E2E_IDENTICAL_REPEATS times (default 5): never a false
 # Fail, Pass or Inconclusive as the statistics say. The experiment applied
 # again after a delete (a GitOps re-run) runs again from its first round,
-# and its rounds go with it when it is deleted.
+# and its rounds go with it when it is deleted. With the cluster's Prometheus,
+# each variant has its target's CPU and memory and the cpuPerRequest
+# difference. Two variants whose Services select the same pods are refused
+# (VariantTargetsOverlap).
 # Last line: `experiment-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -31,7 +34,11 @@ kubectl -n "$NS" apply -f "$root/cluster/manifests/nginx-variants.yaml" >/dev/nu
 for deployment in nginx-a nginx-b nginx-slow; do
   check "$deployment rolled out" kubectl -n "$NS" rollout status "deploy/$deployment" --timeout=120s
 done
-check "operator ready" start_host_operator 18595
+prometheus="$("$cluster" prometheus-url 2>/dev/null || true)"
+prometheus_flags=()
+[ -n "$prometheus" ] && prometheus_flags=(--prometheus-url "$prometheus" --prometheus-scrape-interval 5s)
+say "Prometheus: ${prometheus:-none}"
+check "operator ready" start_host_operator 18595 "${prometheus_flags[@]}"
 
 jp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
 wait_final() { # name timeout-seconds
@@ -96,6 +103,23 @@ check "slow: Stalled=True, Ready=False (a failed gate to kstatus, Flux, Argo CD)
   test "$(condition nginx-ab Stalled status)/$(condition nginx-ab Ready status)" = True/False
 check "slow: each variant's rounds have records under the test <test>-<variant>" \
   test "$(kubectl -n "$NS" get ltr -l kubeload.dev/test=nginx-ab-slow -o name | wc -l)" = 6
+if [ -n "$prometheus" ]; then
+  usage=$(kubectl -n "$NS" get lt nginx-ab -o json | python3 -c "$(cat <<'PY'
+import json, sys
+experiment = json.load(sys.stdin)["status"]["experiment"]
+rows = []
+for v in experiment["variants"]:
+    usage = v.get("usage", {})
+    rows.append(f"{v['name']}:cpu={usage.get('cpuCores', {}).get('mean')},"
+                f"memory={usage.get('memoryBytes', {}).get('max')},"
+                f"cpuPerRequest={v.get('metrics', {}).get('cpuPerRequest')}")
+has_difference = any(d["metric"] == "cpuPerRequest" for d in experiment.get("differences", []))
+print(" ".join(rows), "difference" if has_difference else "no-difference")
+PY
+)")
+  check "slow: each variant has its target's CPU, memory and CPU per request, and their difference ($usage)" \
+    bash -c "! grep -q None <<<'$usage' && grep -q ' difference$' <<<'$usage'"
+fi
 
 # 2. A GitOps re-run: deleted, applied again; its rounds go with it and it
 # runs again from its first round (a short one: 2 rounds).
@@ -103,7 +127,8 @@ kubectl -n "$NS" delete lt nginx-ab --wait=true >/dev/null
 gone=1
 for _ in $(seq 1 60); do [ -z "$(rounds_of nginx-ab)" ] && { gone=0; break; }; sleep 1; done
 check "re-run: the rounds went with the deleted experiment" test "$gone" = 0
-sed 's/rounds: 6/rounds: 2/' "$root/examples/experiment-ab.yaml" | kubectl -n "$NS" apply -f - >/dev/null
+sed 's/rounds: 6/rounds: 2/; s/duration: 10s/duration: 2s/' "$root/examples/experiment-ab.yaml" |
+  kubectl -n "$NS" apply -f - >/dev/null
 check "re-run: the experiment ends again ($(jp nginx-ab '{.status.reason}'))" wait_final nginx-ab 240
 check "re-run: its 4 rounds are its own ($(rounds_of nginx-ab))" \
   test "$(rounds_of nginx-ab)" = "nginx-ab-a-1 nginx-ab-a-2 nginx-ab-slow-1 nginx-ab-slow-2"
@@ -134,6 +159,39 @@ YAML
 done
 check "identical: every comparison decided Pass or Inconclusive, never Fail (${outcomes# })" \
   python3 -c "import sys; o = '$outcomes'.split(); sys.exit(0 if len(o) == $repeats and set(o) <= {'Pass', 'Inconclusive'} else 1)"
+
+# 3b. One server under two names: a second Service selecting nginx-a's pods.
+# The experiment would compare nginx-a with itself: refused after its first
+# round, naming both variants and a shared address.
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: nginx-a-alias, namespace: $NS}
+spec:
+  selector: {app: nginx-a}
+  ports: [{name: http, port: 80, targetPort: 80}]
+---
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: alias, namespace: $NS, labels: {kubeload.dev/test: alias}}
+spec:
+  variants:
+  - {name: a, target: {service: {name: nginx-a, port: 80}}}
+  - {name: alias, target: {service: {name: nginx-a-alias, port: 80}}}
+  experiment:
+    rounds: 4
+    comparisons: ["alias.p99 <= a.p99 * 1.5"]
+  load: {connections: 2, duration: 2s}
+YAML
+check "overlap: the experiment ends ($(jp alias '{.status.reason}: {.status.message}'))" wait_final alias 180
+check "overlap: Failed, VariantTargetsOverlap ($(jp alias '{.status.phase} {.status.reason}'))" \
+  test "$(jp alias '{.status.phase}/{.status.reason}')" = Failed/VariantTargetsOverlap
+overlap_message=$(jp alias '{.status.message}')
+check "overlap: the message names both variants ($overlap_message)" \
+  grep -q 'variants a and alias load the same target' <<<"$overlap_message"
+check "overlap: no round after the first started ($(rounds_of alias))" \
+  test "$(rounds_of alias | wc -w)" -le 2
+kubectl -n "$NS" delete lt alias --wait=false >/dev/null
 
 # 4. The canary gates of examples/ci against a canary made slower (nginx-slow
 # as the canary, nginx-a as the stable): the Argo Rollouts AnalysisTemplate's

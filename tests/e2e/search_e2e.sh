@@ -7,8 +7,8 @@
 # precision 10%, p99 < 100ms) finds the highest passing rate in [70, 100]
 # /s with the first failing one within 10% of it, the reason CapacityFound
 # naming why the failing step failed; its steps ran one at a time, each row
-# has its rate and figures and (with Prometheus) the target's CPU or its
-# step's reason for none. The operator again with --max-rate 60: the search
+# has its rate and figures and (with Prometheus) the target's CPU. The
+# operator again with --max-rate 60: the search
 # never asks above 60/s and ends CeilingReached, limitBy --max-rate. Its
 # steps go with it when it is deleted.
 # Last line: `search-e2e: N passed, M failed`; SKIP (exit 0) where the
@@ -96,18 +96,13 @@ print(" ".join(format(i["spec"]["load"]["rate"], "g") for i in sorted(items, key
 check "capacity: each step asked its row's rate ($asked)" \
   test "$asked" = "$(jp nginx-capacity '{.status.search.steps[*].value}')"
 if [ -n "$prometheus" ]; then
-  cpu=$(kubectl -n "$NS" get lt -l kubeload.dev/search=nginx-capacity -o json | python3 -c "$(cat <<'PY'
+  cpu=$(kubectl -n "$NS" get lt nginx-capacity -o json | python3 -c "$(cat <<'PY'
 import json, sys
-missing = []
-for item in json.load(sys.stdin)["items"]:
-    target = item["status"].get("target", {})
-    reason = [c.get("reason") for c in item["status"].get("conditions", []) if c["type"] == "TargetMetrics"]
-    if "cpuCores" not in target and not (reason and reason[0]):
-        missing.append(item["metadata"]["name"])
-print(" ".join(missing))
+steps = json.load(sys.stdin)["status"]["search"]["steps"]
+print(" ".join(str(s["step"]) for s in steps if s.get("cpuCores") is None or "cpuPerRequest" not in s.get("metrics", {})))
 PY
 )")
-  check "capacity: every step has the target's CPU or says why not (${cpu:-none missing})" test -z "$cpu"
+  check "capacity: every step row has the target's CPU and CPU per request (missing: ${cpu:-none})" test -z "$cpu"
 fi
 
 # 2. The operator's ceiling: never a step above --max-rate, CeilingReached.

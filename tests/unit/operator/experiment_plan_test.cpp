@@ -190,6 +190,30 @@ TEST(ExperimentPlan, VariantsThatLoadTheSameTargetAreRefused) {
   EXPECT_NE(plan_experiment(o).status.reason, "VariantTargetsOverlap");
 }
 
+// Prometheus's figures for a round come ~15 s after it ends (TargetMetrics
+// Unknown meanwhile): the experiment concludes once every round's target
+// usage is in, so the variants' CPU and cpuPerRequest are not left empty.
+TEST(ExperimentPlan, ItConcludesOnlyOnceEveryRoundsTargetUsageIsIn) {
+  ExperimentObservation o = observe(2, {"b.p99 <= a.p99"});
+  add_rounds(o, {{10, 10}, {10, 10}});
+  api::Condition waiting;
+  waiting.type = "TargetMetrics";
+  waiting.status = api::ConditionStatus::Unknown;
+  waiting.reason = "WaitingForScrapes";
+  o.runs.back().status.conditions.push_back(waiting);
+  ExperimentPlan plan = plan_experiment(o);
+  EXPECT_EQ(plan.status.phase, api::Phase::Running);
+  EXPECT_FALSE(plan.create);
+  EXPECT_TRUE(plan.requeue_after);
+  EXPECT_EQ(plan.status.message,
+            "every round ran; waiting for the target's resource use of 1 round (Prometheus)");
+
+  o.runs.back().status.conditions.back().status = api::ConditionStatus::False;
+  o.runs.back().status.conditions.back().reason = "WindowTooShort";
+  plan = plan_experiment(o);
+  EXPECT_EQ(plan.status.phase, api::Phase::Succeeded);
+}
+
 // A canary routed by a header: both variants go through the same ingress
 // pods on purpose, and a router sends each to its own backend.
 TEST(ExperimentPlan, VariantsThatDifferInTheirHeadersMayShareAnAddress) {

@@ -110,6 +110,35 @@ ExperimentPlan run_against_knee(SearchObservation& o, double knee, std::vector<d
   return plan_search(o);
 }
 
+// Prometheus's figures for a step come ~15 s after it ends: the next step
+// does not wait for them, the end of the search does.
+TEST(SearchPlan, ItEndsOnlyOnceEveryStepsTargetUsageIsIn) {
+  SearchObservation o = rate_search(25);
+  api::Condition waiting;
+  waiting.type = "TargetMetrics";
+  waiting.status = api::ConditionStatus::Unknown;
+  waiting.reason = "WaitingForScrapes";
+  o.runs.push_back(finished(1, 25, 20));
+  o.runs.back().status.conditions.push_back(waiting);
+  ExperimentPlan plan = plan_search(o);
+  ASSERT_TRUE(plan.create) << plan.status.message;  // step 2 starts meanwhile
+  EXPECT_EQ(created_value(plan), 50);
+
+  // A first step that failed ends the search...
+  SearchObservation first_failed = rate_search(25);
+  first_failed.runs.push_back(finished(1, 25, 400));
+  first_failed.runs.back().status.conditions.push_back(waiting);
+  plan = plan_search(first_failed);
+  EXPECT_EQ(plan.status.phase, api::Phase::Running);  // ...once its CPU is in
+  EXPECT_FALSE(plan.create);
+  EXPECT_EQ(plan.status.message,
+            "every step ran; waiting for the target's resource use of 1 step (Prometheus)");
+  first_failed.runs.back().status.conditions.back().status = api::ConditionStatus::True;
+  plan = plan_search(first_failed);
+  EXPECT_EQ(plan.status.phase, api::Phase::Succeeded);
+  EXPECT_EQ(plan.status.reason, "NoPassingStep");
+}
+
 TEST(SearchPlan, TheFirstPassCreatesTheStartStep) {
   const ExperimentPlan plan = plan_search(rate_search(25));
   ASSERT_TRUE(plan.create);
