@@ -483,11 +483,13 @@ ExperimentTable differences_table(const ExperimentReport& experiment) {
   for (const std::string& metric : metrics) {
     std::vector<std::string> row = {metric};
     bool any = false;
-    for (const auto& [variant, reference] : pairs) {
+    // A pair, not its structured binding: clang 14 (the fuzz build) cannot
+    // capture a binding in a lambda.
+    for (const std::pair<std::string, std::string>& pair : pairs) {
       const auto it = std::find_if(experiment.differences.begin(), experiment.differences.end(),
                                    [&](const api::MetricDifference& d) {
-                                     return d.metric == metric && d.variant == variant &&
-                                            d.reference == reference;
+                                     return d.metric == metric && d.variant == pair.first &&
+                                            d.reference == pair.second;
                                    });
       any = any || it != experiment.differences.end();
       row.push_back(it == experiment.differences.end() ? "-" : difference_text(*it));
