@@ -89,3 +89,19 @@ host_operator_e2e_finish() {
   report
   exit $?
 }
+# Returns once the cluster's Prometheus ($1) has at least two CPU samples of
+# every container of the pods of deployment $3 in namespace $2 (1 after 90
+# s): a target deployed a moment ago has no cAdvisor series yet, and a run
+# against it would have no target CPU for a reason that is the test's, not
+# the operator's.
+wait_for_target_samples() { # prometheus namespace deployment
+  local query="min(count_over_time(container_cpu_usage_seconds_total{namespace=\"$2\",pod=~\"$3-.*\",container!=\"\"}[30s]))"
+  local count
+  for _ in $(seq 1 90); do
+    count=$(curl -sf --max-time 5 "$1/api/v1/query" --data-urlencode "query=$query" |
+      python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)' 2>/dev/null)
+    [ "${count:-0}" -ge 2 ] 2>/dev/null && return 0
+    sleep 1
+  done
+  return 1
+}
