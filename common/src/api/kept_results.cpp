@@ -23,6 +23,7 @@ constexpr const char* kMergedKey = "merged";
 constexpr const char* kFinished = "finished";
 constexpr const char* kStartedAtMs = "startedAtMs";
 constexpr const char* kError = "error";
+constexpr const char* kCpu = "cpu";
 
 // A worker index written as decimal digits (at most uint32's).
 std::optional<uint32_t> parse_index(std::string_view digits) {
@@ -61,6 +62,9 @@ KeptWorker worker_from(const json& facts, const std::string& path) {
   worker.finished = fields::boolean(facts, kFinished, path).value_or(false);
   worker.started_at_ms = fields::integer(facts, kStartedAtMs, path);
   worker.error = fields::text(facts, kError, path).value_or("");
+  if (const json* cpu = fields::find(facts, kCpu)) {
+    worker.cpu = generator_cpu_from_json(*cpu, fields::at(path, kCpu));
+  }
   return worker;
 }
 
@@ -93,8 +97,8 @@ KeptResults legacy_from(const json& data, std::string_view loadtest_uid) {
     if (kept.workers.contains(*index)) {
       fields::bad_field(key, "worker " + std::to_string(*index) + " is kept twice");
     }
-    kept.workers.emplace(*index,
-                         KeptWorker{run.finished, head.started_at_ms, std::move(head.error)});
+    kept.workers.emplace(*index, KeptWorker{run.finished, head.started_at_ms, std::move(head.error),
+                                            std::move(head.cpu)});
     try {
       if (kept.merged) {
         kept.merged->merge(run);
@@ -117,6 +121,7 @@ json to_config_map_data(const KeptResults& kept) {
     if (worker.started_at_ms) facts[kStartedAtMs] = *worker.started_at_ms;
     if (!worker.error.empty())
       facts[kError] = std::string(utf8_head(worker.error, kKeptErrorLength));
+    if (worker.cpu) facts[kCpu] = generator_cpu_json(*worker.cpu);
     workers[std::to_string(index)] = std::move(facts);
   }
   json data = {{kUidKey, kept.loadtest_uid}, {kWorkersKey, workers.dump()}};

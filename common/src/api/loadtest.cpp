@@ -1,5 +1,8 @@
 #include "kubeload/api/loadtest.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kubeload/api/meta.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/rfc3339.hpp"
@@ -27,6 +30,14 @@ json to_json(const WorkerCounts& w) {
   json out = {
       {"desired", w.desired}, {"ready", w.ready}, {"succeeded", w.succeeded}, {"failed", w.failed}};
   if (w.start_skew_ms) out["startSkewMs"] = *w.start_skew_ms;
+  if (const auto& cpu = w.cpu) {
+    json use = {{"measured", cpu->measured},
+                {"seconds", cpu->seconds},
+                {"busiestWorker", cpu->busiest_worker},
+                {"maxUtilization", cpu->max_utilization}};
+    if (cpu->limit_cores) use["limitCores"] = *cpu->limit_cores;
+    out["cpu"] = std::move(use);
+  }
   return out;
 }
 WorkerCounts worker_counts(const json& in) {
@@ -36,6 +47,16 @@ WorkerCounts worker_counts(const json& in) {
   w.succeeded = count(member(in, "succeeded")).value_or(0);
   w.failed = count(member(in, "failed")).value_or(0);
   w.start_skew_ms = integer(member(in, "startSkewMs"));
+  if (const json& cpu = member(in, "cpu"); cpu.is_object()) {
+    WorkersCpuStatus use;
+    use.measured = count(member(cpu, "measured")).value_or(0);
+    use.seconds = number(member(cpu, "seconds")).value_or(0);
+    use.busiest_worker = static_cast<uint32_t>(
+        std::min<uint64_t>(count(member(cpu, "busiestWorker")).value_or(0), UINT32_MAX));
+    use.max_utilization = number(member(cpu, "maxUtilization")).value_or(0);
+    use.limit_cores = number(member(cpu, "limitCores"));
+    w.cpu = use;
+  }
   return w;
 }
 

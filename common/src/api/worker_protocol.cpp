@@ -1,5 +1,7 @@
 #include "kubeload/api/worker_protocol.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "kubeload/json_fields.hpp"
@@ -30,6 +32,23 @@ constexpr const char* kP50Ms = "p50Ms";
 constexpr const char* kP99Ms = "p99Ms";
 constexpr const char* kMaxMs = "maxMs";
 constexpr const char* kBytesReceived = "bytesReceived";
+constexpr const char* kCpu = "cpu";
+constexpr const char* kSeconds = "seconds";
+constexpr const char* kWindowSeconds = "windowSeconds";
+constexpr const char* kLimitCores = "limitCores";
+constexpr const char* kCores = "cores";
+constexpr const char* kUtilization = "utilization";
+
+// A number of a CPU use: finite and not negative (a forged document may
+// say anything).
+std::optional<double> amount(const json& in, std::string_view key, const std::string& path) {
+  const std::optional<double> value = fields::number(in, key, path);
+  if (value && !(std::isfinite(*value) && *value >= 0)) {
+    fields::bad_field(fields::at(path, key),
+                      "must be a finite number of at least 0, got " + fields::shown(in.at(key)));
+  }
+  return value;
+}
 
 }  // namespace
 
@@ -56,6 +75,7 @@ json to_json(const ResultHead& head) {
               {kStartedAtMs, head.started_at_ms.value_or(0)}};
   if (!head.error.empty()) out[kError] = head.error;
   if (head.clock_ms) out[kClockMs] = *head.clock_ms;
+  if (head.cpu) out[kCpu] = generator_cpu_json(*head.cpu);
   return out;
 }
 
@@ -70,6 +90,9 @@ ResultHead result_head_from_json(const json& document) {
   }
   head.error = fields::text(document, kError, "").value_or("");
   head.clock_ms = fields::integer(document, kClockMs, "");
+  if (const json* cpu = fields::find(document, kCpu)) {
+    head.cpu = generator_cpu_from_json(*cpu, kCpu);
+  }
   return head;
 }
 
@@ -112,6 +135,39 @@ ProgressDocument progress_document_from_json(const json& in) {
   }
   progress.stage = static_cast<int>(stage.value_or(-1));
   return progress;
+}
+
+json generator_cpu_json(const GeneratorCpu& cpu) {
+  json out = {{kSeconds, cpu.seconds},
+              {kWindowSeconds, cpu.window_seconds},
+              {kCores, cpu.cores},
+              {kUtilization, cpu.utilization}};
+  if (cpu.limit_cores) out[kLimitCores] = *cpu.limit_cores;
+  return out;
+}
+
+GeneratorCpu generator_cpu_from_json(const json& in, const std::string& path) {
+  fields::require_object(in, path);
+  GeneratorCpu cpu;
+  const auto required = [&](std::string_view key) {
+    const std::optional<double> value = amount(in, key, path);
+    if (!value) fields::bad_field(fields::at(path, key), "is required");
+    return *value;
+  };
+  cpu.seconds = required(kSeconds);
+  cpu.window_seconds = required(kWindowSeconds);
+  cpu.cores = required(kCores);
+  if (!(cpu.cores > 0)) {
+    fields::bad_field(fields::at(path, kCores),
+                      "must be above 0, got " + fields::shown(in.at(kCores)));
+  }
+  cpu.utilization = required(kUtilization);
+  cpu.limit_cores = amount(in, kLimitCores, path);
+  if (cpu.limit_cores && !(*cpu.limit_cores > 0)) {
+    fields::bad_field(fields::at(path, kLimitCores),
+                      "must be above 0, got " + fields::shown(in.at(kLimitCores)));
+  }
+  return cpu;
 }
 
 // ---- POST /finish

@@ -36,7 +36,7 @@ RunResult run_of(uint64_t requests, const std::string& name) {
 KeptResults two_workers() {
   KeptResults kept;
   kept.loadtest_uid = kUid;
-  kept.workers[0] = KeptWorker{true, 1764442800123, ""};
+  kept.workers[0] = KeptWorker{true, 1764442800123, "", GeneratorCpu::of(2.9, 30, 0.1, 0.1)};
   kept.workers[3] = KeptWorker{false, std::nullopt, "interrupted (SIGTERM) after 10 requests"};
   kept.merged = run_of(500, "checkout");
   kept.merged->merge(run_of(10, "cart"));
@@ -135,6 +135,9 @@ TEST(ApiKeptResults, AWrongFieldIsNamed) {
       {"start as text", with_facts(R"({"2":{"startedAtMs":"soon"}})"),
        "workers.2.startedAtMs: must be an integer"},
       {"error as number", with_facts(R"({"0":{"error":5}})"), "workers.0.error: must be a string"},
+      {"cpu without cores",
+       with_facts(R"({"1":{"cpu":{"seconds":1,"windowSeconds":2,"utilization":0.5}}})"),
+       "workers.1.cpu.cores: is required"},
       {"merge missing", with("merged", nullptr), "merged: is required"},
       {"merge not JSON", with("merged", "{"), "merged: is not JSON"},
       {"merge of another version", with("merged", R"({"version":"v0"})"),

@@ -33,8 +33,9 @@ TEST(ApiStatus, EveryValueHasOneSpellingThatReadsBack) {
   expect_one_spelling_each(kConditionTypes, parse_condition_type);
   expect_one_spelling_each(kConditionStatuses, parse_condition_status);
   expect_one_spelling_each(kReasons, parse_reason);
-  EXPECT_EQ(static_cast<std::size_t>(Reason::StepsCompleted) + 1, kReasons.size());
-  EXPECT_EQ(static_cast<std::size_t>(ConditionType::TargetShared) + 1, kConditionTypes.size());
+  EXPECT_EQ(static_cast<std::size_t>(Reason::GeneratorCpuNotMeasured) + 1, kReasons.size());
+  EXPECT_EQ(static_cast<std::size_t>(ConditionType::GeneratorSaturated) + 1,
+            kConditionTypes.size());
 }
 
 TEST(ApiStatus, UnknownSpellingsAreNotGuessed) {

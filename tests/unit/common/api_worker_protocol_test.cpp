@@ -76,6 +76,23 @@ TEST(ApiWorkerProtocol, ResultHeadReadsBack) {
   EXPECT_EQ(result_head_from_json(to_json(waiting)), waiting);
 }
 
+TEST(ApiWorkerProtocol, AFinalHeadSaysWhatTheWorkerUsedOfItsCpu) {
+  // Issue 30: 2.9 CPU seconds in a 30 s window under a 100m limit.
+  ResultHead head{0, "6f1c-uid", 1764442800123, "", std::nullopt};
+  head.cpu = GeneratorCpu::of(2.9, 30, 0.1, 0.1);
+  const json written = to_json(head);
+  EXPECT_EQ(written["cpu"], json::parse(R"({"seconds":2.9,"windowSeconds":30.0,"cores":0.1,
+                                             "limitCores":0.1,"utilization":0.9666666666666667})"));
+  EXPECT_EQ(result_head_from_json(written), head);
+  // Without a limit there is no limitCores; a worker before it wrote none.
+  head.cpu = GeneratorCpu::of(1, 10, std::nullopt, 2);
+  EXPECT_FALSE(to_json(head)["cpu"].contains("limitCores"));
+  EXPECT_EQ(result_head_from_json(to_json(head)), head);
+  head.cpu.reset();
+  EXPECT_FALSE(to_json(head).contains("cpu"));
+  EXPECT_EQ(result_head_from_json(to_json(head)), head);
+}
+
 TEST(ApiWorkerProtocol, ResultHeadAcceptsWhatItAlwaysDid) {
   // 0 or less is "not started"; fields left out read as their defaults.
   EXPECT_EQ(result_head_from_json(json{{"startedAtMs", -5}}).started_at_ms, std::nullopt);
@@ -223,6 +240,45 @@ TEST(ApiWorkerProtocol, AFieldOfTheWrongTypeIsNamed) {
          termination_summary_from_json(json{{"requests", -1}});
        },
        "requests: must be a non-negative integer"},
+      {"cpu not an object", [&] { result_head_from_json(with(head, "cpu", 0.5)); },
+       "cpu: must be a JSON object"},
+      {"cpu without seconds",
+       [&] {
+         result_head_from_json(
+             with(head, "cpu", json{{"windowSeconds", 30}, {"cores", 1}, {"utilization", 0}}));
+       },
+       "cpu.seconds: is required"},
+      {"cpu seconds negative",
+       [&] {
+         result_head_from_json(
+             with(head, "cpu",
+                  json{{"seconds", -1}, {"windowSeconds", 30}, {"cores", 1}, {"utilization", 0}}));
+       },
+       "cpu.seconds: must be a finite number of at least 0, got -1"},
+      {"cpu utilization as text",
+       [&] {
+         result_head_from_json(with(
+             head, "cpu",
+             json{{"seconds", 1}, {"windowSeconds", 30}, {"cores", 1}, {"utilization", "high"}}));
+       },
+       "cpu.utilization: must be a number"},
+      {"cpu of no cores",
+       [&] {
+         result_head_from_json(
+             with(head, "cpu",
+                  json{{"seconds", 1}, {"windowSeconds", 30}, {"cores", 0}, {"utilization", 0}}));
+       },
+       "cpu.cores: must be above 0, got 0"},
+      {"cpu limit of nothing",
+       [&] {
+         result_head_from_json(with(head, "cpu",
+                                    json{{"seconds", 1},
+                                         {"windowSeconds", 30},
+                                         {"cores", 1},
+                                         {"utilization", 0},
+                                         {"limitCores", 0}}));
+       },
+       "cpu.limitCores: must be above 0, got 0"},
       {"summary's rps",
        [&] {
          termination_summary_from_json(json{{"rps", "fast"}});

@@ -556,7 +556,7 @@ kubeload::api::LoadTestStatus every_status_field() {
   status.completion_time = at;
   status.progress = "100%";
   status.error_percent = 0.5;
-  status.workers = WorkerCounts{2, 2, 2, 0, 4};
+  status.workers = WorkerCounts{2, 2, 2, 0, 4, WorkersCpuStatus{2, 5.8, 1, 0.97, 0.1}};
   status.result = nlohmann::json{{"requests", 10}};
   status.stages = nlohmann::json::array({{{"index", 0}}});
   status.request_results = nlohmann::json::array({{{"name", "home"}}});

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kubeload/generator_cpu.hpp"
 #include "kubeload/result.hpp"
 
 namespace kubeload::api {
@@ -39,6 +40,9 @@ struct KeptWorker {
   // The wall-clock start of its measured run (unix ms).
   std::optional<int64_t> started_at_ms;
   std::string error;  // its own report of a run that broke off
+  // What it used of its CPU over the measured run (the GeneratorSaturated
+  // condition); unset when it did not say.
+  std::optional<GeneratorCpu> cpu = std::nullopt;
   bool operator==(const KeptWorker&) const = default;
 };
 

@@ -64,6 +64,21 @@ struct Condition {
 // The condition of `type` in `conditions`, or nullptr.
 const Condition* find_condition(const std::vector<Condition>& conditions, ConditionType type);
 
+// What the workers used of their CPU over the measured run
+// (status.workers.cpu), as far as they said: the busiest of them tells
+// whether the generator was the bottleneck (the GeneratorSaturated
+// condition).
+struct WorkersCpuStatus {
+  uint64_t measured = 0;  // workers that reported their CPU use
+  double seconds = 0;     // the CPU seconds they used together
+  uint32_t busiest_worker = 0;
+  double max_utilization = 0;  // the busiest one's fraction of the CPU it may use
+  // The busiest one's CPU limit in cores; unset: it had none (its
+  // utilization is then of the CPUs its node lets it use).
+  std::optional<double> limit_cores;
+  bool operator==(const WorkersCpuStatus&) const = default;
+};
+
 struct WorkerCounts {
   uint64_t desired = 0;
   uint64_t ready = 0;
@@ -71,6 +86,8 @@ struct WorkerCounts {
   uint64_t failed = 0;
   // max - min of the workers' start times, once every worker started.
   std::optional<int64_t> start_skew_ms;
+  // Last, so that an aggregate initialisation of the counts keeps its meaning.
+  std::optional<WorkersCpuStatus> cpu = std::nullopt;
   bool operator==(const WorkerCounts&) const = default;
 };
 

@@ -53,9 +53,10 @@ enum class ConditionType {
   TargetMetrics,
   Baseline,
   TargetShared,
+  GeneratorSaturated,
 };
 
-inline constexpr std::array<std::pair<ConditionType, std::string_view>, 10> kConditionTypes{{
+inline constexpr std::array<std::pair<ConditionType, std::string_view>, 11> kConditionTypes{{
     {ConditionType::WorkersReady, "WorkersReady"},
     {ConditionType::Completed, "Completed"},
     {ConditionType::Passed, "Passed"},
@@ -66,6 +67,7 @@ inline constexpr std::array<std::pair<ConditionType, std::string_view>, 10> kCon
     {ConditionType::TargetMetrics, "TargetMetrics"},
     {ConditionType::Baseline, "Baseline"},
     {ConditionType::TargetShared, "TargetShared"},
+    {ConditionType::GeneratorSaturated, "GeneratorSaturated"},
 }};
 
 enum class ConditionStatus { True, False, Unknown };
@@ -153,9 +155,13 @@ enum class Reason {
   CeilingReached,
   StepFailed,
   StepsCompleted,
+  // whether a worker used (nearly) all of its CPU (GeneratorSaturated)
+  GeneratorSaturated,
+  GeneratorNotSaturated,
+  GeneratorCpuNotMeasured,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 63> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 66> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -219,6 +225,9 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 63> kReasons{{
     {Reason::CeilingReached, "CeilingReached"},
     {Reason::StepFailed, "StepFailed"},
     {Reason::StepsCompleted, "StepsCompleted"},
+    {Reason::GeneratorSaturated, "GeneratorSaturated"},
+    {Reason::GeneratorNotSaturated, "GeneratorNotSaturated"},
+    {Reason::GeneratorCpuNotMeasured, "GeneratorCpuNotMeasured"},
 }};
 
 // ---- spelling: to_string writes a value, parse_* reads one (nullopt for a

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kubeload/generator_cpu.hpp"
 #include "kubeload/result.hpp"
 
 namespace kubeload::api {
@@ -53,6 +54,11 @@ struct ResultHead {
   // operator checks that their clocks agree with its own. Unset in a final
   // document (the same on every read) and from workers before it was written.
   std::optional<int64_t> clock_ms;
+  // What the worker used of its CPU over the measured run (its cgroup's
+  // counters against its quota, or its own CPU time): in a final document
+  // only; unset from workers before it was written, or when it could not be
+  // read.
+  std::optional<GeneratorCpu> cpu = std::nullopt;
   bool operator==(const ResultHead&) const = default;
 };
 // The head as a JSON object of its top-level fields: ResultDocumentWriter's
@@ -85,6 +91,15 @@ struct ProgressDocument {
 };
 nlohmann::json to_json(const ProgressDocument& progress);
 ProgressDocument progress_document_from_json(const nlohmann::json& in);
+
+// A worker's CPU use as the protocol and the kept results write it:
+// {"seconds", "windowSeconds", "cores", "utilization", "limitCores" when
+// there is a limit}.
+nlohmann::json generator_cpu_json(const GeneratorCpu& cpu);
+// Reads it back at `path` ("cpu", "workers.3.cpu"): every number must be
+// finite and not negative, and "cores" above 0; throws std::invalid_argument
+// naming the field otherwise.
+GeneratorCpu generator_cpu_from_json(const nlohmann::json& in, const std::string& path);
 
 // ---- POST /finish
 
