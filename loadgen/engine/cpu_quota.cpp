@@ -80,6 +80,43 @@ CgroupCpuFiles read_cgroup_cpu_files() {
   return files;
 }
 
+std::optional<double> cgroup_cpu_seconds(const CgroupCpuUsageFiles& files) {
+  if (files.v2_cpu_stat) {
+    // One "key value" pair a line; usage_usec is the sum of user and system.
+    std::string_view rest = *files.v2_cpu_stat;
+    while (!rest.empty()) {
+      const auto end = rest.find('\n');
+      const std::string_view line = trim(rest.substr(0, end));
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+      constexpr std::string_view kUsage = "usage_usec ";
+      if (!line.starts_with(kUsage)) continue;
+      const std::optional<int64_t> usec = whole_number(line.substr(kUsage.size()));
+      if (!usec || *usec < 0) return std::nullopt;
+      return static_cast<double>(*usec) / 1e6;
+    }
+    return std::nullopt;
+  }
+  if (files.v1_cpuacct_usage) {
+    const std::optional<int64_t> nsec = whole_number(*files.v1_cpuacct_usage);
+    if (!nsec || *nsec < 0) return std::nullopt;
+    return static_cast<double>(*nsec) / 1e9;
+  }
+  return std::nullopt;
+}
+
+CgroupCpuUsageFiles read_cgroup_cpu_usage_files() {
+  CgroupCpuUsageFiles files;
+  files.v2_cpu_stat = read_whole("/sys/fs/cgroup/cpu.stat");
+  if (files.v2_cpu_stat) return files;
+  for (const char* path :
+       {"/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu/cpuacct.usage",
+        "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage"}) {
+    files.v1_cpuacct_usage = read_whole(path);
+    if (files.v1_cpuacct_usage) break;
+  }
+  return files;
+}
+
 uint32_t default_thread_count() {
   return threads_for_cpu_limit(cgroup_cpu_limit(read_cgroup_cpu_files()),
                                std::thread::hardware_concurrency());

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
+#include "loadgen/engine/cpu_meter.hpp"
 #include "loadgen/engine/metrics.hpp"
 #include "loadgen/engine/network.hpp"
 #include "loadgen/engine/worker.hpp"
@@ -81,6 +83,13 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
                                                options.metrics != nullptr, budgets));
   }
 
+  // The CPU is measured over the counted run: a warm-up's, with connections
+  // still opening, is not the load the results describe.
+  const CpuAllowance cpu_allowance = read_cpu_allowance();
+  const bool has_warmup = !plan.phases.empty() && plan.phases.front().warmup;
+  std::optional<CpuReading> cpu_start;
+  if (!has_warmup) cpu_start = read_cpu();
+
   std::atomic<uint32_t> running(threads);
   std::vector<std::thread> pool;
   const Clock::time_point start = Clock::now();
@@ -99,8 +108,16 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
     for (const auto& worker : workers) add_snapshot(total, worker->snapshot());
     return total;
   };
+  // Every thread has left the warm-up (or ended): the counted run began.
+  const auto warmup_over = [&] {
+    return std::all_of(workers.begin(), workers.end(), [](const auto& worker) {
+      const LiveSnapshot s = worker->snapshot();
+      return s.stage >= 0 || s.done;
+    });
+  };
   while (running.load() > 0) {
     std::this_thread::sleep_for(kPollInterval);
+    if (!cpu_start && warmup_over()) cpu_start = read_cpu();
     const Clock::time_point now = Clock::now();
     if (now < next_progress) continue;
     next_progress += kProgressInterval;
@@ -110,6 +127,7 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
     progress.show(total, std::chrono::duration<double>(now - start).count(), plan.stage_count());
   }
   for (auto& t : pool) t.join();
+  const CpuReading cpu_end = read_cpu();
   progress.done();
   const LiveSnapshot final_numbers = collect();
   if (options.metrics != nullptr) options.metrics->update(final_numbers);
@@ -117,6 +135,9 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
 
   RunOutcome outcome;
   outcome.interrupted = stop.load();
+  if (cpu_start && cpu_end.at > cpu_start->at) {
+    outcome.cpu = cpu_use_between(*cpu_start, cpu_end, cpu_allowance);
+  }
   outcome.result = workers.front()->result();
   for (size_t i = 1; i < workers.size(); ++i) outcome.result.merge(workers[i]->result());
 

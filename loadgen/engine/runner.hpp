@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "kubeload/generator_cpu.hpp"
 #include "kubeload/result.hpp"
 #include "kubeload/target_policy.hpp"
 #include "loadgen/engine/plan.hpp"
@@ -35,6 +36,9 @@ struct RunOutcome {
   RunResult result;
   RunInfo info;
   bool interrupted = false;
+  // What this process used of its CPU from the end of the warm-up to the end
+  // of the run (cpu_meter.hpp); unset for an empty window.
+  std::optional<GeneratorCpu> cpu;
 };
 
 // Throws std::runtime_error with a one-line message when the run cannot start

@@ -285,9 +285,11 @@ class WorkerService {
     };
     RunResult result;
     std::string error;
+    std::optional<GeneratorCpu> cpu;
     try {
       RunOutcome outcome = run_plan(plan_, options);
       result = std::move(outcome.result);
+      cpu = outcome.cpu;
       if (outcome.interrupted) {
         // Eviction, node shutdown, preemption, a deleted pod: the share was
         // not run in full, so this worker failed, whatever it measured.
@@ -302,6 +304,7 @@ class WorkerService {
     std::ofstream(config_.termination_log) << termination_summary(result, error);
     std::lock_guard lock(mutex_);
     error_ = std::move(error);
+    cpu_ = cpu;
     final_ = std::make_shared<const RunResult>(std::move(result));
   }
 
@@ -318,6 +321,7 @@ class WorkerService {
       const json document = api::to_json(progress_document(latest_, std::move(head)));
       return reply(http::status::ok, document.dump() + "\n", "application/json");
     }
+    head.cpu = cpu_;
     http::response<ResultDocumentBody> response(http::status::ok, http_version);
     response.set(http::field::content_type, "application/json");
     response.set(http::field::server, kServerName);
@@ -351,6 +355,7 @@ class WorkerService {
   LiveSnapshot latest_;
   std::shared_ptr<const RunResult> final_;  // shared with the answers that send it
   std::string error_;
+  std::optional<GeneratorCpu> cpu_;  // what the run used of the worker's CPU
   std::thread run_thread_;
 };
 

@@ -60,5 +60,41 @@ TEST(CpuQuota, APodLimitedTo2CpusOnA64CoreNodeStarts2Threads) {
   EXPECT_EQ(threads_for_cpu_limit(cgroup_cpu_limit({"200000 100000\n", {}, {}}), 64), 2u);
 }
 
+TEST(CpuQuota, ReadsTheCgroupsCpuTimeFromCpuStatOrCpuacctUsage) {
+  struct Case {
+    CgroupCpuUsageFiles files;
+    std::optional<double> seconds;
+  };
+  const std::vector<Case> cases = {
+      // cgroup v2 cpu.stat as the kernel writes it: microseconds.
+      {{"usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\nnr_periods 40\n"
+        "nr_throttled 38\nthrottled_usec 3100000\n",
+        {}},
+       2.5},
+      {{"user_usec 1\nusage_usec 1000\n", {}}, 0.001},  // any order
+      {{"usage_usec 0\n", {}}, 0.0},
+      {{"usage_usec   7000000  \n", {}}, 7.0},
+      {{"user_usec 1\nsystem_usec 1\n", {}}, std::nullopt},  // no usage_usec
+      {{"usage_usec -5\n", {}}, std::nullopt},
+      {{"usage_usec lots\n", {}}, std::nullopt},
+      {{"usage_usecs 5\n", {}}, std::nullopt},  // another key
+      {{"", {}}, std::nullopt},
+      // cgroup v1 cpuacct.usage: nanoseconds.
+      {{{}, "1500000000\n"}, 1.5},
+      {{{}, "0"}, 0.0},
+      {{{}, "-1"}, std::nullopt},
+      {{{}, "1.5"}, std::nullopt},
+      {{{}, ""}, std::nullopt},
+      {{{}, {}}, std::nullopt},
+      // v2 wins when a hybrid host shows both.
+      {{"usage_usec 3000000\n", "9000000000"}, 3.0},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(cgroup_cpu_seconds(c.files), c.seconds)
+        << "cpu.stat=" << c.files.v2_cpu_stat.value_or("<none>")
+        << " cpuacct.usage=" << c.files.v1_cpuacct_usage.value_or("<none>");
+  }
+}
+
 }  // namespace
 }  // namespace kubeload::loadgen
