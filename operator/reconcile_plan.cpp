@@ -8,6 +8,7 @@
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/text.hpp"
+#include "operator/generator_saturation.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/phase.hpp"
 #include "operator/result_record.hpp"
@@ -699,6 +700,7 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   const bool shared_again = plan_shared_target(
       current, out.status, uid, recorded_addresses,
       o.other_runs_looked_up ? std::optional(o.other_runs) : std::nullopt, o.now);
+  plan_generator_saturation(current, out.status, run.results.reports(), workers, o.now);
   if (valid) plan_result_record(o, current, run.results.merged(), config, out);
   if (status_changed(current, out.status)) {
     out.actions.push_back(WriteStatus{out.status, metadata.resource_version});

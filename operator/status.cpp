@@ -13,6 +13,7 @@
 #include "kubeload/text.hpp"
 #include "kubeload/threshold.hpp"
 #include "operator/conditions.hpp"
+#include "operator/generator_saturation.hpp"
 #include "operator/phase.hpp"
 #include "operator/views.hpp"
 
@@ -494,6 +495,7 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
   } else if (workers_started == workers && workers > 0) {
     counts.start_skew_ms = *last_worker_start_ms - *first_worker_start_ms;
   }
+  counts.cpu = workers_cpu(run.results.reports(), workers);
   status.workers = counts;
 
   if (merged) {

@@ -7,12 +7,13 @@ namespace kubeload::controller {
 CollectedResult collected_result_from_json(const nlohmann::json& document) {
   api::ResultDocument read = api::result_document_from_json(document);
   return CollectedResult{std::move(read.run), read.head.started_at_ms, std::move(read.head.error),
-                         read.head.clock_ms};
+                         read.head.clock_ms, read.head.cpu};
 }
 
 bool WorkerResults::fold(uint32_t index, CollectedResult collected) {
   if (index >= workers_ || reports_.contains(index)) return false;
-  WorkerReport report{collected.run.finished, collected.started_at_ms, std::move(collected.error)};
+  WorkerReport report{collected.run.finished, collected.started_at_ms, std::move(collected.error),
+                      collected.cpu};
   if (merged_) {
     merged_->merge(collected.run);
   } else {

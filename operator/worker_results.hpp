@@ -26,6 +26,7 @@ struct CollectedResult {
   std::optional<int64_t> started_at_ms;
   std::string error;                // the worker's own report of a run that broke off
   std::optional<int64_t> clock_ms;  // the worker's clock when it answered (unix ms)
+  std::optional<GeneratorCpu> cpu = std::nullopt;  // what it used of its CPU (a final document's)
 };
 
 // Parses a worker's GET /result body (api::ResultDocument). Throws

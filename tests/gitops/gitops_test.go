@@ -70,6 +70,7 @@ var expected = map[string]outcome{
 	"no-baseline":          healthy,  // a test's first run: Baseline=False NoBaseline, Ready=True
 	"no-baseline-required": degraded, // the same with baseline.required: a missed gate
 	"shared-target":        healthy,  // passed while another run loaded the same pods: TargetShared=True, Ready=True
+	"generator-saturated":  healthy,  // passed with a worker at its CPU limit: GeneratorSaturated=True, Ready=True
 	"failed-gate":          degraded, // Succeeded, verdict Fail
 	"failed-run":           degraded, // Failed: a worker died
 	"invalid-spec":         degraded, // Failed: InvalidSpec

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/api/worker_protocol.hpp"
 #include "kubeload/histogram.hpp"
 #include "kubeload/result.hpp"
 #include "operator/job_builder.hpp"
@@ -1946,6 +1947,66 @@ TEST(SharedTargetPlan, DecidedWhenTheRunEndsFromTheOtherRuns) {
   EXPECT_TRUE(lookups_for(next, config).other_runs);
   next.loadtest.status = decided.status;
   EXPECT_FALSE(lookups_for(next, config).other_runs);  // decided once
+}
+
+TEST(GeneratorSaturationPlan, AWorkerAtItsCpuLimitIsSaidBesideAPassThatStaysAPass) {
+  // Issue 30: worker 1 used 2.91 CPU seconds of its 100m limit in 30 s.
+  const OperatorConfig config = test_config();
+  Observation o = running(kStartAt + seconds(40));
+  json busy = answer_document(1, 400, true);
+  busy["cpu"] = api::generator_cpu_json(GeneratorCpu::of(2.91, 30, 0.1, 0.1));
+  json idle = answer_document(0, 500, true);
+  idle["cpu"] = api::generator_cpu_json(GeneratorCpu::of(0.6, 30, 0.1, 0.1));
+  answer(o, 0, idle);
+  answer(o, 1, busy);
+  const ReconcilePlan p = plan(o, config);
+  EXPECT_EQ(J(p.status)["phase"], "Succeeded");
+  EXPECT_EQ(J(p.status)["verdict"], "Pass");
+  const api::Condition* saturated =
+      api::find_condition(p.status.conditions, api::ConditionType::GeneratorSaturated);
+  ASSERT_NE(saturated, nullptr) << J(p.status).dump();
+  EXPECT_EQ(saturated->status, api::ConditionStatus::True);
+  EXPECT_EQ(saturated->reason, "GeneratorSaturated");
+  EXPECT_EQ(saturated->message.rfind("worker 1 used 97% of its 100m CPU limit: ", 0), 0u)
+      << saturated->message;
+  // Green all the same: a warning, not a failure.
+  for (const auto type : {api::ConditionType::Ready, api::ConditionType::Passed}) {
+    EXPECT_EQ(api::find_condition(p.status.conditions, type)->status, api::ConditionStatus::True);
+  }
+  EXPECT_EQ(api::find_condition(p.status.conditions, api::ConditionType::Stalled)->status,
+            api::ConditionStatus::False);
+  ASSERT_TRUE(p.status.workers && p.status.workers->cpu);
+  const api::WorkersCpuStatus& cpu = *p.status.workers->cpu;
+  EXPECT_EQ(cpu.measured, 2u);
+  EXPECT_NEAR(cpu.seconds, 3.51, 1e-9);
+  EXPECT_EQ(cpu.busiest_worker, 1u);
+  EXPECT_NEAR(cpu.max_utilization, 0.97, 1e-9);
+  EXPECT_EQ(cpu.limit_cores, 0.1);
+  // What each worker used is kept with its result, for a restarted operator.
+  bool kept = false;
+  for (const Action& action : p.actions) {
+    if (const auto* keep = std::get_if<KeepResults>(&action)) {
+      const json workers = json::parse(keep->data["workers"].get<std::string>());
+      EXPECT_NEAR(workers["1"]["cpu"]["utilization"].get<double>(), 0.97, 1e-9);
+      kept = true;
+    }
+  }
+  EXPECT_TRUE(kept);
+}
+
+TEST(GeneratorSaturationPlan, WorkersThatDidNotSayTheirCpuLeaveItUnknown) {
+  const OperatorConfig config = test_config();
+  Observation o = running(kStartAt + seconds(40));
+  answer(o, 0, answer_document(0, 500, true));
+  answer(o, 1, answer_document(1, 400, true));
+  const ReconcilePlan p = plan(o, config);
+  EXPECT_EQ(J(p.status)["phase"], "Succeeded");
+  const api::Condition* saturated =
+      api::find_condition(p.status.conditions, api::ConditionType::GeneratorSaturated);
+  ASSERT_NE(saturated, nullptr);
+  EXPECT_EQ(saturated->status, api::ConditionStatus::Unknown);
+  EXPECT_EQ(saturated->reason, "GeneratorCpuNotMeasured");
+  EXPECT_FALSE(J(p.status)["workers"].contains("cpu"));
 }
 
 // The deadline the metrics export is the one the plan fails a run by.

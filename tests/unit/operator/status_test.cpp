@@ -22,6 +22,7 @@
 #include "kubeload/result.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/conditions.hpp"
+#include "operator/generator_saturation.hpp"
 #include "operator/phase.hpp"
 #include "operator/shared_target.hpp"
 #include "operator/status.hpp"
@@ -834,6 +835,18 @@ std::map<std::string, json> gitops_fixtures() {
                                             {"10.244.0.5", "10.96.0.20"}}},
                      done);
   out["shared-target"] = object(loadtest_json(), shared);
+  // Passed with a worker at its 100m CPU limit (issue 30):
+  // GeneratorSaturated=True beside Ready=True, still green.
+  api::LoadTestStatus running_status = stored;
+  running_status.phase = api::Phase::Running;
+  api::LoadTestStatus saturated = passed.get<api::LoadTestStatus>();
+  const std::map<uint32_t, WorkerReport> reports = {
+      {0, WorkerReport{true, unix_ms(kStartAt), "", GeneratorCpu::of(2.91, 30, 0.1, 0.1)}},
+      {1, WorkerReport{true, unix_ms(kStartAt), "", GeneratorCpu::of(1.2, 30, 0.1, 0.1)}},
+      {2, WorkerReport{true, unix_ms(kStartAt), "", GeneratorCpu::of(1.1, 30, 0.1, 0.1)}}};
+  saturated.workers->cpu = workers_cpu(reports, 3);
+  plan_generator_saturation(running_status, saturated, reports, 3, done);
+  out["generator-saturated"] = object(loadtest_json(), saturated);
   // Edited after the end; the operator has not seen generation 2 yet.
   json stale = object(loadtest_json(), passed);
   stale["metadata"]["generation"] = 2;
