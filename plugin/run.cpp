@@ -149,6 +149,13 @@ Outcome outcome_of(const json& loadtest) {
   if (const std::string note = loadgen::shared_target_note(shared_with); !note.empty()) {
     outcome.summary += ". " + note;
   }
+  // Said the same way: a saturated generator's Pass is still a Pass, but its
+  // numbers are the generator's.
+  if (const api::Condition* saturated =
+          api::find_condition(status.conditions, api::ConditionType::GeneratorSaturated);
+      saturated != nullptr && saturated->status == api::ConditionStatus::True) {
+    outcome.summary += ". " + loadgen::generator_saturated_note(saturated->message);
+  }
   return outcome;
 }
 

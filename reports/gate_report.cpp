@@ -378,6 +378,19 @@ std::string shared_target_note(const std::vector<std::string>& shared_with) {
          " during this run: its latency and the target's CPU/memory include their load.";
 }
 
+std::string generator_saturated_note(const std::string& generator_saturated) {
+  if (generator_saturated.empty()) return "";
+  return "Generator saturated: " + generator_saturated;
+}
+
+std::string generator_saturation_warning(const GeneratorCpu& cpu) {
+  if (!cpu.saturated()) return "";
+  return "loadgen used " + describe_use(cpu) + " during the measured " +
+         report::fixed(cpu.window_seconds, 1) + " s: " + std::string(kSaturationMeaning) +
+         "; give it more CPU (-t up to its CPUs), or spread the load over more machines (a "
+         "LoadTest's spec.workers)";
+}
+
 std::string signed_metric_text(const std::string& metric, double value) {
   const MetricScale scale = scale_of(metric);
   return signed_fixed(value * scale.factor, scale.decimals) + scale.unit;
@@ -661,6 +674,11 @@ GateReport gate_report_from_loadtest(const json& given) {
       out.shared_with.push_back(api::to_string(run));
     }
   }
+  if (const api::Condition* saturated =
+          api::find_condition(status.conditions, api::ConditionType::GeneratorSaturated);
+      saturated != nullptr && saturated->status == api::ConditionStatus::True) {
+    out.generator_saturated = saturated->message;
+  }
   if (status.search) {
     out.search = *status.search;
   } else if (member(object.spec, "search").is_object()) {
@@ -683,9 +701,11 @@ GateReport gate_report_from_loadtest(const json& given) {
 
 GateReport gate_report_from_run(const std::string& name, const std::string& test,
                                 const RunInfo& info, const RunResult& run,
-                                const std::vector<ThresholdOutcome>& gates) {
+                                const std::vector<ThresholdOutcome>& gates,
+                                const std::optional<GeneratorCpu>& cpu) {
   GateReport out;
   out.title = name.empty() ? info.url : name;
+  if (cpu) out.generator_saturated = generator_saturation_warning(*cpu);
   out.test = test;
   out.target = info.url;
   out.identity = test_identity(test, "", name, info.url);
@@ -867,6 +887,10 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& g
 
 void write_gate_text(std::ostream& out, const GateReport& report) {
   if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
+    out << '\n' << note << '\n';
+  }
+  if (const std::string note = generator_saturated_note(report.generator_saturated);
+      !note.empty()) {
     out << '\n' << note << '\n';
   }
   if (!report.thresholds.empty()) {

@@ -15,6 +15,7 @@
 
 #include "kubeload/api/loadtest.hpp"
 #include "kubeload/api/status.hpp"
+#include "kubeload/generator_cpu.hpp"
 #include "kubeload/histogram.hpp"
 #include "kubeload/result.hpp"
 #include "kubeload/threshold.hpp"
@@ -108,6 +109,10 @@ struct GateReport {
   // ("namespace/name", status.target.sharedWith): its latency and the
   // target's CPU and memory include their load.
   std::vector<std::string> shared_with;
+  // Why the generator, not the target, set the pace: the GeneratorSaturated
+  // condition's message when it is True, or a local run's own warning
+  // (generator_saturation_warning); "" when it was not saturated.
+  std::string generator_saturated;
   // A LoadTest with spec.variants (docs/experiments.md): its variants take the
   // place of the one result.
   std::optional<ExperimentReport> experiment;
@@ -132,9 +137,12 @@ GateReport gate_report_from_loadtest(const nlohmann::json& loadtest);
 // A local run: the manifest's name and kubeload.dev/test label (either may be
 // empty), the report facts, the result and the evaluated thresholds (no
 // thresholds: verdict None).
+// `cpu`: what loadgen used of its CPU over the measured run (RunOutcome::cpu),
+// for the warning when it was saturated.
 GateReport gate_report_from_run(const std::string& name, const std::string& test,
                                 const RunInfo& info, const RunResult& run,
-                                const std::vector<ThresholdOutcome>& gates);
+                                const std::vector<ThresholdOutcome>& gates,
+                                const std::optional<GeneratorCpu>& cpu = std::nullopt);
 
 // The identity of a test, the same for every run of it, so that CI systems
 // (GitLab's test report, Jenkins' test history) can follow a gate across
@@ -149,6 +157,16 @@ std::string test_identity(const std::string& test_label, const std::string& gene
 // target ("Target shared with ns/other during this run: ..."), for
 // GateReport::shared_with; "" when it was not shared.
 std::string shared_target_note(const std::vector<std::string>& shared_with);
+
+// The line the gate reports and `kubectl kubeload run` show of a saturated
+// generator ("Generator saturated: worker 0 used 97% of its 100m CPU limit:
+// ..."), for GateReport::generator_saturated; "" when it was not.
+std::string generator_saturated_note(const std::string& generator_saturated);
+
+// What `loadgen` (run or a URL, not a worker) says of a run in which it used
+// more than kSaturatedUtilization of its CPU ("loadgen used 97% of the 2
+// CPUs it may use during the measured run: ..."); "" when it did not.
+std::string generator_saturation_warning(const GeneratorCpu& cpu);
 
 // A value in a compared metric's units (kubeload/comparison.hpp's
 // kComparedMetrics), signed: "+10.01 ms", "-12.5/s", "+0.12 pp" (errorRate,

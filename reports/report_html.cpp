@@ -457,6 +457,10 @@ void write_html_report(std::ostream& out, const GateReport& report) {
   if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
     out << "<p id=\"shared-target\"><strong>" << html_escape(note) << "</strong></p>\n";
   }
+  if (const std::string note = generator_saturated_note(report.generator_saturated);
+      !note.empty()) {
+    out << "<p id=\"generator-saturated\"><strong>" << html_escape(note) << "</strong></p>\n";
+  }
   out << "<dl class=\"facts\">";
   const std::pair<const char*, std::string> facts[] = {
       {"target", report.target},   {"test", report.test},       {"phase", report.phase},

@@ -106,6 +106,10 @@ void write_junit_report(std::ostream& out, const GateReport& report) {
   if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
     run.detail += "\n" + note;
   }
+  if (const std::string note = generator_saturated_note(report.generator_saturated);
+      !note.empty()) {
+    run.detail += "\n" + note;
+  }
   cases.push_back(run);
 
   for (const ThresholdRow& t : report.thresholds) {

@@ -99,6 +99,10 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
   if (const std::string note = shared_target_note(report.shared_with); !note.empty()) {
     out << "> **" << markdown_cell(note) << "**\n\n";
   }
+  if (const std::string note = generator_saturated_note(report.generator_saturated);
+      !note.empty()) {
+    out << "> **" << markdown_cell(note) << "**\n\n";
+  }
   out << "- **Target:** " << markdown_code(report.target) << "\n";
   // The test's identity, as the JUnit report names it; a bare URL run has none of its own.
   if (report.identity != report.target)

@@ -359,6 +359,11 @@ options:
 
 exit status: 0 ran, 1 thresholds failed (run), 2 usage or input error (an https
 certificate that does not verify too: the message names the host and the fix)
+
+saturation: loadgen measures its own CPU over the counted run (its cgroup's under
+a CPU quota, else its threads' against the CPUs it may use); above 90% it warns on
+stderr after the report, even with -q ("loadgen: warning: loadgen used 96% of the
+2 CPUs it may use ..."): the numbers then describe loadgen, not the target
 )";
 }
 

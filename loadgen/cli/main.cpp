@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
     const auto label = options.spec.labels.find(std::string(kubeload::kTestLabel));
     const kl::GateReport gate = kl::gate_report_from_run(
         options.spec.name, label == options.spec.labels.end() ? "" : label->second, outcome.info,
-        outcome.result, gates);
+        outcome.result, gates, outcome.cpu);
     switch (options.format) {
       case kl::ReportFormat::junit:
         kl::write_junit_report(std::cout, gate);
@@ -315,5 +315,11 @@ int main(int argc, char** argv) {
   }
   if (outcome.interrupted)
     std::fprintf(stderr, "loadgen: interrupted; the report covers what was done\n");
+  // Even with -q: it says what the numbers above are worth.
+  if (const std::string warning =
+          outcome.cpu ? kl::generator_saturation_warning(*outcome.cpu) : std::string();
+      !warning.empty()) {
+    std::fprintf(stderr, "loadgen: warning: %s\n", warning.c_str());
+  }
   return passed ? kExitRan : kExitGateFailed;
 }

@@ -321,6 +321,30 @@ TEST(PluginExitCode, ASharedTargetIsSaidBesideTheVerdictAndChangesNoExitStatus) 
             "its latency and the target's CPU/memory include their load.");
 }
 
+TEST(PluginExitCode, ASaturatedGeneratorIsSaidBesideTheVerdictAndChangesNoExitStatus) {
+  const json pass_threshold = {{{"expression", "p99 < 1s"}, {"passed", true}}};
+  const std::string message =
+      "worker 0 used 97% of its 100m CPU limit: the numbers describe the generator, not the "
+      "target; add workers (spec.workers) or raise the workers' CPU limit "
+      "(spec.workerTemplate.resources.limits.cpu)";
+  const auto with_condition = [&](const std::string& status) {
+    return loadtest_with({{"phase", "Succeeded"},
+                          {"verdict", "Pass"},
+                          {"message", "all 1 threshold met"},
+                          {"thresholds", pass_threshold},
+                          {"conditions",
+                           {{{"type", "GeneratorSaturated"},
+                             {"status", status},
+                             {"reason", "GeneratorSaturated"},
+                             {"message", message}}}}},
+                         kGatedSpec);
+  };
+  const Outcome outcome = outcome_of(with_condition("True"));
+  EXPECT_EQ(outcome.exit_code, kExitPass);
+  EXPECT_EQ(outcome.summary, "verdict Pass: all 1 threshold met. Generator saturated: " + message);
+  EXPECT_EQ(outcome_of(with_condition("False")).summary, "verdict Pass: all 1 threshold met");
+}
+
 TEST(PluginExitCode, AFinalPhaseOfAnOlderGenerationIsNotFinished) {
   json lt = loadtest_with({{"phase", "Succeeded"}, {"verdict", "Pass"}});
   EXPECT_TRUE(is_finished(lt));

@@ -197,6 +197,28 @@ json shared_loadtest() {
   return loadtest;
 }
 
+// Passed with worker 0 at its 100m CPU limit (issue 30), the condition as
+// the operator writes it.
+const char* const kSaturatedMessage =
+    "worker 0 used 97% of its 100m CPU limit: the numbers describe the generator, not the "
+    "target; add workers (spec.workers) or raise the workers' CPU limit "
+    "(spec.workerTemplate.resources.limits.cpu)";
+json saturated_loadtest() {
+  json loadtest = passed_loadtest();
+  loadtest["status"]["workers"]["cpu"] = {{"measured", 1},
+                                          {"seconds", 2.91},
+                                          {"busiestWorker", 0},
+                                          {"maxUtilization", 0.97},
+                                          {"limitCores", 0.1}};
+  loadtest["status"]["conditions"].push_back({{"type", "GeneratorSaturated"},
+                                              {"status", "True"},
+                                              {"reason", "GeneratorSaturated"},
+                                              {"message", kSaturatedMessage},
+                                              {"observedGeneration", 1},
+                                              {"lastTransitionTime", "2026-11-29T19:00:31Z"}});
+  return loadtest;
+}
+
 json fixture(const std::string& file) {
   std::ifstream in(std::string(KUBELOAD_SOURCE_DIR) + "/tests/gitops/testdata/operator/" + file);
   EXPECT_TRUE(in) << file;
@@ -278,7 +300,7 @@ constexpr Scenario kScenarios[] = {
     {"passed", passed_loadtest},         {"gate_failed", gate_failed_loadtest},
     {"run_failed", run_failed_loadtest}, {"running", running_loadtest},
     {"shared", shared_loadtest},         {"experiment", experiment_loadtest},
-    {"search", search_loadtest}};
+    {"search", search_loadtest},         {"saturated", saturated_loadtest}};
 
 std::string render(ReportFormat format, const json& loadtest) {
   std::ostringstream out;
@@ -572,6 +594,44 @@ TEST(GateReport, ASharedTargetIsMarkedInEveryFormat) {
   EXPECT_EQ(junit.find("<failure"), std::string::npos);
   EXPECT_NE(junit.find("name=\"sharedWith\" value=\"shop/checkout-b,team-b/search-1\""),
             std::string::npos);
+}
+
+TEST(GateReport, ASaturatedGeneratorIsMarkedInEveryFormat) {
+  const std::string note = std::string("Generator saturated: ") + kSaturatedMessage;
+  for (const ReportFormat format :
+       {ReportFormat::text, ReportFormat::junit, ReportFormat::markdown, ReportFormat::html}) {
+    SCOPED_TRACE(static_cast<int>(format));
+    // XML and HTML escape the apostrophe.
+    const bool escaped = format == ReportFormat::html || format == ReportFormat::junit;
+    EXPECT_NE(render(format, saturated_loadtest()).find(escaped ? note.substr(0, 150) : note),
+              std::string::npos);
+    EXPECT_EQ(render(format, passed_loadtest()).find("Generator saturated"), std::string::npos);
+  }
+  // A warning: the run still passes.
+  EXPECT_EQ(render(ReportFormat::junit, saturated_loadtest()).find("<failure"), std::string::npos);
+  // Only True is said: False and Unknown are nothing to warn of.
+  json not_saturated = saturated_loadtest();
+  not_saturated["status"]["conditions"].back()["status"] = "False";
+  EXPECT_EQ(render(ReportFormat::markdown, not_saturated).find("Generator saturated"),
+            std::string::npos);
+}
+
+TEST(GateReport, ALocalRunThatUsedItsCpusSaysSo) {
+  RunInfo info;
+  info.url = "http://127.0.0.1:8080/";
+  RunResult run;
+  run.result.requests = 10;
+  const GeneratorCpu busy = GeneratorCpu::of(19.2, 10, std::nullopt, 2);
+  EXPECT_EQ(generator_saturation_warning(busy),
+            "loadgen used 96% of the 2 CPUs it may use during the measured 10.0 s: the numbers "
+            "describe the generator, not the target; give it more CPU (-t up to its CPUs), or "
+            "spread the load over more machines (a LoadTest's spec.workers)");
+  EXPECT_EQ(gate_report_from_run("t", "", info, run, {}, busy).generator_saturated,
+            generator_saturation_warning(busy));
+  const GeneratorCpu calm = GeneratorCpu::of(5, 10, std::nullopt, 2);
+  EXPECT_EQ(generator_saturation_warning(calm), "");
+  EXPECT_EQ(gate_report_from_run("t", "", info, run, {}, calm).generator_saturated, "");
+  EXPECT_EQ(gate_report_from_run("t", "", info, run, {}).generator_saturated, "");
 }
 
 TEST(GateReport, AResultThatIsNotOneIsAnErrorNamingTheField) {
