@@ -469,17 +469,24 @@ ExperimentPlan plan_experiment(const ExperimentObservation& observed) {
   facts.completed_reason = name(Reason::RoundsCompleted);
   facts.completed_message = std::to_string(spec.experiment.rounds) + " rounds of " +
                             std::to_string(spec.variants.size()) + " variants";
-  for (const ConditionValue& value : decide_conditions(facts)) {
-    status.conditions.push_back(condition(value, generation, current, observed.now));
-  }
+  finish_parent_plan(plan, facts, current, generation, observed.now, kRoundLook);
+  return plan;
+}
 
+void finish_parent_plan(ExperimentPlan& plan, const ConditionFacts& facts,
+                        const api::LoadTestStatus& current, int64_t generation, Timestamp now,
+                        std::chrono::milliseconds look_again) {
+  api::LoadTestStatus& status = plan.status;
+  for (const ConditionValue& value : decide_conditions(facts)) {
+    status.conditions.push_back(condition(value, generation, current, now));
+  }
+  const PhaseDecision& decision = facts.decision;
   if (status.final() && !current.final()) {
     plan.events.push_back(
         {decision.phase == Phase::Succeeded && facts.gate != Verdict::Fail ? "Normal" : "Warning",
          decision.reason, decision.message});
   }
-  if (!status.final()) plan.requeue_after = std::chrono::milliseconds(kRoundLook);
-  return plan;
+  if (!status.final()) plan.requeue_after = look_again;
 }
 
 }  // namespace kubeload::controller

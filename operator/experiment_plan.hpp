@@ -39,6 +39,7 @@
 
 #include "kubeload/api/loadtest.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/conditions.hpp"
 #include "operator/reconcile_plan.hpp"
 #include "operator/timestamp.hpp"
 
@@ -73,6 +74,14 @@ struct ExperimentPlan {
   std::vector<RecordEvent> events;
   std::optional<std::chrono::milliseconds> requeue_after;
 };
+
+// What every plan whose runs are child LoadTests (an experiment's rounds, a
+// search's steps) does once its status is decided: the conditions from
+// `facts` (the decision among them), the Event of the pass that made the
+// status final, and when to look again while it is not.
+void finish_parent_plan(ExperimentPlan& plan, const ConditionFacts& facts,
+                        const api::LoadTestStatus& current, int64_t generation, Timestamp now,
+                        std::chrono::milliseconds look_again);
 
 // A valid LoadTest with spec.variants: an experiment, reconciled by
 // plan_experiment instead of plan (no Job of its own).

@@ -257,16 +257,7 @@ ExperimentPlan plan_search(const SearchObservation& observed) {
   facts.workers_ready_message = "each step's LoadTest has workers of its own";
   facts.completed_reason = name(Reason::StepsCompleted);
   facts.completed_message = std::to_string(done.size()) + " steps";
-  for (const ConditionValue& value : decide_conditions(facts)) {
-    status.conditions.push_back(condition(value, generation, current, observed.now));
-  }
-
-  if (status.final() && !current.final()) {
-    plan.events.push_back(
-        {decision.phase == Phase::Succeeded && facts.gate != Verdict::Fail ? "Normal" : "Warning",
-         decision.reason, decision.message});
-  }
-  if (!status.final()) plan.requeue_after = std::chrono::milliseconds(kStepLook);
+  finish_parent_plan(plan, facts, current, generation, observed.now, kStepLook);
   return plan;
 }
 

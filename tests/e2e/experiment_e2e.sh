@@ -45,16 +45,6 @@ if [ -n "$prometheus" ]; then
   done
 fi
 
-jp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
-wait_final() { # name timeout-seconds
-  local phase
-  for _ in $(seq 1 "$(( $2 * 2 ))"); do
-    phase=$(jp "$1" '{.status.phase}')
-    [ "$phase" = Succeeded ] || [ "$phase" = Failed ] && return 0
-    sleep 0.5
-  done
-  return 1
-}
 condition() { jp "$1" "{.status.conditions[?(@.type==\"$2\")].$3}"; }
 rounds_of() { # experiment: its rounds' names, sorted
   kubectl -n "$NS" get lt -l "kubeload.dev/experiment=$1" \

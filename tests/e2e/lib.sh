@@ -105,3 +105,15 @@ wait_for_target_samples() { # prometheus namespace deployment
   done
   return 1
 }
+# A field of LoadTest $1 in $NS by a jsonpath ($2); empty when it has none.
+jp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
+# Returns once LoadTest $1 in $NS is Succeeded or Failed (1 after $2 seconds).
+wait_final() { # name timeout-seconds
+  local phase
+  for _ in $(seq 1 "$(($2 * 2))"); do
+    phase=$(jp "$1" '{.status.phase}')
+    [ "$phase" = Succeeded ] || [ "$phase" = Failed ] && return 0
+    sleep 0.5
+  done
+  return 1
+}

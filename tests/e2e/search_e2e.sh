@@ -37,16 +37,6 @@ check "operator ready" start_host_operator 18597 "${prometheus_flags[@]}"
 [ -z "$prometheus" ] ||
   check "Prometheus has nginx-slow's CPU samples" wait_for_target_samples "$prometheus" "$NS" nginx-slow
 
-jp() { kubectl -n "$NS" get lt "$1" -o jsonpath="$2" 2>/dev/null; }
-wait_final() { # name timeout-seconds
-  local phase
-  for _ in $(seq 1 "$(( $2 * 2 ))"); do
-    phase=$(jp "$1" '{.status.phase}')
-    [ "$phase" = Succeeded ] || [ "$phase" = Failed ] && return 0
-    sleep 0.5
-  done
-  return 1
-}
 steps_of() { # search: its steps' names, sorted
   kubectl -n "$NS" get lt -l "kubeload.dev/search=$1" \
     -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' 2>/dev/null | sort | xargs
