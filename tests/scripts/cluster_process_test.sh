@@ -60,4 +60,28 @@ check "pid_alive: a component that exited is not alive" refuted pid_alive quick
 stop_pid held 5
 check "stop_pid stops the component" bash -c '! kill -0 "$0" 2>/dev/null' "$pid"
 check "stop_pid removes its pid file" test ! -e "$PIDS/held.pid"
+
+# Tearing down a stale cluster: a sandbox's network namespace file mounted
+# twice (one umount leaves it busy), and one whose mount is hidden under a
+# later mount of its directory (as `ip netns` leaves /run/netns), which no
+# umount reaches. The first must go; the second must not stop `down` (it did,
+# under set -e, and failed `scripts/cluster up` in CI). In a mount namespace of
+# its own, so nothing outlives the test; needs root, as the cluster does.
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+  netns_case() { # what: "stacked" or "hidden"
+    unshare -m --propagation private bash -c '
+      set -e
+      KUBELOAD_CLUSTER_LIB=1 . "$0"; set +e
+      mkdir -p "$1/netns"; f="$1/netns/cni-test-$2"; : >"$f"
+      mount --bind /proc/self/ns/net "$f"
+      if [ "$2" = stacked ]; then mount --bind /proc/self/ns/net "$f"; else mount --bind "$1/netns" "$1/netns"; fi
+      remove_netns_file "$f" || exit 10
+      if [ "$2" = stacked ]; then [ ! -e "$f" ] || exit 11; fi
+      exit 0' "$root/scripts/cluster" "$state" "$1"
+  }
+  check "a network namespace file mounted twice is unmounted and removed" netns_case stacked
+  check "a network namespace file whose mount is hidden is left with a warning, and teardown goes on" netns_case hidden
+else
+  say "not root (or no unshare): the network namespace teardown checks need root, as scripts/cluster does"
+fi
 report
