@@ -81,6 +81,22 @@ if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
   }
   check "a network namespace file mounted twice is unmounted and removed" netns_case stacked
   check "a network namespace file whose mount is hidden is left with a warning, and teardown goes on" netns_case hidden
+  # The state directory (a tmpfs) as `down` finds it: unmountable, or locked
+  # (inherited by a sandbox's user namespace, where umount fails), with a
+  # mount inside it that is locked too.
+  state_dir_case() { # what: "plain" or "locked"
+    unshare -m --propagation private bash -c '
+      dir="$1/cluster"; mkdir -p "$dir"; mount -t tmpfs t "$dir"
+      mkdir -p "$dir/node-1/pods" "$dir/pids"; : >"$dir/pids/etcd.pid"; : >"$dir/ns"
+      mount --bind /proc/self/ns/net "$dir/ns"
+      run=(bash -c); [ "$2" = locked ] && run=(unshare -Urm --propagation private bash -c)
+      "${run[@]}" "KUBELOAD_CLUSTER_DIR=\"$dir\" KUBELOAD_CLUSTER_LIB=1 . \"$0\"; set +e; remove_state_dir" "$0" || exit 10
+      if [ "$2" = plain ]; then [ ! -e "$dir" ] || exit 11
+      else [ -z "$(find "$dir" -mindepth 1 -maxdepth 1 ! -name ns)" ] || exit 12; fi' \
+      "$root/scripts/cluster" "$state" "$1"
+  }
+  check "down unmounts and removes the state directory" state_dir_case plain
+  check "down empties a state directory it cannot unmount (locked) and goes on" state_dir_case locked
 else
   say "not root (or no unshare): the network namespace teardown checks need root, as scripts/cluster does"
 fi
