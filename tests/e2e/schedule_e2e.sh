@@ -7,6 +7,10 @@
 # run longer than a minute skips the tick that finds it going (an Event,
 # status.lastSkippedTime) and creates no second run meanwhile; `Replace`
 # deletes the running LoadTest at the next tick and creates the tick's run.
+# The admin's policy applies to every run a schedule creates: a schedule
+# asking for more connections than the operator's --max-connections makes a
+# run that fails PolicyViolation, and the schedule turns Ready=False,
+# Stalled=True (LastRunFailed), as a dashboard or an alert watching it needs.
 # Last line: `schedule-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -23,7 +27,7 @@ E2E_NAME=schedule-e2e
 finish() { host_operator_e2e_finish; }
 
 host_operator_e2e_setup
-check "operator ready" start_host_operator 18691
+check "operator ready" start_host_operator 18691 --max-connections 10
 
 apply_schedule() { # name concurrencyPolicy load-yaml
   kubectl apply -f - >/dev/null <<YAML
@@ -52,6 +56,7 @@ started=$SECONDS
 apply_schedule every Forbid "{connections: 1, requests: 50}"
 apply_schedule forbid Forbid "{connections: 1, duration: 100s}"
 apply_schedule replace Replace "{connections: 1, duration: 10m}"
+apply_schedule over-policy Forbid "{connections: 50, requests: 50}"
 
 # The first tick (at most a minute away) makes one run of each.
 first_tick() { for _ in $(seq 1 400); do [ -n "$(runs replace)" ] && [ -n "$(runs forbid)" ] && return 0; sleep 0.2; done; return 1; }
@@ -63,6 +68,24 @@ check "the runs carry the schedule's test label and their tick" \
        -n "$(ljp "$forbid_first" '{.metadata.annotations.kubeload\.dev/scheduled-at}')"
 check "the schedule owns its runs" \
   test "$(ljp "$forbid_first" '{.metadata.ownerReferences[0].kind}')" = LoadTestSchedule
+
+# Over the policy: the first tick's run is refused, and the schedule says so.
+over_policy_failed() {
+  for _ in $(seq 1 150); do
+    local run
+    run=$(runs over-policy)
+    [ -n "$run" ] && [ "$(ljp "${run%% *}" '{.status.phase}')" = Failed ] &&
+      [ "$(sjp over-policy '{.status.conditions[?(@.type=="Ready")].status}')" = False ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+check "policy: a scheduled run over --max-connections fails, and its schedule turns Ready=False" over_policy_failed
+over_run=$(runs over-policy | cut -d' ' -f1)
+check "policy: its reason is PolicyViolation, naming the limit ($(ljp "$over_run" '{.status.message}'))" \
+  test "$(ljp "$over_run" '{.status.reason}')" = PolicyViolation
+check "policy: the schedule is Ready=False, Stalled=True, LastRunFailed ($(sjp over-policy '{.status.conditions[?(@.type=="Ready")].message}'))" \
+  test "$(sjp over-policy '{.status.conditions[?(@.type=="Ready")].reason}/{.status.conditions[?(@.type=="Stalled")].status}')" = LastRunFailed/True
 
 # The second tick, about a minute later.
 second_tick() {
