@@ -156,7 +156,7 @@ class WorkerService {
     for (const auto& r : plan_.requests) names.push_back(r.name);
     metrics_ = std::make_unique<LiveMetrics>(
         MetricLabels{config.spec.name, config.spec.namespace_, std::to_string(config.index),
-                     to_string(config.spec.protocol)},
+                     to_string(config.spec.protocol), to_string(plan_.engine)},
         names);
   }
   ~WorkerService() {
@@ -609,6 +609,11 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   }
   const RunPlan whole = plan_from_spec(config.spec, *target, config.threads);
   RunPlan share = split_plan(whole, config.index, config.count);
+  // A pod runs with the seccomp profile its cluster allows: io_uring where
+  // that permits it, epoll otherwise (the result and the metrics name which).
+  share.engine = decide_engine(EngineRequest::automatic, share.plain_http1() ? probe_io_uring() : 0,
+                               share.plain_http1())
+                     .engine;
   share.threads = whole.threads;
   share.tls.ca_file = config.ca_file;
 
