@@ -247,10 +247,10 @@ int main(int argc, char** argv) {
   }
   plan.allow_http1 = options.allow_http1;
   // Decided once, before any worker starts; the probe only when io_uring is in question.
+  const kubeload::EngineRequest requested = options.engine.value_or(options.spec.load.engine);
   const int probe_error =
-      plan.plain_http1() && options.engine != kl::EngineRequest::epoll ? kl::probe_io_uring() : 0;
-  const kl::EngineDecision engine =
-      kl::decide_engine(options.engine, probe_error, plan.plain_http1());
+      plan.plain_http1() && requested != kubeload::EngineRequest::epoll ? kl::probe_io_uring() : 0;
+  const kl::EngineDecision engine = kl::decide_engine(requested, probe_error, plan.plain_http1());
   if (engine.refused) return usage_error(engine.reason);
   plan.engine = engine.engine;
   if (!engine.reason.empty() && !options.quiet) {

@@ -257,7 +257,8 @@ void Connection::send_plain(std::size_t offset) {
 void Connection::read_response() {
   if (!tls_) {
     // The response's readiness event calls receive(), which reads on while
-    // a read fills the buffer.
+    // a read fills the buffer (on io_uring: the socket's multishot receive
+    // completes with it, on_uring_receive()).
     want_read_ = true;
     return;
   }

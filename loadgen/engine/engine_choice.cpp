@@ -39,13 +39,6 @@ const char* to_string(Engine engine) noexcept {
   return "epoll";
 }
 
-std::optional<EngineRequest> parse_engine_request(std::string_view text) noexcept {
-  if (text == "auto") return EngineRequest::automatic;
-  if (text == "io_uring") return EngineRequest::io_uring;
-  if (text == "epoll") return EngineRequest::epoll;
-  return std::nullopt;
-}
-
 std::string io_uring_unavailable_reason(int probe_error) {
   switch (probe_error) {
     case EPERM:

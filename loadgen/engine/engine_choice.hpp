@@ -14,16 +14,16 @@
 #include <string>
 #include <string_view>
 
+#include "kubeload/spec.hpp"
+
 namespace kubeload::loadgen {
 
 enum class Engine { epoll, io_uring, asio };
-// --engine: auto picks io_uring when the probe succeeds.
-enum class EngineRequest { automatic, io_uring, epoll };
+// What was asked (--engine, spec.load.engine) is kubeload::EngineRequest
+// (kubeload/spec.hpp): auto picks io_uring when the probe succeeds.
 
 // "epoll" | "io_uring" | "asio": as named in the result, report and metrics.
 const char* to_string(Engine engine) noexcept;
-// "auto" | "io_uring" | "epoll"; nullopt otherwise.
-std::optional<EngineRequest> parse_engine_request(std::string_view text) noexcept;
 
 struct EngineDecision {
   Engine engine = Engine::epoll;
