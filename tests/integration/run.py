@@ -1798,6 +1798,7 @@ def main():
             print(f"FAIL setup: {error}", flush=True)
         for name, check, engine in selected:
             env.engine = engine
+            nginx.tag_suffix = f"-{engine}" if engine else ""
             try:
                 check(env)
             except CheckFailure as failure:
