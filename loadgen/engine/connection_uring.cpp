@@ -51,9 +51,12 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
       return on_connected({});
     case UringLoop::Op::send:
       sending_ = false;
-      if (done.result < 0) {
+      // Nothing sent of a request not yet complete would only repeat: an
+      // error, as a send(2) that fails.
+      if (done.result <= 0) {
         return fail(Outcome::write,
-                    boost::system::error_code(-done.result, boost::system::system_category()));
+                    boost::system::error_code(done.result < 0 ? -done.result : EPIPE,
+                                              boost::system::system_category()));
       }
       bytes_out_ += static_cast<uint64_t>(done.result);
       unsent_ += static_cast<std::size_t>(done.result);
