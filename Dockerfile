@@ -17,7 +17,7 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       g++ cmake ninja-build pkg-config libboost-dev libboost-system-dev libssl-dev \
       libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev zlib1g-dev nlohmann-json3-dev \
-      libnghttp2-dev libhowardhinnant-date-dev >/dev/null \
+      libnghttp2-dev liburing-dev libhowardhinnant-date-dev >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -34,7 +34,7 @@ FROM ${BASE}
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libcpprest2.10 libyaml-cpp0.7 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
-      libssl3 zlib1g libnghttp2-14 ca-certificates \
+      libssl3 zlib1g libnghttp2-14 liburing2 ca-certificates \
       libdate-tz3 tzdata >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 # kubeload-operator runs workers as /usr/local/bin/loadgen in any image it

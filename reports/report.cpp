@@ -177,6 +177,7 @@ ReportModel build_report_model(const RunInfo& info, const RunResult& run) {
 void write_json_report(std::ostream& out, const RunInfo& info, const RunResult& run) {
   nlohmann::json document = to_json(run);
   document["protocol"] = info.protocol;
+  if (!info.engine.empty()) document["engine"] = info.engine;
   // Request names come from user input: replace invalid UTF-8 rather than throw.
   out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }

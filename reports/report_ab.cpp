@@ -69,6 +69,8 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
   if (!info.tls_protocol.empty()) field(out, "SSL/TLS Protocol", info.tls_protocol);
   // ab speaks HTTP/1.1 only: its layout stays as it was for HTTP/1.1.
   if (info.protocol != "http1") field(out, "Protocol", protocol_description(info));
+  // Not one of ab's fields: only when known, so ab's own layout is unchanged otherwise.
+  if (!info.engine.empty()) field(out, "Engine", info.engine);
   out << '\n';
   field(out, "Document Path", info.path);
   field(out, "Document Length", std::to_string(info.document_length) + " bytes");

@@ -66,6 +66,7 @@ std::string load_description(const ReportModel& model) {
   text += model.info.workers ? ", " + plural(*model.info.workers, "worker", "workers")
                              : ", " + plural(model.info.threads, "thread", "threads");
   text += model.info.keep_alive ? ", keep-alive" : ", no keep-alive";
+  if (!model.info.engine.empty()) text += ", " + model.info.engine;
   return text;
 }
 

@@ -39,6 +39,9 @@ struct RunInfo {
   bool keep_alive = true;
   // e.g. "TLSv1.3,TLS_AES_256_GCM_SHA384,..." ("" for http)
   std::string tls_protocol;
+  // The loop that carried the connections: "io_uring" | "epoll" (plain
+  // HTTP/1.1) | "asio" (TLS, HTTP/2); "" when not known (not reported).
+  std::string engine;
 };
 
 }  // namespace kubeload::loadgen

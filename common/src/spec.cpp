@@ -49,6 +49,26 @@ const char* to_string(Protocol protocol) noexcept {
   return "http1";
 }
 
+const char* to_string(EngineRequest request) noexcept {
+  switch (request) {
+    case EngineRequest::io_uring:
+      return "io_uring";
+    case EngineRequest::epoll:
+      return "epoll";
+    case EngineRequest::automatic:
+      break;
+  }
+  return "auto";
+}
+
+std::optional<EngineRequest> parse_engine_request(std::string_view name) noexcept {
+  for (EngineRequest r :
+       {EngineRequest::automatic, EngineRequest::io_uring, EngineRequest::epoll}) {
+    if (name == to_string(r)) return r;
+  }
+  return std::nullopt;
+}
+
 std::optional<Protocol> parse_protocol(std::string_view name) noexcept {
   for (Protocol p : {Protocol::http1, Protocol::http2, Protocol::h2c}) {
     if (name == to_string(p)) return p;

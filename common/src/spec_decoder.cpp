@@ -671,6 +671,11 @@ const FieldTable<LoadSpec>& load_fields() {
        }},
       {"timeout", duration_field(&LoadSpec::timeout, ZeroDuration::refused)},
       {"keepAlive", boolean_field(&LoadSpec::keep_alive)},
+      {"engine",
+       choice_field<LoadSpec, EngineRequest>(
+           &LoadSpec::engine, {{to_string(EngineRequest::automatic), EngineRequest::automatic},
+                               {to_string(EngineRequest::io_uring), EngineRequest::io_uring},
+                               {to_string(EngineRequest::epoll), EngineRequest::epoll}})},
       {"maxStreams", count_field(&LoadSpec::max_streams, 1, kMaxStreams)},
   };
   return table;

@@ -351,6 +351,10 @@ options:
       --expect-length N   count a body of another length as a failure
       --format F          text | ab | jmeter | json | junit | markdown | html
                           (default text; junit, markdown and html report the gate too)
+      --engine E          plain HTTP/1.1's loop: auto (io_uring where the kernel and
+                          the seccomp profile allow it, else epoll; the default),
+                          io_uring (an error where it is not allowed) or epoll; https
+                          and HTTP/2 run on Asio. The report names the engine used
       --metrics-addr A    serve live Prometheus metrics on A (HOST:PORT)
       --hdr-log FILE      write an HdrHistogram interval log (one interval per stage)
   -q, --quiet             no progress on stderr
@@ -421,7 +425,9 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
         "-t", "--threads", "--format", "--metrics-addr", "--hdr-log", "-q", "--quiet", "--target",
         "-h", "--help", "--version",
         // How the target is reached, not the load: also for `run`.
-        "--cacert", "--insecure", "--no-tls-resume", "--retry-non-idempotent", "--allow-http1"};
+        "--cacert", "--insecure", "--no-tls-resume", "--retry-non-idempotent", "--allow-http1",
+        // How the load is carried: also for `run`.
+        "--engine"};
     if (std::find(std::begin(kRunOptions), std::end(kRunOptions), name) == std::end(kRunOptions)) {
       load_option = name;
     }
@@ -526,6 +532,11 @@ CliOptions parse_command_line(const std::vector<std::string>& arguments) {
     } else if (name == "--allow-http1") {
       flag();
       options.allow_http1 = true;
+    } else if (name == "--engine") {
+      const std::string text = value();
+      const auto engine = parse_engine_request(text);
+      if (!engine) throw UsageError(name + ": auto, io_uring or epoll, got \"" + text + "\"");
+      options.engine = *engine;
     } else if (name == "-q" || name == "--quiet") {
       flag();
       options.quiet = true;

@@ -10,6 +10,7 @@
 
 #include "kubeload/spec.hpp"
 #include "kubeload/target_policy.hpp"
+#include "loadgen/engine/engine_choice.hpp"
 #include "reports/report.hpp"
 
 namespace kubeload::loadgen {
@@ -34,6 +35,8 @@ struct CliOptions {
   bool tls_resume = true;             // --no-tls-resume: a full handshake every connection
   bool retry_non_idempotent = false;  // --retry-non-idempotent
   bool allow_http1 = false;           // --allow-http1: http2 may fall back to http/1.1 (ALPN)
+  // --engine: replaces spec.load.engine (quick mode: the spec's; run mode: the manifest's).
+  std::optional<EngineRequest> engine;
   // worker mode
   std::string spec_json;  // the LoadTest (from --spec FILE or --spec-env VAR)
   std::string listen = "0.0.0.0:8080";

@@ -246,6 +246,16 @@ int main(int argc, char** argv) {
                        kubeload::to_string(plan.protocol));
   }
   plan.allow_http1 = options.allow_http1;
+  // Decided once, before any worker starts; the probe only when io_uring is in question.
+  const kubeload::EngineRequest requested = options.engine.value_or(options.spec.load.engine);
+  const int probe_error =
+      plan.plain_http1() && requested != kubeload::EngineRequest::epoll ? kl::probe_io_uring() : 0;
+  const kl::EngineDecision engine = kl::decide_engine(requested, probe_error, plan.plain_http1());
+  if (engine.refused) return usage_error(engine.reason);
+  plan.engine = engine.engine;
+  if (!engine.reason.empty() && !options.quiet) {
+    std::fprintf(stderr, "loadgen: engine epoll: %s\n", engine.reason.c_str());
+  }
 
   std::atomic<bool> stop(false);
   SignalWatcher signals(stop);
@@ -258,7 +268,7 @@ int main(int argc, char** argv) {
       metrics = std::make_unique<kl::LiveMetrics>(
           options.metrics_address,
           kl::MetricLabels{options.spec.name, options.spec.namespace_, "0",
-                           kubeload::to_string(options.spec.protocol)},
+                           kubeload::to_string(options.spec.protocol), kl::to_string(plan.engine)},
           names);
     }
     kl::RunOptions run_options;
@@ -279,6 +289,7 @@ int main(int argc, char** argv) {
   if (options.format == kl::ReportFormat::json) {
     nlohmann::json document = kubeload::to_json(outcome.result);
     document["protocol"] = outcome.info.protocol;  // as write_report's json
+    if (!outcome.info.engine.empty()) document["engine"] = outcome.info.engine;
     if (!gates.empty()) {
       document["thresholds"] = nlohmann::json::array();
       for (const auto& g : gates) {

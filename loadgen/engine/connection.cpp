@@ -50,11 +50,12 @@ Connection::Connection(ConnectionOwner& worker, asio::io_context& io, uint32_t i
     : worker_(worker),
       io_(io),
       index_(index),
-      read_buffer_(h2 == nullptr ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
-                                 : nullptr),
-      operation_memory_(h2 == nullptr && worker.event_loop() == nullptr
-                            ? std::make_unique<HandlerMemory>()
-                            : nullptr),
+      // On io_uring the kernel reads into the ring's buffers.
+      read_buffer_(h2 == nullptr && worker.plan().engine != Engine::io_uring
+                       ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
+                       : nullptr),
+      operation_memory_(h2 == nullptr && worker.tls() != nullptr ? std::make_unique<HandlerMemory>()
+                                                                 : nullptr),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),
       h2_(h2) {}
 
@@ -100,6 +101,7 @@ void Connection::connect() {
   // The addresses in order, as resolved (those that refused before the run
   // already left out): the first that accepts is used. Plain connections are
   // those the worker runs on its own loop.
+  if (worker_.uring_loop() != nullptr) return connect_uring(0, ECONNREFUSED);
   if (worker_.event_loop() != nullptr) return connect_plain(0, ECONNREFUSED);
   // A TLS stream cannot be reused after its connection closed; no operation
   // is pending here, so replacing it is safe.
@@ -123,6 +125,9 @@ void Connection::connect_plain(std::size_t first, int error) {
       error = errno;
       continue;
     }
+    // Before connecting: the option holds for the connection it makes.
+    const int one = 1;
+    ::setsockopt(plain_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (::connect(plain_.get(), to.data(), static_cast<socklen_t>(to.size())) != 0 &&
         errno != EINPROGRESS) {
       error = errno;
@@ -175,10 +180,7 @@ void Connection::on_connected(const boost::system::error_code& ec) {
     socket().set_option(tcp::no_delay(true), ignored);
     // write_request sends on the socket directly: it must never block.
     socket().non_blocking(true, ignored);
-  } else {
-    const int one = 1;
-    ::setsockopt(plain_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  }
+  }  // a plain socket has TCP_NODELAY from before its connect
   counted_open_ = true;
   worker_.on_connection_opened();
   if (!tls_) {
@@ -203,6 +205,10 @@ void Connection::write_request(Clock::time_point now) {
   // working, and Waiting must never come out shorter than the server's own
   // time. A request is one send, so the two coincide but for that delay.
   written_at_ = now;
+  if (worker_.uring_loop() != nullptr) {
+    unsent_ = 0;
+    return send_uring();
+  }
   if (!tls_) return send_plain(0);
   const std::string& wire = worker_.plan().requests[slot_.request].wire;
   asio::async_write(*tls_, asio::buffer(wire),
@@ -251,14 +257,16 @@ void Connection::send_plain(std::size_t offset) {
 void Connection::read_response() {
   if (!tls_) {
     // The response's readiness event calls receive(), which reads on while
-    // a read fills the buffer.
+    // a read fills the buffer (on io_uring: the socket's multishot receive
+    // completes with it, on_uring_receive()).
     want_read_ = true;
     return;
   }
-  tls_->async_read_some(
-      asio::buffer(read_buffer_.get(), kReadBufferSize),
-      with_memory(*operation_memory_, [this](const boost::system::error_code& ec,
-                                             std::size_t bytes) { on_read(ec, bytes); }));
+  tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
+                        with_memory(*operation_memory_,
+                                    [this](const boost::system::error_code& ec, std::size_t bytes) {
+                                      on_read(ec, read_buffer_.get(), bytes);
+                                    }));
 }
 
 void Connection::receive(uint32_t events) {
@@ -281,10 +289,11 @@ void Connection::receive(uint32_t events) {
     }
     want_read_ = false;
     if (received < 0) {
-      return on_read(boost::system::error_code(errno, boost::system::system_category()), 0);
+      return on_read(boost::system::error_code(errno, boost::system::system_category()), nullptr,
+                     0);
     }
-    if (received == 0) return on_read(asio::error::eof, 0);
-    on_read({}, static_cast<std::size_t>(received));
+    if (received == 0) return on_read(asio::error::eof, nullptr, 0);
+    on_read({}, read_buffer_.get(), static_cast<std::size_t>(received));
     // A short read took all the data there was: what comes next is a new event.
     if (static_cast<std::size_t>(received) < kReadBufferSize && !peer_closed) return;
   }
@@ -292,12 +301,17 @@ void Connection::receive(uint32_t events) {
 
 void Connection::fail_later(Outcome outcome, int error) {
   close();
-  worker_.event_loop()->post([this, outcome, error] {
+  post([this, outcome, error] {
     fail(outcome, boost::system::error_code(error, boost::system::system_category()));
   });
 }
 
-void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes) {
+void Connection::post(std::function<void()> callback) {
+  if (UringLoop* ring = worker_.uring_loop()) return ring->post(std::move(callback));
+  worker_.event_loop()->post(std::move(callback));
+}
+
+void Connection::on_read(const boost::system::error_code& ec, const char* data, std::size_t bytes) {
   if (timed_out_) return fail(Outcome::timeout, ec);
   if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
     parser_.finish_eof();
@@ -311,7 +325,6 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes)
   // One clock reading per read: the first byte's time, and the last byte's
   // when this read completes the response.
   const Clock::time_point now = Clock::now();
-  const char* data = read_buffer_.get();
   if (bytes_in_ == 0) {
     first_byte_at_ = now;
     if (worker_.first_response_needed()) first_server_ = server_header({data, bytes});
@@ -352,6 +365,9 @@ void Connection::end_stream(Outcome outcome) {
 
 void Connection::complete_response(bool must_close, Clock::time_point now) {
   const Outcome outcome = judge(parser_.status_code(), parser_.body_bytes());
+  // io_uring: the server answered before the request's send completed (an
+  // early error); the next request must not follow a send still pending.
+  if (sending_) must_close = true;
   if (must_close || !parser_.keep_alive() || !worker_.plan().keep_alive) {
     // The exchange ended cleanly: without this, freeing the TLS stream marks
     // its session as not resumable (OpenSSL's rule for a connection that
@@ -423,7 +439,8 @@ Clock::time_point Connection::enforce_deadline(Clock::time_point now) noexcept {
     // handler then reports the timeout.
     close();
   } else {
-    // A plain socket has no operation pending.
+    // A plain socket: on epoll nothing is pending; on io_uring closing
+    // cancels what is, and the stale completions are dropped.
     fail_later(Outcome::timeout, ETIMEDOUT);
   }
   return Clock::time_point::max();
@@ -439,6 +456,8 @@ void Connection::close() noexcept {
   if (tls_) {
     boost::system::error_code ignored;
     socket().close(ignored);
+  } else if (worker_.uring_loop() != nullptr) {
+    close_uring();
   } else {
     plain_.reset();
     ++generation_;

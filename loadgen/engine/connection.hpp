@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "loadgen/engine/lane_session.hpp"
 #include "loadgen/engine/network.hpp"
 #include "loadgen/engine/request_slot.hpp"
+#include "loadgen/engine/uring_loop.hpp"
 
 namespace kubeload::loadgen {
 
@@ -52,6 +54,9 @@ class Connection {
   // Plain HTTP/1.1: a readiness event of this connection's socket, from the
   // worker's EventLoop; `generation`: of the socket it was for.
   void on_socket_event(uint32_t generation, uint32_t events);
+  // Plain HTTP/1.1 on io_uring: an operation on this connection's socket
+  // completed; `generation`: of the socket it was for.
+  void on_uring_completion(uint32_t generation, const UringLoop::Completion& done);
 
  private:
   friend class H2Session;
@@ -73,6 +78,13 @@ class Connection {
   // that accepts is used. `error`: what to report when none is left.
   void connect_plain(std::size_t first, int error);
   void on_connected(const boost::system::error_code& ec);
+  // Plain HTTP/1.1 on io_uring (connection_uring.cpp): as connect_plain,
+  // send_plain and receive, with completions instead of readiness.
+  void connect_uring(std::size_t first, int error);
+  void send_uring();
+  void arm_receive();
+  void on_uring_receive(const UringLoop::Completion& done);
+  void close_uring() noexcept;
   void write_request(Clock::time_point now);
   void send_plain(std::size_t offset);
   void read_response();
@@ -82,8 +94,10 @@ class Connection {
   // Fails the request from the event loop, not from inside the caller (a
   // start, the tick), as an Asio operation's completion would.
   void fail_later(Outcome outcome, int error);
+  void post(std::function<void()> callback);
   SocketOwner owner() const noexcept { return {index_, generation_}; }
-  void on_read(const boost::system::error_code& ec, std::size_t bytes);
+  // `data`: what was read (a connection's own buffer, or the ring's).
+  void on_read(const boost::system::error_code& ec, const char* data, std::size_t bytes);
   void complete_response(bool must_close, Clock::time_point now);
   // `now`: when the outcome was known (the last byte read, the error).
   void finish(Outcome outcome, bool response_complete, Clock::time_point now);
@@ -99,6 +113,8 @@ class Connection {
   uint32_t index_;
   // HTTP/1.1 over TCP: a socket of our own, its events from the worker's
   // EventLoop. Over TLS: Asio's stream. (HTTP/2: the session's.)
+  // Over io_uring too, where `sending_` means a send is pending (not only
+  // waiting for room) and `connecting_` a connect.
   UniqueFd plain_;
   uint32_t generation_ = 0;            // of plain_, bumped when it closes
   bool connecting_ = false;            // plain_ waits for its connect to complete
@@ -107,6 +123,7 @@ class Connection {
   bool sending_ = false;               // a request waits for room in the send buffer
   uint32_t events_while_sending_ = 0;  // events that came while it did
   bool want_read_ = false;             // the response needs more than has been read
+  bool receive_armed_ = false;         // io_uring: plain_'s multishot receive is pending
   std::unique_ptr<asio::ssl::stream<Socket>> tls_;
   std::unique_ptr<char[]> read_buffer_;
   // A request's write, then its reads: one operation at a time. Only for an

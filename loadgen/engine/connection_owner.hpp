@@ -1,6 +1,6 @@
 #pragma once
 // What a connection and an HTTP/2 session need of the worker that owns them:
-// its plan, where and how to connect, its event loop, and where each outcome
+// its plan, where and how to connect, its event loop (epoll or io_uring), and where each outcome
 // goes. Worker (worker.hpp) is the one implementation; connection.cpp and
 // h2_session.cpp see only this.
 
@@ -12,6 +12,7 @@
 #include "loadgen/engine/event_loop.hpp"
 #include "loadgen/engine/plan.hpp"
 #include "loadgen/engine/request_slot.hpp"
+#include "loadgen/engine/uring_loop.hpp"
 
 namespace kubeload::loadgen {
 
@@ -25,6 +26,9 @@ class ConnectionOwner {
   // Plain HTTP/1.1: the worker's own event loop; null over TLS and HTTP/2,
   // whose connections run on the io_context.
   virtual EventLoop* event_loop() const noexcept = 0;
+  // Plain HTTP/1.1 on the io_uring engine: the worker's ring (then
+  // event_loop() is null); null otherwise.
+  virtual UringLoop* uring_loop() const noexcept = 0;
   virtual void on_complete(Connection& connection, const RequestSlot& slot,
                            const Completion& done) = 0;
   virtual void on_first_response(std::string server, uint64_t body_length) = 0;

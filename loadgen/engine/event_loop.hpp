@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "loadgen/engine/asio.hpp"
@@ -34,6 +35,8 @@ class UniqueFd {
   int get() const noexcept { return fd_; }
   bool is_open() const noexcept { return fd_ >= 0; }
   void reset(int fd = -1) noexcept;
+  // Gives the descriptor up without closing it (io_uring closes it: UringLoop::close).
+  int release() noexcept { return std::exchange(fd_, -1); }
 
  private:
   int fd_ = -1;

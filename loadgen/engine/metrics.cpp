@@ -73,11 +73,9 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
   coded_.resize(request_names_.size());
   // Every series a dashboard expects exists from the first scrape, at zero.
   for (const std::string& name : request_names_) {
-    prometheus::Labels l = {{"loadtest", labels_.loadtest},
-                            {"namespace", labels_.namespace_},
-                            {"worker", labels_.worker},
-                            {"protocol", labels_.protocol},
-                            {"request", name}};
+    prometheus::Labels l = {{"loadtest", labels_.loadtest}, {"namespace", labels_.namespace_},
+                            {"worker", labels_.worker},     {"protocol", labels_.protocol},
+                            {"engine", labels_.engine},     {"request", name}};
     families_->duration.Add(l, prometheus::Histogram::BucketBoundaries(live_latency_bounds()));
     prometheus::Labels no_status = l;
     no_status.emplace("code", "0");
@@ -110,7 +108,8 @@ void LiveMetrics::update(const LiveSnapshot& total) {
   const prometheus::Labels base = {{"loadtest", labels_.loadtest},
                                    {"namespace", labels_.namespace_},
                                    {"worker", labels_.worker},
-                                   {"protocol", labels_.protocol}};
+                                   {"protocol", labels_.protocol},
+                                   {"engine", labels_.engine}};
   auto with = [&](std::initializer_list<std::pair<const std::string, std::string>> extra) {
     prometheus::Labels l = base;
     l.insert(extra);

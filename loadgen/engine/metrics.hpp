@@ -25,6 +25,7 @@ struct MetricLabels {
   std::string namespace_;
   std::string worker;              // worker index in a distributed run, "0" locally
   std::string protocol = "http1";  // spec.target.protocol: http1 | http2 | h2c
+  std::string engine = "epoll";    // io_uring | epoll | asio (engine_choice.hpp)
 };
 
 class LiveMetrics {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kubeload/spec.hpp"
+#include "loadgen/engine/engine_choice.hpp"
 
 namespace kubeload::loadgen {
 
@@ -111,8 +112,13 @@ struct RunPlan {
   // --allow-http1: with http2, a server that negotiates http/1.1 (ALPN) is
   // loaded over HTTP/1.1 instead of stopping the run.
   bool allow_http1 = false;
+  // Plain HTTP/1.1's loop (engine_choice.hpp decides it once per process);
+  // TLS and HTTP/2 run on Asio whatever this says.
+  Engine engine = Engine::epoll;
 
   bool http2() const noexcept { return protocol != Protocol::http1; }
+  // HTTP/1.1 over TCP: what a loop of our own (epoll, io_uring) carries.
+  bool plain_http1() const noexcept { return !http2() && !target.tls(); }
   // What the workers schedule requests on: one per connection for
   // HTTP/1.1, max_streams per connection for HTTP/2.
   uint64_t lanes_per_connection() const noexcept { return http2() ? max_streams : 1; }

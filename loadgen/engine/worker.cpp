@@ -138,14 +138,22 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
       stop_(stop),
       live_metrics_(live_metrics),
       budgets_(budgets ? std::move(budgets) : std::make_shared<SharedBudgets>(plan, 1)) {
-  if (!plan_.http2() && tls_ == nullptr) {
+  const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
+  // Only plain HTTP/1.1 runs on a loop of our own; the rest on Asio.
+  if (plan_.http2() || tls_ != nullptr) plan_.engine = Engine::asio;
+  if (plan_.engine == Engine::io_uring) {
+    uring_ = std::make_unique<UringLoop>(
+        [this](SocketOwner owner, const UringLoop::Completion& done) {
+          connections_[owner.index]->on_uring_completion(owner.generation, done);
+        },
+        [this](std::size_t alarm) { on_alarm(static_cast<Alarm>(alarm)); }, connection_count);
+  } else if (plan_.engine == Engine::epoll) {
     loop_ = std::make_unique<EventLoop>(
         [this](SocketOwner owner, uint32_t events) {
           connections_[owner.index]->on_socket_event(owner.generation, events);
         },
         [this](std::size_t alarm) { on_alarm(static_cast<Alarm>(alarm)); });
   }
-  const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
   const uint64_t lanes = plan_.lanes_per_connection();
   if (plan_.http2()) {
     sessions_.reserve(connection_count);
@@ -182,6 +190,8 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
 Worker::~Worker() = default;
 
 void Worker::run(Clock::time_point start) {
+  // The ring's submitter is the thread that runs it, this one.
+  if (uring_) uring_->start();
   begin_phase(0, start);
   arm_tick();
   if (plan_.open_model) {
@@ -190,7 +200,9 @@ void Worker::run(Clock::time_point start) {
     advance_phases(Clock::now());
     wake_idle_connections();
   }
-  if (loop_) {
+  if (uring_) {
+    if (!finished_) uring_->run();
+  } else if (loop_) {
     // Finished before it began (nothing to send): nothing stops it later.
     if (!finished_) loop_->run();
   } else {
@@ -199,6 +211,7 @@ void Worker::run(Clock::time_point start) {
 }
 
 void Worker::set_alarm(Alarm alarm, Clock::time_point at) {
+  if (uring_) return uring_->set_alarm(alarm, at);
   if (loop_) return loop_->set_alarm(alarm, at);
   if (alarm == tick_alarm) {
     tick_timer_.expires_at(at);
@@ -214,6 +227,7 @@ void Worker::set_alarm(Alarm alarm, Clock::time_point at) {
 }
 
 void Worker::cancel_alarm(Alarm alarm) {
+  if (uring_) return uring_->cancel_alarm(alarm);
   if (loop_) return loop_->cancel_alarm(alarm);
   (alarm == tick_alarm ? tick_timer_ : open_timer_).cancel();
 }
@@ -506,6 +520,7 @@ void Worker::finish_if_drained() {
   cancel_alarm(tick_alarm);
   cancel_alarm(open_alarm);
   if (loop_) loop_->stop();
+  if (uring_) uring_->stop();
   publish_snapshot(true);
 }
 

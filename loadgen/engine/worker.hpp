@@ -1,6 +1,7 @@
 #pragma once
-// One Worker per thread: it owns its event loop (its own epoll loop for plain
-// HTTP/1.1, an io_context over TLS and HTTP/2), its connections (allocated
+// One Worker per thread: it owns its event loop (its own epoll or io_uring
+// loop for plain HTTP/1.1, as the plan's engine says; an io_context over TLS
+// and HTTP/2), its connections (allocated
 // once), the phase schedule and the results of its share of the load. Nothing
 // on the hot path is shared with other threads; the controller reads a
 // snapshot that the worker refreshes on its tick.
@@ -24,6 +25,7 @@
 #include "loadgen/engine/handler_memory.hpp"
 #include "loadgen/engine/plan.hpp"
 #include "loadgen/engine/request_slot.hpp"
+#include "loadgen/engine/uring_loop.hpp"
 
 namespace kubeload::loadgen {
 
@@ -117,6 +119,7 @@ class Worker final : public ConnectionOwner {
   // Plain HTTP/1.1: the worker's own event loop; null over TLS and HTTP/2,
   // whose connections run on the io_context.
   EventLoop* event_loop() const noexcept override { return loop_.get(); }
+  UringLoop* uring_loop() const noexcept override { return uring_.get(); }
   void on_complete(Connection& connection, const RequestSlot& slot,
                    const Completion& done) override;
   void on_first_response(std::string server, uint64_t body_length) override;
@@ -173,8 +176,9 @@ class Worker final : public ConnectionOwner {
   asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
   Timer tick_timer_{io_};
   Timer open_timer_{io_};
-  HandlerMemory open_timer_memory_;  // re-armed for every arrival
-  std::unique_ptr<EventLoop> loop_;
+  HandlerMemory open_timer_memory_;   // re-armed for every arrival
+  std::unique_ptr<EventLoop> loop_;   // plain HTTP/1.1 on epoll
+  std::unique_ptr<UringLoop> uring_;  // plain HTTP/1.1 on io_uring (plan_.engine)
   // HTTP/2: the connections, each carrying lanes_per_connection() of the
   // lanes below (connections_[i] is on sessions_[i / lanes_per_connection()]).
   std::vector<std::unique_ptr<H2Session>> sessions_;

@@ -21,6 +21,7 @@
 #include "kubeload/api/worker_protocol.hpp"
 #include "kubeload/text.hpp"
 #include "loadgen/engine/asio.hpp"
+#include "loadgen/engine/engine_choice.hpp"
 #include "loadgen/engine/metrics.hpp"
 #include "loadgen/engine/network.hpp"
 #include "loadgen/engine/runner.hpp"
@@ -156,7 +157,7 @@ class WorkerService {
     for (const auto& r : plan_.requests) names.push_back(r.name);
     metrics_ = std::make_unique<LiveMetrics>(
         MetricLabels{config.spec.name, config.spec.namespace_, std::to_string(config.index),
-                     to_string(config.spec.protocol)},
+                     to_string(config.spec.protocol), to_string(plan_.engine)},
         names);
   }
   ~WorkerService() {
@@ -609,6 +610,19 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   }
   const RunPlan whole = plan_from_spec(config.spec, *target, config.threads);
   RunPlan share = split_plan(whole, config.index, config.count);
+  // A pod runs with the seccomp profile its cluster allows: with auto,
+  // io_uring where that permits it, epoll otherwise (the result and the
+  // metrics name which); io_uring asked for and refused stops the worker.
+  const EngineRequest requested = config.spec.load.engine;
+  const EngineDecision engine = decide_engine(
+      requested, share.plain_http1() && requested != EngineRequest::epoll ? probe_io_uring() : 0,
+      share.plain_http1());
+  if (engine.refused) {
+    // The reason goes to the pod's status, as a refused target's does.
+    std::ofstream(config.termination_log) << "spec.load.engine: " << engine.reason;
+    throw std::runtime_error("spec.load.engine: " + engine.reason);
+  }
+  share.engine = engine.engine;
   share.threads = whole.threads;
   share.tls.ca_file = config.ca_file;
 

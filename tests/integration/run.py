@@ -62,8 +62,9 @@ def run_loadgen(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_after_
     """Runs loadgen to completion, or kills it at `timeout_s` so a hang fails a check
     instead of hanging CI. Samples its peak RSS while it runs: VmHWM only grows,
     so the last sample is its peak up to a few milliseconds before it exited.
-    `interrupt_after_s`: send SIGINT that long after the start."""
-    argv = [env.loadgen] + list(args)
+    `interrupt_after_s`: send SIGINT that long after the start. A check run on one
+    engine (env.engine) passes it with --engine to every plain HTTP/1.1 run."""
+    argv = [env.loadgen] + list(args) + engine_args(env, args)
     with tempfile.TemporaryFile() as stdout_file, tempfile.TemporaryFile() as stderr_file:
         started = time.monotonic()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout_file,
@@ -103,6 +104,16 @@ def run_loadgen(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_after_
     return run
 
 
+def engine_args(env, args):
+    """--engine for a run of a check that runs on each engine: plain HTTP/1.1 only
+    (https and HTTP/2 run on Asio, and refuse an explicit engine)."""
+    if env.engine is None or "--engine" in args:
+        return []
+    if any(str(a).startswith("https://") or a in ("--h2", "--h2c", "worker", "run") for a in args):
+        return []
+    return ["--engine", env.engine]
+
+
 def summarize(run):
     """One line per loadgen run for --verbose: what ran and the headline numbers."""
     line = (f"loadgen {' '.join(run.argv[1:])}: exit {run.returncode}, {run.elapsed_s:.2f}s, "
@@ -140,6 +151,9 @@ def loadgen_report(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_aft
     # a run stopped early by a signal still ends with a final report.
     expect(report.get("finished") is True, f"finished {report.get('finished')!r}, want true")
     expect(isinstance(report.get("result"), dict), f"no result object: {run.stdout[:300]!r}")
+    if engine_args(env, args):
+        expect(report.get("engine") == env.engine,
+               f"report engine {report.get('engine')!r}, want {env.engine!r}")
     return run, report
 
 
@@ -305,6 +319,35 @@ def check_nginx_h2_against_http1_only_is_one_clear_error(env):
     expect(report["protocol"] == "http1", f"protocol {report['protocol']!r}, want 'http1'")
     expect(report["result"]["requests"] == 50, f"requests {report['result']['requests']}")
     expect(len(env.nginx.logged_requests(tag, 50)) == 50, "nginx did not log 50 requests")
+
+
+def check_engine_is_named_and_forced(env):
+    # Each engine forced on plain HTTP/1.1 is the one used and named; auto is
+    # io_uring exactly where io_uring may be used (the probe's answer is
+    # what an explicit --engine io_uring says); https runs on Asio.
+    url = env.nginx.url("/small.bin", "engine")
+    _, report = loadgen_report(env, ["-n", "20", "-c", "2", "--engine", "epoll", url])
+    expect(report.get("engine") == "epoll", f"--engine epoll: engine {report.get('engine')!r}")
+    forced = run_loadgen(env, ["-n", "20", "-c", "2", "--engine", "io_uring", "--format", "json",
+                               "-q", url])
+    _, automatic = loadgen_report(env, ["-n", "20", "-c", "2", url])
+    if forced.returncode == 0:
+        expect(json.loads(forced.stdout).get("engine") == "io_uring", describe(forced))
+        expect(automatic.get("engine") == "io_uring",
+               f"auto with io_uring available: engine {automatic.get('engine')!r}")
+    else:
+        expect(forced.returncode == 2 and "--engine io_uring:" in forced.stderr,
+               f"io_uring unavailable must be one clear usage error: {describe(forced)}")
+        expect(automatic.get("engine") == "epoll",
+               f"auto without io_uring: engine {automatic.get('engine')!r}")
+    _, tls = loadgen_report(env, ["-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
+                                  env.nginx.url("/small.bin", "engine-tls", True)])
+    expect(tls.get("engine") == "asio", f"https: engine {tls.get('engine')!r}, want 'asio'")
+    refused = run_loadgen(env, ["-n", "5", "--engine", "epoll", "--cacert", env.nginx.ca_cert,
+                                env.nginx.url("/small.bin", "engine-tls", True)])
+    expect(refused.returncode == 2 and "only plain HTTP/1.1" in refused.stderr, describe(refused))
+    text = run_loadgen(env, ["-n", "5", "-c", "1", "-q", "--engine", "epoll", url])
+    expect("keep-alive, epoll" in text.stdout, f"the text report names no engine: {text.stdout}")
 
 
 def check_nginx_n1000_c10(env):
@@ -583,6 +626,7 @@ def check_live_metrics_while_running(env):
                      "kubeload_bytes_sent_total", "kubeload_connections_open",
                      "kubeload_requests_in_flight", "kubeload_stage"):
             expect(name in first, f"{name} missing from /metrics")
+        expect('engine="' in first, "the metrics lack their engine label")
         expect('code="200"' in first and 'request="default"' in first,
                "kubeload_requests_total lacks its code/request labels")
         expect(requests_total(second) > requests_total(first) > 0,
@@ -1569,6 +1613,7 @@ def check_worker_refuses_secret_header_with_line_break_without_echo(env):
 CHECKS = (
     check_fixture_nginx_serves_and_logs,
     check_fixture_fault_server_wire,
+    check_engine_is_named_and_forced,
     check_nginx_n1000_c10,
     check_nginx_n1000_c10_no_keepalive,
     check_nginx_https_keepalive,
@@ -1666,6 +1711,28 @@ def check_name(check):
     return check.__name__.removeprefix("check_")
 
 
+# Plain HTTP/1.1 runs on a loop of our own, io_uring or epoll: every exactness
+# check of it runs on each, named "<check>[<engine>]".
+ENGINES = ("epoll", "io_uring")
+
+
+def runs_on_each_engine(check):
+    name = check_name(check)
+    return (name.startswith(("nginx_", "fault_", "connection_refused", "localhost_"))
+            and "https" not in name and "h2" not in name)
+
+
+def check_runs():
+    """(name, check, engine) for every check, once per engine where it runs on each."""
+    runs = []
+    for check in CHECKS:
+        if runs_on_each_engine(check):
+            runs += [(f"{check_name(check)}[{engine}]", check, engine) for engine in ENGINES]
+        else:
+            runs.append((check_name(check), check, None))
+    return runs
+
+
 class Environment:
     def __init__(self, loadgen, nginx, fault_server, verbose, workdir):
         self.loadgen = loadgen
@@ -1673,12 +1740,17 @@ class Environment:
         self.nginx = nginx
         self.fault_server = fault_server
         self.verbose = verbose
+        self.engine = None  # the engine of the check running now (check_runs)
         self._rss_floor_bytes = None
 
     def rss_floor_bytes(self):
         """Peak RSS of one request to the fault server, measured once."""
         if self._rss_floor_bytes is None:
-            run, _ = loadgen_report(self, ["-n", "1", "-c", "1", self.fault_server.url("/ok")])
+            engine, self.engine = self.engine, None  # the floor is the default engine's
+            try:
+                run, _ = loadgen_report(self, ["-n", "1", "-c", "1", self.fault_server.url("/ok")])
+            finally:
+                self.engine = engine
             self._rss_floor_bytes = run.max_rss_bytes
         return self._rss_floor_bytes
 
@@ -1697,10 +1769,10 @@ def main():
                         help="keep the temp dir (nginx config and logs) for inspection")
     options = parser.parse_args()
 
-    selected = [check for check in CHECKS
-                if not options.selection or any(s in check_name(check) for s in options.selection)]
+    selected = [run for run in check_runs()
+                if not options.selection or any(s in run[0] for s in options.selection)]
     if options.list:
-        print("\n".join(check_name(check) for check in selected))
+        print("\n".join(name for name, _, _ in selected))
         return 0
     for label, path in (("--loadgen", options.loadgen), ("--fault-server", options.fault_server),
                         ("--nginx", options.nginx)):
@@ -1724,8 +1796,9 @@ def main():
             selected = []
             failed += 1
             print(f"FAIL setup: {error}", flush=True)
-        for check in selected:
-            name = check_name(check)
+        for name, check, engine in selected:
+            env.engine = engine
+            nginx.tag_suffix = f"-{engine}" if engine else ""
             try:
                 check(env)
             except CheckFailure as failure:

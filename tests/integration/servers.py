@@ -93,6 +93,9 @@ class Nginx:
         # after H2_REQUESTS_PER_CONNECTION requests (keepalive_requests).
         self.h2_goaway_port = None
         self.ca_cert = None
+        # Appended to every check's tag (url, logged_requests): a check that
+        # runs once per engine counts each run's own requests in the log.
+        self.tag_suffix = ""
 
     def start(self, attempts=5):
         os.makedirs(self.docroot)
@@ -137,6 +140,7 @@ class Nginx:
                 pass
 
     def url(self, path, tag, tls=False, host=LOOPBACK, protocol="http1"):
+        tag += self.tag_suffix
         if protocol == "h2c":
             return f"http://{LOOPBACK}:{self.h2c_port}{path}?check={tag}"
         if protocol == "http2":
@@ -241,7 +245,7 @@ http {{
         lines are there and nothing changed for `settle_s`, or when nothing
         changed for `quiet_s` (fewer lines than expected: the caller's
         assertion reports it)."""
-        marker = f"check={tag} "
+        marker = f"check={tag}{self.tag_suffix} "
         start = time.monotonic()
         last_change = start
         previous = None

@@ -106,6 +106,15 @@ struct StageSpec {
 // stages, and `duration` is never set together with stages (the stages define
 // the duration).
 inline constexpr uint64_t kDefaultConnections = 10;
+
+// spec.load.engine and loadgen's --engine: plain HTTP/1.1's loop. auto:
+// io_uring where the kernel and the seccomp profile allow it, else epoll
+// (loadgen/engine/engine_choice.hpp decides).
+enum class EngineRequest { automatic, io_uring, epoll };
+// "auto" | "io_uring" | "epoll".
+const char* to_string(EngineRequest request) noexcept;
+std::optional<EngineRequest> parse_engine_request(std::string_view name) noexcept;
+
 struct LoadSpec {
   std::optional<uint64_t> connections;  // closed model without stages
   std::optional<double> rate;           // open model without stages
@@ -117,6 +126,7 @@ struct LoadSpec {
   std::vector<StageSpec> stages;
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
   bool keep_alive = true;
+  EngineRequest engine = EngineRequest::automatic;
   // HTTP/2: concurrent streams per connection (h2load's -m); 1 for HTTP/1.1.
   uint32_t max_streams = 1;
 

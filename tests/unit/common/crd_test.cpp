@@ -162,6 +162,7 @@ spec:
     warmup: 10s
     timeout: 5s
     keepAlive: true
+    engine: epoll
   workers: 4
   workerTemplate:
     image: ""
@@ -440,6 +441,7 @@ TEST(Crd, RangesEnumsAndDefaults) {
   EXPECT_TRUE(at(spec, "load.stages.[].rate")["exclusiveMinimum"].as<bool>());
   EXPECT_EQ(at(spec, "load.timeout")["default"].as<std::string>(), "30s");
   EXPECT_TRUE(at(spec, "load.keepAlive")["default"].as<bool>());
+  EXPECT_EQ(at(spec, "load.engine")["default"].as<std::string>(), "auto");
   EXPECT_EQ(at(spec, "requests.[].weight")["minimum"].as<int>(), 1);
   EXPECT_EQ(at(spec, "requests.[].expect.status.[]")["minimum"].as<int>(), 100);
   EXPECT_EQ(at(spec, "requests.[].expect.status.[]")["maximum"].as<int>(), 599);

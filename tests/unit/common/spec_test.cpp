@@ -85,6 +85,7 @@ spec:
     - {duration: 1m30s, rate: 2500.5}
     timeout: 5s
     keepAlive: false
+    engine: io_uring
   workers: 4
   workerTemplate:
     image: registry.local/loadgen:1.2
@@ -160,6 +161,7 @@ TEST(SpecParse, ReadsEveryFieldOfTheApi) {
   EXPECT_FALSE(load.stages[1].connections.has_value());
   EXPECT_EQ(load.timeout, 5s);
   EXPECT_FALSE(load.keep_alive);
+  EXPECT_EQ(load.engine, EngineRequest::io_uring);
 
   EXPECT_EQ(spec.workers, 4u);
   EXPECT_EQ(spec.worker_template.image, "registry.local/loadgen:1.2");
@@ -674,6 +676,9 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidSpec{"keep_alive_bool",
                     kTarget + "load: {duration: 10s, keepAlive: yes}",
                     {"spec.load.keepAlive: must be true or false, got yes"}},
+        InvalidSpec{"engine_word",
+                    kTarget + "load: {duration: 10s, engine: uring}",
+                    {"spec.load.engine: must be one of auto, io_uring, epoll, got \"uring\""}},
         InvalidSpec{"stage_duration_required",
                     kTarget + "load: {stages: [{connections: 5}]}",
                     {"spec.load.stages[0].duration: required"}},

@@ -10,6 +10,7 @@
 
 #include "allocation_counter.hpp"
 #include "loadgen/engine/asio.hpp"
+#include "loadgen/engine/engine_choice.hpp"
 #include "loadgen/engine/handler_memory.hpp"
 #include "loadgen/engine/network.hpp"
 #include "loadgen/engine/runner.hpp"
@@ -520,6 +521,120 @@ TEST(Engine, ClosedModelSendsAndReadsOncePerRequest) {
   // open; the timerfd of the tick is not re-armed with epoll_ctl.
   EXPECT_LE(epoll_changes, 2 * kConnections);
   EXPECT_LE(epoll_waits, kRequests);
+}
+
+// ------------------------------------------------ the same on io_uring
+// Plain HTTP/1.1 on the io_uring engine (UringLoop): the exchanges above
+// again, where the kernel and the seccomp profile allow io_uring.
+
+#define SKIP_WITHOUT_IO_URING()                       \
+  if (const int probe = probe_io_uring(); probe != 0) \
+  GTEST_SKIP() << io_uring_unavailable_reason(probe)
+
+RunPlan on_io_uring(RunPlan plan) {
+  plan.engine = Engine::io_uring;
+  return plan;
+}
+
+TEST(UringEngine, CountsEveryRequestExactlyAcrossThreadSplitsAndNamesItself) {
+  SKIP_WITHOUT_IO_URING();
+  TinyServer server;
+  for (const auto& [threads, connections, requests] :
+       std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>{{1, 1, 1}, {2, 3, 7}, {3, 7, 1003}}) {
+    const uint64_t before = server.requests();
+    RunPlan plan = on_io_uring(closed_plan(server.port(), connections, requests));
+    plan.threads = threads;
+    const RunOutcome outcome = run_quietly(plan);
+    const Result& r = outcome.result.result;
+    EXPECT_EQ(r.requests, requests);
+    EXPECT_EQ(r.failures(), 0u);
+    EXPECT_EQ(r.body_bytes_received, 5 * requests);
+    EXPECT_EQ(server.requests() - before, requests);
+    EXPECT_EQ(outcome.info.engine, "io_uring");
+    EXPECT_EQ(outcome.info.server_software, "tiny");
+  }
+  EXPECT_EQ(run_quietly(closed_plan(server.port(), 1, 1)).info.engine, "epoll");
+}
+
+TEST(UringEngine, StalledRequestsTimeOutAsTimeoutsAndTheirSocketsAreCancelled) {
+  SKIP_WITHOUT_IO_URING();
+  TinyServer server;
+  RunPlan plan = on_io_uring(closed_plan(server.port(), 2, 4, "/stall"));
+  plan.timeout = std::chrono::milliseconds(100);
+  const RunOutcome outcome = run_quietly(plan);
+  EXPECT_EQ(outcome.result.result.requests, 4u);
+  EXPECT_EQ(outcome.result.result.errors.timeout, 4u);
+  EXPECT_EQ(outcome.result.result.latency.total_count(), 0u);
+}
+
+TEST(UringEngine, ATimeoutIsCalledAtItsDeadlineWhileOtherRequestsKeepStarting) {
+  SKIP_WITHOUT_IO_URING();
+  TinyServer server;
+  RunPlan plan = on_io_uring(closed_plan(server.port(), 3, 60, "/delay"));
+  std::string error;
+  const Target stall =
+      *parse_target("http://127.0.0.1:" + std::to_string(server.port()) + "/stall", error);
+  plan.requests.push_back(make_request(stall, "stall", "GET", "", {}, "", true));
+  plan.requests[0].weight = 9;
+  plan.timeout = std::chrono::milliseconds(200);
+  const Result r = run_quietly(plan).result.result;
+  EXPECT_EQ(r.requests, 60u);
+  EXPECT_EQ(r.errors.timeout, 6u);
+  EXPECT_GE(r.error_latency.min(), 200'000);
+  EXPECT_LE(r.error_latency.max(), 300'000);
+}
+
+TEST(UringEngine, AStaleKeepAliveConnectionIsRetriedOnceNotCountedAsAnError) {
+  SKIP_WITHOUT_IO_URING();
+  TinyServer server;
+  const RunOutcome outcome =
+      run_quietly(on_io_uring(closed_plan(server.port(), 1, 10, "/close-silently")));
+  EXPECT_EQ(outcome.result.result.requests, 10u);
+  EXPECT_EQ(outcome.result.result.failures(), 0u);
+  EXPECT_EQ(server.requests(), 10u);
+  EXPECT_EQ(outcome.result.result.retries, 9u);
+}
+
+TEST(UringEngine, RefusedConnectionsAreConnectErrors) {
+  SKIP_WITHOUT_IO_URING();
+  const RunOutcome outcome = run_quietly(on_io_uring(closed_plan(closed_loopback_port(), 2, 6)));
+  EXPECT_EQ(outcome.result.result.requests, 6u);
+  EXPECT_EQ(outcome.result.result.errors.connect, 6u);
+}
+
+TEST(UringEngine, SteadyStateDoesNotAllocatePerRequest) {
+  SKIP_WITHOUT_IO_URING();
+  TinyServer server;
+  const uint64_t short_run =
+      worker_allocations(on_io_uring(closed_plan(server.port(), 4, 1'000)), 1'000);
+  const uint64_t long_run =
+      worker_allocations(on_io_uring(closed_plan(server.port(), 4, 21'000)), 21'000);
+  EXPECT_LT(long_run - std::min(long_run, short_run), 200u)
+      << "short run: " << short_run << " allocations, long run: " << long_run;
+}
+
+// What the engine is for: no send(2), recv(2) or epoll call per request;
+// the requests and responses go through the ring (io_uring_enter(2), which
+// the counter does not see; scripts/bench and perf count those).
+TEST(UringEngine, ClosedModelMakesNoSocketCallPerRequest) {
+  SKIP_WITHOUT_IO_URING();
+  TinyServer server;
+  constexpr uint64_t kRequests = 5'000;
+  std::atomic<bool> stop(false);
+  std::vector<tcp::endpoint> endpoints = {
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port())};
+  Worker worker(on_io_uring(closed_plan(server.port(), 4, kRequests)), endpoints, nullptr, stop,
+                false);
+  uint64_t calls = 0;
+  std::thread thread([&] {
+    testing::SocketCallCounter counter;
+    worker.run(Clock::now());
+    calls = counter.sends() + counter.receives() + counter.epoll_changes() + counter.epoll_waits();
+  });
+  thread.join();
+  EXPECT_EQ(worker.result().result.requests, kRequests);
+  EXPECT_EQ(server.requests(), kRequests);
+  EXPECT_EQ(calls, 0u);
 }
 
 TEST(HandlerMemory, ServesOneOperationAtATimeAndLeavesTheRestToTheHeap) {

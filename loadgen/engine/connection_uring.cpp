@@ -1,0 +1,131 @@
+// Connection's plain HTTP/1.1 transport on io_uring (UringLoop): the same
+// exchange as connect_plain/send_plain/receive in connection.cpp, driven by
+// completions instead of readiness. What the response means (parsing,
+// counting, retrying a stale keep-alive connection) stays in connection.cpp.
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "loadgen/engine/connection.hpp"
+
+namespace kubeload::loadgen {
+
+void Connection::connect_uring(std::size_t first, int error) {
+  const std::vector<tcp::endpoint>& endpoints = worker_.endpoints();
+  UringLoop& ring = *worker_.uring_loop();
+  for (endpoint_ = first; endpoint_ < endpoints.size(); ++endpoint_) {
+    const tcp::endpoint& to = endpoints[endpoint_];
+    // Blocking: io_uring waits for the socket itself. On a non-blocking
+    // socket an operation issued from its worker threads would end in EAGAIN
+    // instead of waiting.
+    plain_.reset(::socket(to.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!plain_.is_open()) {
+      error = errno;
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(plain_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ++generation_;
+    connecting_ = true;
+    // The address lives in the worker's endpoints for the whole run.
+    ring.connect(plain_.get(), to.data(), static_cast<socklen_t>(to.size()), owner());
+    return;
+  }
+  plain_.reset();
+  fail_later(Outcome::connect, error);
+}
+
+void Connection::on_uring_completion(uint32_t generation, const UringLoop::Completion& done) {
+  // A completion for a socket since closed (cancelled, or completed before
+  // its cancel ran): its connection has moved on.
+  if (generation != generation_ || !plain_.is_open()) return;
+  switch (done.op) {
+    case UringLoop::Op::connect:
+      connecting_ = false;
+      if (done.result < 0) return connect_uring(endpoint_ + 1, -done.result);
+      // Armed once for the socket's life: every response arrives through it.
+      arm_receive();
+      return on_connected({});
+    case UringLoop::Op::send:
+      sending_ = false;
+      // Nothing sent of a request not yet complete would only repeat: an
+      // error, as a send(2) that fails.
+      if (done.result <= 0) {
+        return fail(Outcome::write,
+                    boost::system::error_code(done.result < 0 ? -done.result : EPIPE,
+                                              boost::system::system_category()));
+      }
+      bytes_out_ += static_cast<uint64_t>(done.result);
+      unsent_ += static_cast<std::size_t>(done.result);
+      // Short only when the send buffer filled up: the rest follows.
+      if (busy_ && unsent_ < worker_.plan().requests[slot_.request].wire.size()) send_uring();
+      return;
+    case UringLoop::Op::receive:
+      return on_uring_receive(done);
+  }
+}
+
+void Connection::send_uring() {
+  const std::string& wire = worker_.plan().requests[slot_.request].wire;
+  sending_ = true;
+  worker_.uring_loop()->send(plain_.get(), wire.data() + unsent_, wire.size() - unsent_, owner());
+  // The response may arrive before the send's completion is handled (both
+  // come in one batch): the request is answerable from now on.
+  read_response();
+}
+
+void Connection::arm_receive() {
+  receive_armed_ = true;
+  worker_.uring_loop()->receive(plain_.get(), owner());
+}
+
+void Connection::on_uring_receive(const UringLoop::Completion& done) {
+  if (!done.more) receive_armed_ = false;
+  // No buffer was free: the data waits in the socket, and the buffers of
+  // the completions handled meanwhile are back before this one is submitted.
+  if (done.result == -ENOBUFS) return arm_receive();
+  if (!busy_ || !want_read_) {
+    // Between requests: the server closed the kept-alive connection (or
+    // sent what nothing asked for). Closed now, the next request connects.
+    return close();
+  }
+  want_read_ = false;
+  if (done.result < 0) {
+    return on_read(boost::system::error_code(-done.result, boost::system::system_category()),
+                   nullptr, 0);
+  }
+  if (done.result == 0) return on_read(asio::error::eof, nullptr, 0);
+  const uint32_t generation = generation_;
+  on_read({}, done.data.data(), done.data.size());
+  // The multishot receive ended (the kernel may end one, e.g. when its
+  // completions overflowed) while the socket lives on: armed again.
+  if (generation == generation_ && plain_.is_open() && !receive_armed_) arm_receive();
+}
+
+void Connection::close_uring() noexcept {
+  UringLoop& ring = *worker_.uring_loop();
+  // What is pending is cancelled by its user_data, then the socket closed
+  // from the ring: nothing of the old socket reaches the next one (its
+  // generation differs), and no system call is spent on the close.
+  try {
+    if (connecting_) ring.cancel(UringLoop::Op::connect, owner());
+    if (sending_) ring.cancel(UringLoop::Op::send, owner());
+    if (receive_armed_) ring.cancel(UringLoop::Op::receive, owner());
+    ring.close(plain_.get());
+    plain_.release();
+  } catch (...) {
+    // The submission queue could not take them (the kernel refused a
+    // submission): closed here; the ring's teardown ends what is pending.
+    plain_.reset();
+  }
+  ++generation_;
+  connecting_ = false;
+  sending_ = false;
+  want_read_ = false;
+  receive_armed_ = false;
+}
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,53 @@
+#pragma once
+// Which loop carries a run's plain HTTP/1.1 connections, decided once per
+// process before any worker starts: io_uring (uring_loop.hpp) where the kernel
+// and the seccomp profile allow it, epoll (event_loop.hpp) otherwise. Docker's
+// and containerd's default seccomp profiles, and so Kubernetes' RuntimeDefault,
+// refuse io_uring_setup(2), and kernel.io_uring_disabled may too: a worker
+// pod runs with what its cluster allows. TLS and HTTP/2 run on Asio whatever
+// was asked ("asio").
+//
+// The decision is a pure function of what was asked and what the probe
+// found, so that every branch is unit-tested without the kernel's help.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kubeload/spec.hpp"
+
+namespace kubeload::loadgen {
+
+enum class Engine { epoll, io_uring, asio };
+// What was asked (--engine, spec.load.engine) is kubeload::EngineRequest
+// (kubeload/spec.hpp): auto picks io_uring when the probe succeeds.
+
+// "epoll" | "io_uring" | "asio": as named in the result, report and metrics.
+const char* to_string(Engine engine) noexcept;
+
+struct EngineDecision {
+  Engine engine = Engine::epoll;
+  // Why io_uring is not used ("" when it is, or was not in question).
+  std::string reason;
+  // io_uring was asked for explicitly and cannot be had: the run must not
+  // start (`reason` says why).
+  bool refused = false;
+};
+
+// `probe_error`: 0 when this process may use the io_uring engine, else the
+// errno that probe_io_uring() found. `plain_http1`: the run is HTTP/1.1
+// over TCP (no TLS, not HTTP/2), the only one either loop of our own carries.
+EngineDecision decide_engine(EngineRequest request, int probe_error, bool plain_http1);
+
+// Why io_uring is unavailable, from the errno of the probe: names the
+// seccomp profile or kernel.io_uring_disabled for EPERM, an old kernel for
+// EINVAL, ...
+std::string io_uring_unavailable_reason(int probe_error);
+
+// Sets up a small ring with the features the engine needs (a provided
+// buffer ring; multishot receive came in the same kernels, 6.0, as the
+// zero-copy send the probe also looks for) and tears it down: 0 or an errno.
+// Runs once per process; later calls return the first answer.
+int probe_io_uring() noexcept;
+
+}  // namespace kubeload::loadgen

@@ -1,0 +1,105 @@
+// Which loop carries plain HTTP/1.1: the decision is a pure function of what
+// was asked (--engine) and what the io_uring probe found, so each branch is
+// tested here without the kernel's help.
+
+#include "loadgen/engine/engine_choice.hpp"
+
+#include <cerrno>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "loadgen/cli/cli.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+bool contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+TEST(EngineChoice, AutoIsIoUringWhenTheProbeSucceedsAndEpollWithTheReasonWhenItFails) {
+  const EngineDecision available = decide_engine(EngineRequest::automatic, 0, true);
+  EXPECT_EQ(available.engine, Engine::io_uring);
+  EXPECT_FALSE(available.refused);
+  EXPECT_EQ(available.reason, "");
+  for (const int error : {EPERM, EACCES, ENOSYS, EINVAL, ENOMEM, EMFILE}) {
+    const EngineDecision fallback = decide_engine(EngineRequest::automatic, error, true);
+    EXPECT_EQ(fallback.engine, Engine::epoll) << error;
+    EXPECT_FALSE(fallback.refused) << error;
+    EXPECT_EQ(fallback.reason, io_uring_unavailable_reason(error));
+  }
+}
+
+TEST(EngineChoice, IoUringAskedForButUnavailableRefusesTheRunNamingWhy) {
+  const EngineDecision refused = decide_engine(EngineRequest::io_uring, EPERM, true);
+  EXPECT_TRUE(refused.refused);
+  EXPECT_TRUE(contains(refused.reason, "--engine io_uring: io_uring_setup(2) was refused (EPERM)"))
+      << refused.reason;
+  EXPECT_TRUE(contains(refused.reason, "seccomp")) << refused.reason;
+  EXPECT_TRUE(contains(refused.reason, "kernel.io_uring_disabled")) << refused.reason;
+  EXPECT_TRUE(contains(refused.reason, "--engine epoll or auto")) << refused.reason;
+  const EngineDecision granted = decide_engine(EngineRequest::io_uring, 0, true);
+  EXPECT_EQ(granted.engine, Engine::io_uring);
+  EXPECT_FALSE(granted.refused);
+}
+
+TEST(EngineChoice, EpollAskedForIsEpollWhateverTheProbeSays) {
+  for (const int error : {0, EPERM}) {
+    const EngineDecision decision = decide_engine(EngineRequest::epoll, error, true);
+    EXPECT_EQ(decision.engine, Engine::epoll);
+    EXPECT_FALSE(decision.refused);
+    EXPECT_EQ(decision.reason, "");
+  }
+}
+
+TEST(EngineChoice, HttpsAndHttp2RunOnAsioAndRefuseAnExplicitEngine) {
+  const EngineDecision automatic = decide_engine(EngineRequest::automatic, 0, false);
+  EXPECT_EQ(automatic.engine, Engine::asio);
+  EXPECT_FALSE(automatic.refused);
+  for (const EngineRequest request : {EngineRequest::io_uring, EngineRequest::epoll}) {
+    const EngineDecision explicit_engine = decide_engine(request, 0, false);
+    EXPECT_TRUE(explicit_engine.refused);
+    EXPECT_TRUE(contains(explicit_engine.reason, "only plain HTTP/1.1")) << explicit_engine.reason;
+  }
+}
+
+TEST(EngineChoice, EachProbeErrorHasItsOwnExplanation) {
+  EXPECT_TRUE(contains(io_uring_unavailable_reason(ENOSYS), "ENOSYS"));
+  EXPECT_TRUE(contains(io_uring_unavailable_reason(EINVAL), "Linux 6.0"));
+  EXPECT_TRUE(contains(io_uring_unavailable_reason(EACCES), "EACCES"));
+  EXPECT_TRUE(contains(io_uring_unavailable_reason(EMFILE), "EMFILE"))
+      << io_uring_unavailable_reason(EMFILE);
+}
+
+TEST(EngineChoice, NamesReadAndWrite) {
+  EXPECT_EQ(parse_engine_request("auto"), EngineRequest::automatic);
+  EXPECT_EQ(parse_engine_request("io_uring"), EngineRequest::io_uring);
+  EXPECT_EQ(parse_engine_request("epoll"), EngineRequest::epoll);
+  EXPECT_EQ(parse_engine_request("uring"), std::nullopt);
+  EXPECT_EQ(parse_engine_request(""), std::nullopt);
+  EXPECT_STREQ(to_string(EngineRequest::automatic), "auto");
+  EXPECT_STREQ(to_string(Engine::io_uring), "io_uring");
+  EXPECT_STREQ(to_string(Engine::epoll), "epoll");
+  EXPECT_STREQ(to_string(Engine::asio), "asio");
+}
+
+TEST(EngineChoice, TheProbeAnswersTheSameEveryTime) {
+  EXPECT_EQ(probe_io_uring(), probe_io_uring());
+}
+
+TEST(EngineCli, EngineFlagIsParsedAndABadValueNamesIt) {
+  EXPECT_EQ(parse_command_line({"http://h/"}).engine, std::nullopt);  // the spec's: auto
+  EXPECT_EQ(parse_command_line({"--engine", "epoll", "http://h/"}).engine, EngineRequest::epoll);
+  EXPECT_EQ(parse_command_line({"--engine=io_uring", "http://h/"}).engine, EngineRequest::io_uring);
+  try {
+    parse_command_line({"--engine", "kqueue", "http://h/"});
+    ADD_FAILURE() << "accepted --engine kqueue";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--engine: auto, io_uring or epoll, got \"kqueue\"");
+  }
+  EXPECT_TRUE(contains(usage_text(), "--engine E"));
+}
+
+}  // namespace
+}  // namespace kubeload::loadgen
