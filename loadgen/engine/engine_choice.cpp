@@ -44,8 +44,9 @@ std::string io_uring_unavailable_reason(int probe_error) {
     case EPERM:
     case EACCES:
       return std::string("io_uring_setup(2) was refused (") + strerrorname_np(probe_error) +
-             "): a seccomp profile (Docker's, containerd's and Kubernetes' RuntimeDefault refuse "
-             "it) or kernel.io_uring_disabled forbids it";
+             "): a seccomp profile (recent Docker and containerd releases' defaults, and so "
+             "Kubernetes' RuntimeDefault on them, refuse it) or kernel.io_uring_disabled forbids "
+             "it";
     case ENOSYS:
       return "io_uring_setup(2) does not exist here (ENOSYS): the kernel has no io_uring, or a "
              "seccomp profile hides it";

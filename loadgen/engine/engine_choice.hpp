@@ -1,9 +1,10 @@
 #pragma once
 // Which loop carries a run's plain HTTP/1.1 connections, decided once per
 // process before any worker starts: io_uring (uring_loop.hpp) where the kernel
-// and the seccomp profile allow it, epoll (event_loop.hpp) otherwise. Docker's
-// and containerd's default seccomp profiles, and so Kubernetes' RuntimeDefault,
-// refuse io_uring_setup(2), and kernel.io_uring_disabled may too: a worker
+// and the seccomp profile allow it, epoll (event_loop.hpp) otherwise. Recent
+// Docker and containerd releases' default seccomp profiles, and so Kubernetes'
+// RuntimeDefault on them, refuse io_uring_setup(2) (containerd 1.6's, the
+// local cluster's, allows it), and kernel.io_uring_disabled may too: a worker
 // pod runs with what its cluster allows. TLS and HTTP/2 run on Asio whatever
 // was asked ("asio").
 //

@@ -10,6 +10,8 @@
 # `kubectl kubeload run` (when kubectl-kubeload is built) say "Generator
 # saturated". A second run with a generous limit and a light open-model
 # load has GeneratorSaturated=False GeneratorNotSaturated.
+# A run asking for spec.load.engine io_uring runs where the worker pod's
+# seccomp profile allows it (containerd 1.6 here) or fails naming seccomp.
 # Last line: `saturation-e2e: N passed, M failed`; SKIP (exit 0) where the
 # machine cannot run a local cluster.
 set -uo pipefail
@@ -116,5 +118,27 @@ check "roomy: its 1-CPU limit ($(jp roomy '{.status.workers.cpu}'))" \
   test "$(jp roomy '{.status.workers.cpu.limitCores}')" = 1
 check "roomy: its utilization is well under 0.9 ($(jp roomy '{.status.workers.cpu.maxUtilization}'))" \
   below "$(jp roomy '{.status.workers.cpu.maxUtilization}')" 0.5
+
+# 3. The engine a worker pod may have: its seccomp profile (RuntimeDefault,
+# which the operator sets) decides. containerd 1.6's (the local cluster's)
+# allows io_uring_setup, recent containerd and Docker releases' refuse it. A
+# run that asks for io_uring explicitly either runs (allowed) or fails naming
+# seccomp (refused); it never runs on another engine without saying so. The
+# refusal itself runs for real in the integration tier (kernel.io_uring_disabled).
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: uring, namespace: $NS}
+spec:
+  target: {service: {name: nginx, port: 80}}
+  load: {connections: 2, requests: 20, engine: io_uring}
+YAML
+uring_end() { for _ in $(seq 1 900); do case "$(jp uring '{.status.phase}')" in Succeeded|Failed) return 0 ;; esac; sleep 0.2; done; return 1; }
+check "uring: a run asking for io_uring ends" uring_end
+uring="$(jp uring '{.status.phase}/{.status.reason}: {.status.message}')"
+say "uring: $uring"
+check "uring: it ran all 20 requests, or failed saying io_uring was refused by seccomp ($uring)" \
+  bash -c '[[ "$0" == Succeeded/* && "$1" == 20 ]] || [[ "$0" == Failed/*io_uring*seccomp* ]]' \
+  "$uring" "$(jp uring '{.status.result.requests}')"
 
 finish

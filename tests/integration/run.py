@@ -350,6 +350,39 @@ def check_engine_is_named_and_forced(env):
     expect("keep-alive, epoll" in text.stdout, f"the text report names no engine: {text.stdout}")
 
 
+IO_URING_DISABLED = "/proc/sys/kernel/io_uring_disabled"
+
+
+def check_engine_when_the_kernel_refuses_io_uring(env):
+    # The kernel refusing io_uring_setup(2) as a seccomp profile would
+    # (kernel.io_uring_disabled=2: EPERM for every process, root too), for
+    # the few seconds of this check and restored after it: --engine
+    # io_uring is one clear error naming why, auto runs on epoll, exactly.
+    if os.geteuid() != 0 or not os.path.exists(IO_URING_DISABLED):
+        print("SKIP engine_when_the_kernel_refuses_io_uring: needs root and "
+              f"{IO_URING_DISABLED}")
+        return
+    with open(IO_URING_DISABLED) as setting:
+        before = setting.read().strip()
+    url = env.nginx.url("/small.bin", "engine-refused")
+    try:
+        with open(IO_URING_DISABLED, "w") as setting:
+            setting.write("2")
+        forced = run_loadgen(env, ["-n", "20", "-c", "2", "--engine", "io_uring", "-q", url])
+        expect(forced.returncode == 2 and "--engine io_uring:" in forced.stderr
+               and "refused (EPERM)" in forced.stderr and "io_uring_disabled" in forced.stderr,
+               f"a refused io_uring must be one clear error naming why: {describe(forced)}")
+        _, automatic = loadgen_report(env, ["-n", "20", "-c", "2", url])
+    finally:
+        with open(IO_URING_DISABLED, "w") as setting:
+            setting.write(before)
+    expect(automatic.get("engine") == "epoll",
+           f"auto with io_uring refused: engine {automatic.get('engine')!r}, want 'epoll'")
+    expect(automatic["result"]["requests"] == 20, f"requests {automatic['result']['requests']}")
+    expect(len(env.nginx.logged_requests("engine-refused", 20)) == 20,
+           "nginx did not log the 20 requests of the auto run (the refused one sent none)")
+
+
 def check_nginx_n1000_c10(env):
     _, entries = nginx_count_check(env, "n1000_c10", ["-n", "1000", "-c", "10"], requests=1000)
     # Keep-alive is the default: ten connections carry everything.
@@ -1614,6 +1647,7 @@ CHECKS = (
     check_fixture_nginx_serves_and_logs,
     check_fixture_fault_server_wire,
     check_engine_is_named_and_forced,
+    check_engine_when_the_kernel_refuses_io_uring,
     check_nginx_n1000_c10,
     check_nginx_n1000_c10_no_keepalive,
     check_nginx_https_keepalive,
