@@ -28,15 +28,17 @@ int probe_once() noexcept {
 }  // namespace
 
 const char* to_string(Engine engine) noexcept {
+  // The two loops of our own are named as --engine and spec.load.engine ask
+  // for them (kubeload::to_string(EngineRequest)).
   switch (engine) {
     case Engine::io_uring:
-      return "io_uring";
+      return to_string(EngineRequest::io_uring);
     case Engine::asio:
       return "asio";
     case Engine::epoll:
       break;
   }
-  return "epoll";
+  return to_string(EngineRequest::epoll);
 }
 
 std::string io_uring_unavailable_reason(int probe_error) {
@@ -69,8 +71,7 @@ EngineDecision decide_engine(EngineRequest request, int probe_error, bool plain_
     decision.engine = Engine::asio;
     if (request != EngineRequest::automatic) {
       decision.refused = true;
-      decision.reason = std::string("--engine ") +
-                        (request == EngineRequest::io_uring ? "io_uring" : "epoll") +
+      decision.reason = std::string("--engine ") + to_string(request) +
                         ": only plain HTTP/1.1 (http://) runs on it; https and HTTP/2 run on Asio "
                         "(--engine auto)";
     }
