@@ -129,16 +129,9 @@ std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
             (refused ? ": " + quoted(*body) : std::string());
     return std::nullopt;
   }
-  if (const auto problem = api::check_result_shape(*body, limits)) {
-    error = worker.base_url() + "/result: " + *problem;
-    return std::nullopt;
-  }
-  nlohmann::json document = nlohmann::json::parse(*body, nullptr, false);
-  if (document.is_discarded()) {
-    error = worker.base_url() + "/result: not JSON";
-    return std::nullopt;
-  }
-  return document;
+  api::BoundedParse parsed = api::parse_bounded_result(*body, limits);
+  if (!parsed.document) error = worker.base_url() + "/result: " + parsed.problem;
+  return std::move(parsed.document);
 }
 
 bool WorkerClient::finish(const WorkerAddress& worker, std::string& error) const {

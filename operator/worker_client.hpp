@@ -38,10 +38,10 @@ class WorkerClient {
   bool start(const WorkerAddress& worker, int64_t start_at_unix_ms, std::string& error) const;
   // /result within `limits` (api::result_limits of the run's spec): a longer
   // answer is refused as its header or its body passes the byte limit, and one
-  // with more values or deeper nesting than the spec's rows allow by a
-  // streaming parse, before a document is built. `token_refused`, when given,
-  // says whether the worker answered 401 or 403: it refused the token, so it
-  // was started by an operator with another key.
+  // with more values or deeper nesting than the spec's rows allow as the
+  // parse meets them, before more of it is built (api::parse_bounded_result). `token_refused`, when
+  // given, says whether the worker answered 401 or 403: it refused the token, so it was started by
+  // an operator with another key.
   std::optional<nlohmann::json> result(const WorkerAddress& worker, const api::ResultLimits& limits,
                                        std::string& error, bool* token_refused = nullptr) const;
   bool finish(const WorkerAddress& worker, std::string& error) const;

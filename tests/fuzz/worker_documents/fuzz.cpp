@@ -1,8 +1,8 @@
 // What the operator reads from a worker it may not trust (any pod can answer
 // on a worker's address): a /result document as WorkerClient::result reads
-// it (the streaming shape check within the spec's limits, then the parse),
-// and the results ConfigMap's data written from such documents. The shape
-// check never throws, and what it passes is JSON; arbitrary bytes either
+// it (parsed within the spec's limits, checked as each value is met),
+// and the results ConfigMap's data written from such documents. The bounded
+// parse never throws, and what it builds is what the plain parse builds; arbitrary bytes either
 // parse and decode, or are refused with std::invalid_argument; nothing else
 // is thrown, nothing crashes, and a document that decodes encodes and
 // decodes again to the same.
@@ -23,9 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   kubeload::LoadTestSpec spec;
   spec.load.stages.resize(2);
   spec.requests.resize(2);
-  const bool shaped = !kubeload::api::check_result_shape(text, kubeload::api::result_limits(spec));
+  const kubeload::api::BoundedParse bounded =
+      kubeload::api::parse_bounded_result(text, kubeload::api::result_limits(spec));
   const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
-  if (shaped && document.is_discarded()) std::abort();
+  // Within the limits, the bounded parse builds what the plain parse does.
+  if (bounded.document && *bounded.document != document) std::abort();
+  if (!bounded.document && bounded.problem.empty()) std::abort();
   if (document.is_discarded()) return 0;
   try {
     const kubeload::api::ResultDocument decoded =

@@ -1,9 +1,10 @@
 // The bounds on a worker's /result (issue 26): what the spec's shape lets a
-// worker answer, and the streaming check that refuses more before a document
-// is built. A real worker's document of the largest shape must always fit.
+// worker answer, and the bounded parse that refuses more before more of a
+// document is built. A real worker's document of the largest shape must always fit.
 
 #include "kubeload/api/result_limits.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -18,6 +19,8 @@
 
 namespace kubeload::api {
 namespace {
+
+using ::testing::HasSubstr;
 
 LoadTestSpec spec_of(std::size_t stages, std::size_t requests) {
   LoadTestSpec spec;
@@ -78,32 +81,43 @@ TEST(ResultLimits, AWorkersLargestRealDocumentFits) {
     const std::string document = final_document(spec);
     const ResultLimits limits = result_limits(spec);
     EXPECT_LT(document.size(), limits.bytes);
-    EXPECT_EQ(check_result_shape(document, limits), std::nullopt);
+    const BoundedParse parsed = parse_bounded_result(document, limits);
+    EXPECT_EQ(parsed.problem, "");
+    EXPECT_EQ(parsed.document, nlohmann::json::parse(document));
   }
 }
 
-TEST(ResultLimits, TheShapeCheckRefusesWhatNoSpecCanProduce) {
+// What the bounded parse refuses, by the problem it names (empty: parsed).
+std::string problem_of(std::string_view body, const ResultLimits& limits) {
+  const BoundedParse parsed = parse_bounded_result(body, limits);
+  EXPECT_EQ(parsed.document.has_value(), parsed.problem.empty()) << parsed.problem;
+  return parsed.problem;
+}
+
+TEST(ResultLimits, TheBoundedParseRefusesWhatNoSpecCanProduce) {
   const ResultLimits limits = result_limits(spec_of(0, 1));
   std::string zeros = "[0";
   for (std::size_t i = 0; i < limits.values; ++i) zeros += ",0";
   zeros += "]";
-  const auto many = check_result_shape(zeros, limits);
-  ASSERT_TRUE(many.has_value());
-  EXPECT_NE(many->find("more than " + std::to_string(limits.values) + " JSON values"),
-            std::string::npos)
-      << *many;
+  EXPECT_THAT(problem_of(zeros, limits),
+              HasSubstr("more than " + std::to_string(limits.values) + " JSON values"));
+  // The limit counts every value, containers too: exactly at it still parses.
+  std::string at_limit = "[0";
+  for (std::size_t i = 2; i < limits.values; ++i) at_limit += ",0";
+  at_limit += "]";
+  EXPECT_EQ(problem_of(at_limit, limits), "");
   const std::string deep = std::string(limits.depth + 1, '[') + std::string(limits.depth + 1, ']');
-  EXPECT_NE(check_result_shape(deep, limits).value_or("").find("nested deeper than"),
-            std::string::npos);
-  EXPECT_NE(check_result_shape(R"({"finished": tru)", limits).value_or("").find("not JSON"),
-            std::string::npos);
-  EXPECT_NE(check_result_shape(R"({} {})", limits).value_or("").find("not JSON"),
-            std::string::npos);
+  EXPECT_THAT(problem_of(deep, limits), HasSubstr("nested deeper than"));
+  const std::string deepest = std::string(limits.depth, '[') + std::string(limits.depth, ']');
+  EXPECT_EQ(problem_of(deepest, limits), "");
+  EXPECT_THAT(problem_of(R"({"finished": tru)", limits), HasSubstr("not JSON (at byte"));
+  EXPECT_THAT(problem_of(R"({} {})", limits), HasSubstr("not JSON"));
+  EXPECT_THAT(problem_of("", limits), HasSubstr("not JSON"));
   const std::string long_string = "\"" + std::string(limits.bytes, 'x') + "\"";
-  EXPECT_NE(check_result_shape(long_string, limits).value_or("").find("bytes, more than"),
-            std::string::npos);
-  EXPECT_EQ(check_result_shape(R"({"finished": false, "result": {"requests": 3}})", limits),
-            std::nullopt);
+  EXPECT_THAT(problem_of(long_string, limits), HasSubstr("bytes, more than"));
+  EXPECT_EQ(problem_of(R"({"finished": false, "result": {"requests": 3}})", limits), "");
+  EXPECT_EQ(parse_bounded_result(R"({"a": [1, 2.5, "x", null, true, {}]})", limits).document,
+            nlohmann::json::parse(R"({"a": [1, 2.5, "x", null, true, {}]})"));
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // the operator reads documents from pods it cannot fully trust, so each is
 // bounded by what the spec's shape can produce (rows: the whole run, each
 // stage, each request) before a byte of it is held, and checked value by value
-// by a streaming parse before a DOM is built (a 4 MB array of zeros would
+// as the document is built (a 4 MB array of zeros would
 // otherwise be 2 million JSON nodes).
 
 #include <cstddef>
@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "kubeload/spec.hpp"
 
@@ -34,9 +36,15 @@ struct ResultLimits {
 // varint), every status code, and its fields; plus the head.
 ResultLimits result_limits(const LoadTestSpec& spec);
 
-// Whether `body` is one JSON document within `limits` (bytes, values,
-// depth), read as a stream (nothing is built); nullopt when it is, else what
-// is wrong ("more than 1200 JSON values", "not JSON at byte 17: ...").
-std::optional<std::string> check_result_shape(std::string_view body, const ResultLimits& limits);
+// `body` as one JSON document, built only while it stays within `limits`
+// (bytes, values, depth): the limits are checked as the parser meets each
+// value, so the body is read once and a document over them is never built
+// whole. `problem` says what is wrong ("more than 1200 JSON values", "not
+// JSON (at byte 17)") when `document` is unset.
+struct BoundedParse {
+  std::optional<nlohmann::json> document;
+  std::string problem;
+};
+BoundedParse parse_bounded_result(std::string_view body, const ResultLimits& limits);
 
 }  // namespace kubeload::api
