@@ -17,7 +17,7 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       g++ cmake ninja-build pkg-config libboost-dev libboost-system-dev libssl-dev \
       libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev zlib1g-dev nlohmann-json3-dev \
-      libnghttp2-dev liburing-dev libhowardhinnant-date-dev >/dev/null \
+      libnghttp2-dev liburing-dev libpcre2-dev libhowardhinnant-date-dev >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

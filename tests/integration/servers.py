@@ -310,10 +310,11 @@ class FaultServer:
     def url(self, path):
         return f"http://{LOOPBACK}:{self.port}{path}"
 
-    def stats(self):
+    def stats(self, path="/__stats"):
+        """The server's counters; path="/shop/stats" for the shop's (neither counts itself)."""
         connection = http.client.HTTPConnection(LOOPBACK, self.port, timeout=5)
         try:
-            connection.request("GET", "/__stats")
+            connection.request("GET", path)
             response = connection.getresponse()
             return json.loads(response.read())
         finally:
