@@ -190,7 +190,12 @@ void Connection::on_connected(const boost::system::error_code& ec) {
   }
   tls_->async_handshake(asio::ssl::stream_base::client,
                         [this](const boost::system::error_code& handshake_error) {
-                          if (handshake_error) return fail(Outcome::connect, handshake_error);
+                          if (handshake_error) {
+                            // Not offered again: the next connection
+                            // starts afresh (configure_tls_connection).
+                            tls_session_.reset();
+                            return fail(Outcome::connect, handshake_error);
+                          }
                           tls_handshake_ = true;
                           tls_resumed_ = SSL_session_reused(tls_->native_handle()) == 1;
                           const Clock::time_point now = Clock::now();

@@ -393,6 +393,9 @@ Outcome H2Session::lost_outcome() const noexcept {
 }
 
 void H2Session::fail_all(Outcome outcome, bool waiting_too) {
+  // A handshake that began and failed: its session is not offered again, so
+  // the next connection starts afresh (configure_tls_connection).
+  if (tls_ && !SSL_in_before(tls_.get()) && SSL_in_init(tls_.get())) tls_session_.reset();
   std::swap(ending_, active_);
   if (waiting_too) {
     for (Connection* lane : waiting_) ending_.push_back(lane);
