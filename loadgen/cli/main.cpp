@@ -326,6 +326,9 @@ int main(int argc, char** argv) {
   }
   if (outcome.interrupted)
     std::fprintf(stderr, "loadgen: interrupted; the report covers what was done\n");
+  if (!outcome.engine_note.empty() && !options.quiet) {
+    std::fprintf(stderr, "loadgen: note: %s\n", outcome.engine_note.c_str());
+  }
   // Even with -q: it says what the numbers above are worth.
   if (const std::string warning =
           outcome.cpu ? kl::generator_saturation_warning(*outcome.cpu) : std::string();

@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "loadgen/engine/cpu_meter.hpp"
@@ -137,6 +140,19 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
   outcome.interrupted = stop.load();
   if (cpu_start && cpu_end.at > cpu_start->at) {
     outcome.cpu = cpu_use_between(*cpu_start, cpu_end, cpu_allowance);
+  }
+  for (const auto& worker : workers) {
+    if (const int error = worker->registered_files_error(); error != 0) {
+      const char* name = strerrorname_np(error);
+      outcome.engine_note =
+          std::string("io_uring: the kernel refused a registered file table (") +
+          (name != nullptr ? name : std::to_string(error).c_str()) +
+          (error == EMFILE ? ": more connections per thread than RLIMIT_NOFILE's hard limit or "
+                             "the kernel's table allow"
+                           : "") +
+          "): the sockets are ordinary descriptors, looked up for every operation";
+      break;
+    }
   }
   outcome.result = workers.front()->result();
   for (size_t i = 1; i < workers.size(); ++i) outcome.result.merge(workers[i]->result());

@@ -109,6 +109,12 @@ class Worker final : public ConnectionOwner {
   void run(Clock::time_point start);
 
   RunResult result() const;  // after run()
+  // On io_uring: 0 when the ring's sockets are registered files, else the
+  // errno with which the kernel refused the table (they are ordinary
+  // descriptors then). 0 on the other engines.
+  int registered_files_error() const noexcept {
+    return uring_ && !uring_->registered_files() ? uring_->registered_files_error() : 0;
+  }
   LiveSnapshot snapshot() const;
   FirstResponse first_response() const;
 
