@@ -168,7 +168,7 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
   info.protocol = to_string(plan.protocol);
   info.max_streams = static_cast<uint32_t>(plan.lanes_per_connection());
   info.tls_protocol = access.tls_description;
-  info.engine = to_string(plan.plain_http1() ? plan.engine : Engine::asio);
+  info.engine = to_string(plan.engine_used());
   for (const Phase& phase : plan.phases) {
     if (phase.warmup) continue;
     if (plan.open_model) {
