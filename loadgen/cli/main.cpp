@@ -249,12 +249,13 @@ int main(int argc, char** argv) {
   // Decided once, before any worker starts; the probe only when io_uring is in question.
   const kubeload::EngineRequest requested = options.engine.value_or(options.spec.load.engine);
   const int probe_error =
-      plan.plain_http1() && requested != kubeload::EngineRequest::epoll ? kl::probe_io_uring() : 0;
-  const kl::EngineDecision engine = kl::decide_engine(requested, probe_error, plan.plain_http1());
+      kl::may_use_io_uring(requested, plan.traffic()) ? kl::probe_io_uring() : 0;
+  const kl::EngineDecision engine = kl::decide_engine(requested, probe_error, plan.traffic());
   if (engine.refused) return usage_error(engine.reason);
   plan.engine = engine.engine;
   if (!engine.reason.empty() && !options.quiet) {
-    std::fprintf(stderr, "loadgen: engine epoll: %s\n", engine.reason.c_str());
+    std::fprintf(stderr, "loadgen: engine %s: %s\n", kl::to_string(engine.engine),
+                 engine.reason.c_str());
   }
 
   std::atomic<bool> stop(false);
@@ -268,7 +269,8 @@ int main(int argc, char** argv) {
       metrics = std::make_unique<kl::LiveMetrics>(
           options.metrics_address,
           kl::MetricLabels{options.spec.name, options.spec.namespace_, "0",
-                           kubeload::to_string(options.spec.protocol), kl::to_string(plan.engine)},
+                           kubeload::to_string(options.spec.protocol),
+                           kl::to_string(plan.engine_used())},
           names);
     }
     kl::RunOptions run_options;
@@ -326,6 +328,9 @@ int main(int argc, char** argv) {
   }
   if (outcome.interrupted)
     std::fprintf(stderr, "loadgen: interrupted; the report covers what was done\n");
+  if (!outcome.engine_note.empty() && !options.quiet) {
+    std::fprintf(stderr, "loadgen: note: %s\n", outcome.engine_note.c_str());
+  }
   // Even with -q: it says what the numbers above are worth.
   if (const std::string warning =
           outcome.cpu ? kl::generator_saturation_warning(*outcome.cpu) : std::string();

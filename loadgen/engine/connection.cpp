@@ -64,7 +64,7 @@ bool Connection::is_open() const noexcept {
 }
 
 bool Connection::socket_open() const noexcept {
-  return tls_ ? tls_->next_layer().is_open() : plain_.is_open();
+  return tls_ ? tls_->next_layer().is_open() : plain_.is_open() || on_ring_;
 }
 
 Socket& Connection::socket() noexcept {

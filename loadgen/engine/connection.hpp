@@ -113,8 +113,8 @@ class Connection {
   uint32_t index_;
   // HTTP/1.1 over TCP: a socket of our own, its events from the worker's
   // EventLoop. Over TLS: Asio's stream. (HTTP/2: the session's.)
-  // Over io_uring too, where `sending_` means a send is pending (not only
-  // waiting for room) and `connecting_` a connect.
+  // On io_uring the ring owns the socket (on_ring_), and `sending_` means a
+  // send is pending (not only waiting for room) and `connecting_` a connect.
   UniqueFd plain_;
   uint32_t generation_ = 0;            // of plain_, bumped when it closes
   bool connecting_ = false;            // plain_ waits for its connect to complete
@@ -123,7 +123,10 @@ class Connection {
   bool sending_ = false;               // a request waits for room in the send buffer
   uint32_t events_while_sending_ = 0;  // events that came while it did
   bool want_read_ = false;             // the response needs more than has been read
-  bool receive_armed_ = false;         // io_uring: plain_'s multishot receive is pending
+  bool receive_armed_ = false;         // io_uring: the socket's multishot receive is pending
+  // io_uring: the ring holds this connection's socket, in its slot (index_);
+  // plain_ stays closed, the ring owns the socket.
+  bool on_ring_ = false;
   std::unique_ptr<asio::ssl::stream<Socket>> tls_;
   std::unique_ptr<char[]> read_buffer_;
   // A request's write, then its reads: one operation at a time. Only for an

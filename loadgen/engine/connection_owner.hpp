@@ -23,10 +23,10 @@ class ConnectionOwner {
   virtual const RunPlan& plan() const noexcept = 0;
   virtual const std::vector<tcp::endpoint>& endpoints() const noexcept = 0;
   virtual asio::ssl::context* tls() const noexcept = 0;
-  // Plain HTTP/1.1: the worker's own event loop; null over TLS and HTTP/2,
-  // whose connections run on the io_context.
+  // Plain HTTP/1.1 on epoll: the worker's own event loop; null otherwise
+  // (TLS, and h2c off io_uring, run on the io_context).
   virtual EventLoop* event_loop() const noexcept = 0;
-  // Plain HTTP/1.1 on the io_uring engine: the worker's ring (then
+  // Plain HTTP/1.1 and h2c on the io_uring engine: the worker's ring (then
   // event_loop() is null); null otherwise.
   virtual UringLoop* uring_loop() const noexcept = 0;
   virtual void on_complete(Connection& connection, const RequestSlot& slot,

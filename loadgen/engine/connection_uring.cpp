@@ -21,31 +21,36 @@ void Connection::connect_uring(std::size_t first, int error) {
     // Blocking: io_uring waits for the socket itself. On a non-blocking
     // socket an operation issued from its worker threads would end in EAGAIN
     // instead of waiting.
-    plain_.reset(::socket(to.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!plain_.is_open()) {
+    UniqueFd socket(::socket(to.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!socket.is_open()) {
       error = errno;
       continue;
     }
     const int one = 1;
-    ::setsockopt(plain_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(socket.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ++generation_;
     connecting_ = true;
-    // The address lives in the worker's endpoints for the whole run.
-    ring.connect(plain_.get(), to.data(), static_cast<socklen_t>(to.size()), owner());
+    on_ring_ = true;
+    // The ring owns the socket from here, in this connection's slot. The
+    // address lives in the worker's endpoints for the whole run.
+    ring.connect(index_, socket.release(), to.data(), static_cast<socklen_t>(to.size()), owner());
     return;
   }
-  plain_.reset();
   fail_later(Outcome::connect, error);
 }
 
 void Connection::on_uring_completion(uint32_t generation, const UringLoop::Completion& done) {
   // A completion for a socket since closed (cancelled, or completed before
   // its cancel ran): its connection has moved on.
-  if (generation != generation_ || !plain_.is_open()) return;
+  if (generation != generation_ || !on_ring_) return;
   switch (done.op) {
     case UringLoop::Op::connect:
       connecting_ = false;
-      if (done.result < 0) return connect_uring(endpoint_ + 1, -done.result);
+      if (done.result < 0) {
+        // Refused: the next address gets a socket of its own.
+        close_uring();
+        return connect_uring(endpoint_ + 1, -done.result);
+      }
       // Armed once for the socket's life: every response arrives through it.
       arm_receive();
       return on_connected({});
@@ -71,7 +76,7 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
 void Connection::send_uring() {
   const std::string& wire = worker_.plan().requests[slot_.request].wire;
   sending_ = true;
-  worker_.uring_loop()->send(plain_.get(), wire.data() + unsent_, wire.size() - unsent_, owner());
+  worker_.uring_loop()->send(index_, wire.data() + unsent_, wire.size() - unsent_, owner());
   // The response may arrive before the send's completion is handled (both
   // come in one batch): the request is answerable from now on.
   read_response();
@@ -79,7 +84,7 @@ void Connection::send_uring() {
 
 void Connection::arm_receive() {
   receive_armed_ = true;
-  worker_.uring_loop()->receive(plain_.get(), owner());
+  worker_.uring_loop()->receive(index_, owner());
 }
 
 void Connection::on_uring_receive(const UringLoop::Completion& done) {
@@ -102,7 +107,7 @@ void Connection::on_uring_receive(const UringLoop::Completion& done) {
   on_read({}, done.data.data(), done.data.size());
   // The multishot receive ended (the kernel may end one, e.g. when its
   // completions overflowed) while the socket lives on: armed again.
-  if (generation == generation_ && plain_.is_open() && !receive_armed_) arm_receive();
+  if (generation == generation_ && on_ring_ && !receive_armed_) arm_receive();
 }
 
 void Connection::close_uring() noexcept {
@@ -114,13 +119,13 @@ void Connection::close_uring() noexcept {
     if (connecting_) ring.cancel(UringLoop::Op::connect, owner());
     if (sending_) ring.cancel(UringLoop::Op::send, owner());
     if (receive_armed_) ring.cancel(UringLoop::Op::receive, owner());
-    ring.close(plain_.get());
-    plain_.release();
   } catch (...) {
     // The submission queue could not take them (the kernel refused a
-    // submission): closed here; the ring's teardown ends what is pending.
-    plain_.reset();
+    // submission): the close below ends what is pending, late, and its
+    // completions are stale by then.
   }
+  ring.close(index_);
+  on_ring_ = false;
   ++generation_;
   connecting_ = false;
   sending_ = false;

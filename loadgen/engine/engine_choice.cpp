@@ -65,18 +65,26 @@ std::string io_uring_unavailable_reason(int probe_error) {
          (name != nullptr ? name : std::to_string(probe_error).c_str()) + ")";
 }
 
-EngineDecision decide_engine(EngineRequest request, int probe_error, bool plain_http1) {
+bool may_use_io_uring(EngineRequest request, Traffic traffic) noexcept {
+  return traffic != Traffic::tls && request != EngineRequest::epoll;
+}
+
+EngineDecision decide_engine(EngineRequest request, int probe_error, Traffic traffic) {
   EngineDecision decision;
-  if (!plain_http1) {
+  if (traffic == Traffic::tls) {
     decision.engine = Engine::asio;
     if (request != EngineRequest::automatic) {
       decision.refused = true;
       decision.reason = std::string("--engine ") + to_string(request) +
-                        ": only plain HTTP/1.1 (http://) runs on it; https and HTTP/2 run on Asio "
+                        ": only http:// targets (HTTP/1.1, h2c) run on it; https runs on Asio "
                         "(--engine auto)";
     }
     return decision;
   }
+  // What carries the run without io_uring: our epoll loop for HTTP/1.1;
+  // h2c has no loop of its own there and stays on Asio (epoll underneath).
+  const Engine without_io_uring = traffic == Traffic::h2c ? Engine::asio : Engine::epoll;
+  decision.engine = without_io_uring;
   if (request == EngineRequest::epoll) return decision;
   if (probe_error == 0) {
     decision.engine = Engine::io_uring;

@@ -1,11 +1,12 @@
 #pragma once
-// Which loop carries a run's plain HTTP/1.1 connections, decided once per
-// process before any worker starts: io_uring (uring_loop.hpp) where the kernel
-// and the seccomp profile allow it, epoll (event_loop.hpp) otherwise. Recent
-// Docker and containerd releases' default seccomp profiles, and so Kubernetes'
-// RuntimeDefault on them, refuse io_uring_setup(2) (containerd 1.6's, the
-// local cluster's, allows it), and kernel.io_uring_disabled may too: a worker
-// pod runs with what its cluster allows. TLS and HTTP/2 run on Asio whatever
+// Which loop carries a run's connections to an http:// target, decided once
+// per process before any worker starts: io_uring (uring_loop.hpp) where the
+// kernel and the seccomp profile allow it, otherwise epoll (event_loop.hpp)
+// for plain HTTP/1.1 and Asio for h2c. Recent Docker and containerd
+// releases' default seccomp profiles, and so Kubernetes' RuntimeDefault on
+// them, refuse io_uring_setup(2) (containerd 1.6's, the local cluster's,
+// allows it), and kernel.io_uring_disabled may too: a worker pod runs with
+// what its cluster allows. https (HTTP/1.1 and HTTP/2) runs on Asio whatever
 // was asked ("asio").
 //
 // The decision is a pure function of what was asked and what the probe
@@ -20,6 +21,10 @@
 namespace kubeload::loadgen {
 
 enum class Engine { epoll, io_uring, asio };
+// What a run sends, as far as the engine goes: plain HTTP/1.1 runs on
+// io_uring or epoll, h2c on io_uring or Asio (--engine epoll: Asio, whose
+// reactor is epoll), TLS on Asio only.
+enum class Traffic { plain_http1, h2c, tls };
 // What was asked (--engine, spec.load.engine) is kubeload::EngineRequest
 // (kubeload/spec.hpp): auto picks io_uring when the probe succeeds.
 
@@ -36,9 +41,11 @@ struct EngineDecision {
 };
 
 // `probe_error`: 0 when this process may use the io_uring engine, else the
-// errno that probe_io_uring() found. `plain_http1`: the run is HTTP/1.1
-// over TCP (no TLS, not HTTP/2), the only one either loop of our own carries.
-EngineDecision decide_engine(EngineRequest request, int probe_error, bool plain_http1);
+// errno that probe_io_uring() found (asked only when io_uring is in
+// question: may_use_io_uring()).
+EngineDecision decide_engine(EngineRequest request, int probe_error, Traffic traffic);
+// Whether the decision for `request` on `traffic` depends on the probe.
+bool may_use_io_uring(EngineRequest request, Traffic traffic) noexcept;
 
 // Why io_uring is unavailable, from the errno of the probe: names the
 // seccomp profile or kernel.io_uring_disabled for EPERM, an old kernel for

@@ -39,11 +39,15 @@ nghttp2_nv field(const std::string& name, const std::string& value) noexcept {
 
 }  // namespace
 
-H2Session::H2Session(ConnectionOwner& worker, asio::io_context& io)
+H2Session::H2Session(ConnectionOwner& worker, asio::io_context& io, uint32_t index)
     : worker_(worker),
+      ring_(worker.uring_loop()),
+      index_(index),
       plain_(io),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),
-      read_buffer_(std::make_unique_for_overwrite<uint8_t[]>(kReadBufferSize)) {
+      // On io_uring nghttp2 reads straight from the ring's buffers.
+      read_buffer_(ring_ == nullptr ? std::make_unique_for_overwrite<uint8_t[]>(kReadBufferSize)
+                                    : nullptr) {
   nghttp2_session_callbacks_new(&callbacks_);
   nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks_, on_begin_frame);
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks_, on_frame_recv);
@@ -129,6 +133,7 @@ void H2Session::connect() {
     configure_tls_connection(tls_.get(), worker_.plan().target, host_is_ip_, worker_.plan().tls,
                              &tls_session_);
   }
+  if (ring_ != nullptr) return connect_uring(0);
   ++pending_ops_;
   asio::async_connect(
       socket(), std::span<const tcp::endpoint>(worker_.endpoints()),
@@ -141,6 +146,10 @@ void H2Session::on_connected(const boost::system::error_code& ec) {
   if (ec) return fail_all(Outcome::connect, true);
   boost::system::error_code ignored;
   socket().set_option(tcp::no_delay(true), ignored);
+  connected();
+}
+
+void H2Session::connected() {
   counted_open_ = true;
   worker_.on_connection_opened();
   if (!tls_) return on_ready();
@@ -291,6 +300,7 @@ void H2Session::flush() {
     return;
   }
   writing_ = true;
+  if (ring_ != nullptr) return send_uring();
   ++pending_ops_;
   asio::async_write(
       plain_, asio::buffer(wire),
@@ -308,6 +318,7 @@ void H2Session::flush() {
 }
 
 void H2Session::read() {
+  if (ring_ != nullptr) return read_uring();
   ++pending_ops_;
   if (tls_) {
     plain_.async_read_some(
@@ -328,7 +339,7 @@ void H2Session::on_read(const boost::system::error_code& ec, std::size_t bytes) 
   --pending_ops_;
   if (state_ != State::open) return op_done();
   if (ec) return fail_all(lost_outcome(), false);
-  if (receive(bytes)) after_receive();
+  if (receive(read_buffer_.get(), bytes)) after_receive();
 }
 
 void H2Session::on_tls_read(const boost::system::error_code& ec, std::size_t bytes) {
@@ -343,7 +354,7 @@ void H2Session::on_tls_read(const boost::system::error_code& ec, std::size_t byt
   for (;;) {
     const int plain = SSL_read(tls_.get(), read_buffer_.get(), kReadBufferSize);
     if (plain > 0) {
-      if (!receive(static_cast<std::size_t>(plain))) return;
+      if (!receive(read_buffer_.get(), static_cast<std::size_t>(plain))) return;
       continue;
     }
     const int error = SSL_get_error(tls_.get(), plain);
@@ -356,10 +367,10 @@ void H2Session::on_tls_read(const boost::system::error_code& ec, std::size_t byt
   after_receive();
 }
 
-bool H2Session::receive(std::size_t bytes) {
+bool H2Session::receive(const uint8_t* data, std::size_t bytes) {
   last_read_at_ = Clock::now();
   inside_nghttp2_ = true;
-  const ssize_t consumed = nghttp2_session_mem_recv(session_.get(), read_buffer_.get(), bytes);
+  const ssize_t consumed = nghttp2_session_mem_recv(session_.get(), data, bytes);
   inside_nghttp2_ = false;
   if (close_requested_) {
     close();
@@ -425,9 +436,13 @@ void H2Session::close_socket() noexcept {
     SSL_set_shutdown(tls_.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
   }
   session_.reset();
+  if (ring_ != nullptr) {
+    close_uring();  // nothing stays pending: state closed
+  } else {
+    boost::system::error_code ignored;
+    socket().close(ignored);
+  }
   writing_ = false;
-  boost::system::error_code ignored;
-  socket().close(ignored);
   if (counted_open_) {
     counted_open_ = false;
     worker_.on_connection_closed();

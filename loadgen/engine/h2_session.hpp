@@ -6,6 +6,13 @@
 // worker schedules lanes exactly as it schedules HTTP/1.1 connections, so
 // counting, stages, warm-up and the open model are the same code.
 //
+// The socket's I/O runs on Asio (h2 over TLS, and h2c on the epoll engine),
+// or, for h2c on the io_uring engine, on the worker's UringLoop
+// (h2_session_uring.cpp): the session's slot holds its socket, one
+// multishot receive hands each arrival to nghttp2 straight from the ring's
+// buffer, and each flush is one send submitted with the loop's next wait.
+// Everything between the bytes and the lanes is the same code for both.
+//
 // TLS runs on OpenSSL over memory BIOs that this class fills and drains with
 // plain socket operations: each flush is one SSL_write of everything nghttp2
 // has queued and one socket write, and each read of the socket (up to
@@ -31,6 +38,7 @@
 #include "loadgen/engine/lane_session.hpp"
 #include "loadgen/engine/network.hpp"
 #include "loadgen/engine/request_slot.hpp"
+#include "loadgen/engine/uring_loop.hpp"
 
 namespace kubeload::loadgen {
 
@@ -44,7 +52,8 @@ class H2Session final : public LaneSession {
   // kind read): HEADERS and CONTINUATION floods cannot grow our memory.
   static constexpr uint64_t kMostHeaderBytes = 256 * 1024;
 
-  H2Session(ConnectionOwner& worker, asio::io_context& io);
+  // `index`: the session's own among the worker's (its io_uring slot).
+  H2Session(ConnectionOwner& worker, asio::io_context& io, uint32_t index);
   H2Session(const H2Session&) = delete;
   H2Session& operator=(const H2Session&) = delete;
   ~H2Session();
@@ -57,6 +66,9 @@ class H2Session final : public LaneSession {
   // Closes the connection (the run is over; no lane is busy).
   void close() noexcept override;
   bool is_open() const noexcept override { return state_ == State::open; }
+  // h2c on io_uring: an operation on the session's socket completed;
+  // `generation`: of the socket it was for.
+  void on_uring_completion(uint32_t generation, const UringLoop::Completion& done);
 
  private:
   enum class State { closed, connecting, open, closing };
@@ -70,6 +82,18 @@ class H2Session final : public LaneSession {
   Socket& socket() noexcept;
   void connect();
   void on_connected(const boost::system::error_code& ec);
+  // The socket is connected (either transport): counted, then TLS's
+  // handshake or the session.
+  void connected();
+  // h2c on io_uring (h2_session_uring.cpp): connect, send what flush()
+  // gathered, keep the multishot receive armed, close.
+  void connect_uring(std::size_t first);
+  void send_uring();
+  void on_uring_sent(int result);
+  void read_uring();
+  void on_uring_receive(const UringLoop::Completion& done);
+  void close_uring() noexcept;
+  SocketOwner owner() const noexcept { return {index_, generation_}; }
   void handshake();
   void on_ready();
   void submit(Connection& lane);
@@ -80,9 +104,9 @@ class H2Session final : public LaneSession {
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
   void on_tls_read(const boost::system::error_code& ec, std::size_t bytes);
-  // Hands `bytes` of read_buffer_ to nghttp2; false when the connection
-  // ended on the way (closed or failed).
-  bool receive(std::size_t bytes);
+  // Hands `bytes` at `data` to nghttp2; false when the connection ended on
+  // the way (closed or failed).
+  bool receive(const uint8_t* data, std::size_t bytes);
   // After a read's bytes went to nghttp2: flush, then read on.
   void after_receive();
   void op_done();
@@ -115,6 +139,16 @@ class H2Session final : public LaneSession {
                            uint32_t* data_flags, nghttp2_data_source* source, void* self);
 
   ConnectionOwner& worker_;
+  UringLoop* const ring_;  // h2c on io_uring; null: Asio
+  const uint32_t index_;
+  // io_uring: the ring holds the session's socket (its slot is index_),
+  // whose generation names its completions; what is pending on it.
+  bool on_ring_ = false;
+  uint32_t generation_ = 0;
+  std::size_t endpoint_ = 0;  // the address the ring's socket connects to
+  bool connecting_ = false;
+  bool receive_armed_ = false;
+  std::size_t sent_ = 0;  // of out_, by the send pending (writing_)
   Socket plain_;
   std::unique_ptr<SSL, SslFree> tls_;  // https only, over memory BIOs
   SslSession tls_session_;             // the last session the server issued, for the next handshake
@@ -127,7 +161,7 @@ class H2Session final : public LaneSession {
   std::vector<std::vector<nghttp2_nv>> request_fields_;
 
   State state_ = State::closed;
-  int pending_ops_ = 0;  // socket operations not yet completed
+  int pending_ops_ = 0;  // Asio's socket operations not yet completed
   bool counted_open_ = false;
   // Inside nghttp2_session_mem_recv or _mem_send: our callbacks must not
   // re-enter nghttp2 or delete its session.

@@ -112,13 +112,25 @@ struct RunPlan {
   // --allow-http1: with http2, a server that negotiates http/1.1 (ALPN) is
   // loaded over HTTP/1.1 instead of stopping the run.
   bool allow_http1 = false;
-  // Plain HTTP/1.1's loop (engine_choice.hpp decides it once per process);
-  // TLS and HTTP/2 run on Asio whatever this says.
+  // The loop asked for (engine_choice.hpp decides it once per process);
+  // engine_used() is what carries the run.
   Engine engine = Engine::epoll;
 
   bool http2() const noexcept { return protocol != Protocol::http1; }
-  // HTTP/1.1 over TCP: what a loop of our own (epoll, io_uring) carries.
+  // HTTP/1.1 over TCP: what our epoll loop carries.
   bool plain_http1() const noexcept { return !http2() && !target.tls(); }
+  Traffic traffic() const noexcept {
+    if (target.tls()) return Traffic::tls;
+    return http2() ? Traffic::h2c : Traffic::plain_http1;
+  }
+  // What carries the connections, as the result, the reports and the
+  // metrics name it: `engine` where it can (io_uring for plain HTTP/1.1 and
+  // h2c, epoll for plain HTTP/1.1), Asio for the rest (TLS; h2c off io_uring).
+  Engine engine_used() const noexcept {
+    if (traffic() == Traffic::tls) return Engine::asio;
+    if (traffic() == Traffic::h2c && engine != Engine::io_uring) return Engine::asio;
+    return engine;
+  }
   // What the workers schedule requests on: one per connection for
   // HTTP/1.1, max_streams per connection for HTTP/2.
   uint64_t lanes_per_connection() const noexcept { return http2() ? max_streams : 1; }

@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "loadgen/engine/cpu_meter.hpp"
@@ -138,6 +141,19 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
   if (cpu_start && cpu_end.at > cpu_start->at) {
     outcome.cpu = cpu_use_between(*cpu_start, cpu_end, cpu_allowance);
   }
+  for (const auto& worker : workers) {
+    if (const int error = worker->registered_files_error(); error != 0) {
+      const char* name = strerrorname_np(error);
+      outcome.engine_note =
+          std::string("io_uring: the kernel refused a registered file table (") +
+          (name != nullptr ? name : std::to_string(error).c_str()) +
+          (error == EMFILE ? ": more connections per thread than RLIMIT_NOFILE's hard limit or "
+                             "the kernel's table allow"
+                           : "") +
+          "): the sockets are ordinary descriptors, looked up for every operation";
+      break;
+    }
+  }
   outcome.result = workers.front()->result();
   for (size_t i = 1; i < workers.size(); ++i) outcome.result.merge(workers[i]->result());
 
@@ -152,7 +168,7 @@ RunOutcome run_plan(const RunPlan& planned, const RunOptions& options) {
   info.protocol = to_string(plan.protocol);
   info.max_streams = static_cast<uint32_t>(plan.lanes_per_connection());
   info.tls_protocol = access.tls_description;
-  info.engine = to_string(plan.plain_http1() ? plan.engine : Engine::asio);
+  info.engine = to_string(plan.engine_used());
   for (const Phase& phase : plan.phases) {
     if (phase.warmup) continue;
     if (plan.open_model) {

@@ -39,6 +39,9 @@ struct RunOutcome {
   // What this process used of its CPU from the end of the warm-up to the end
   // of the run (cpu_meter.hpp); unset for an empty window.
   std::optional<GeneratorCpu> cpu;
+  // Worth telling the user about how the engine ran ("" for nothing): on
+  // io_uring, the kernel refused the sockets a registered file table.
+  std::string engine_note;
 };
 
 // Throws std::runtime_error with a one-line message when the run cannot start

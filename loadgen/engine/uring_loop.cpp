@@ -107,9 +107,31 @@ UringLoop::UringLoop(CompletionHandler on_completion, AlarmHandler on_alarm,
                           static_cast<unsigned short>(i), mask, static_cast<int>(i));
   }
   io_uring_buf_ring_advance(ring, static_cast<int>(buffer_entries_));
+
+  // A sparse table, a slot per connection, empty until its socket connects
+  // (5.19). The kernel refuses a table larger than RLIMIT_NOFILE (EMFILE;
+  // liburing first raises the soft limit towards the hard one) or than
+  // IORING_MAX_FIXED_FILES, and a restricted kernel may refuse it
+  // altogether: then the slots hold ordinary descriptors, which costs the
+  // lookup per operation and nothing else. Not a reason to refuse the
+  // engine (its probe does not ask for it); the worker reports it.
+  slots_ = static_cast<unsigned>(std::max<std::size_t>(connections, 1));
+  if (const int r = io_uring_register_files_sparse(&ring_.ring, slots_); r == 0) {
+    registered_files_ = true;
+    installing_.assign(ring_.ring.sq.ring_entries, -1);
+  } else {
+    registered_files_error_ = -r;
+    descriptors_.assign(slots_, -1);
+  }
 }
 
-UringLoop::~UringLoop() = default;
+UringLoop::~UringLoop() {
+  // Ordinary descriptors the ring never closed (the run ended with them
+  // open); registered ones go with the ring.
+  for (const int socket : descriptors_) {
+    if (socket >= 0) ::close(socket);
+  }
+}
 
 void UringLoop::start() {
   if (disabled_) {
@@ -139,22 +161,85 @@ io_uring_sqe* UringLoop::next_sqe() {
   return sqe;
 }
 
-void UringLoop::connect(int socket, const sockaddr* to, socklen_t length, SocketOwner owner) {
+void UringLoop::install(uint32_t slot, int socket) {
+  if (!registered_files_) {
+    descriptors_[slot] = socket;
+    return;
+  }
+  // The update, the close and the operation linked after them each take an
+  // entry: all three taken from one batch, so a submission forced in
+  // between (a full queue) cannot cut the link.
+  if (io_uring_sq_space_left(&ring_.ring) < 3) {
+    if (const int e = io_uring_submit(&ring_.ring); e < 0 && e != -EBUSY)
+      fail(-e, "io_uring_submit");
+  }
+  // The socket into its slot, then its descriptor closed; hard-linked, so
+  // the descriptor is closed even when the update fails (the operation
+  // linked after it then finds the slot empty: -EBADF, its failure).
+  io_uring_sqe* update = next_sqe();
+  const auto entry = static_cast<std::size_t>(update - ring_.ring.sq.sqes);
+  installing_.at(entry) = socket;
+  io_uring_prep_files_update(update, &installing_[entry], 1, static_cast<int>(slot));
+  io_uring_sqe_set_data64(update, kNoCompletion);
+  update->flags |= IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS;
+  io_uring_sqe* release = next_sqe();
+  io_uring_prep_close(release, socket);
+  io_uring_sqe_set_data64(release, kNoCompletion);
+  // Linked: the operation queued next runs once the slot holds the socket
+  // (a fixed file is looked up when its operation runs, not when queued).
+  release->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+}
+
+void UringLoop::check_slot(uint32_t slot) const {
+  if (slot >= slots_) fail(EINVAL, "io_uring: a socket slot beyond the connections");
+}
+
+void UringLoop::target(io_uring_sqe* sqe, uint32_t slot) const noexcept {
+  if (registered_files_) {
+    sqe->fd = static_cast<int>(slot);
+    sqe->flags |= IOSQE_FIXED_FILE;
+  } else {
+    sqe->fd = descriptors_[slot];
+  }
+}
+
+void UringLoop::connect(uint32_t slot, int socket, const sockaddr* to, socklen_t length,
+                        SocketOwner owner) {
+  if (slot >= slots_) ::close(socket);
+  check_slot(slot);
+  install(slot, socket);
   io_uring_sqe* sqe = next_sqe();
-  io_uring_prep_connect(sqe, socket, to, length);
+  io_uring_prep_connect(sqe, -1, to, length);
+  target(sqe, slot);
   io_uring_sqe_set_data64(sqe, user_data(Op::connect, owner));
 }
 
-void UringLoop::send(int socket, const char* data, std::size_t size, SocketOwner owner) {
+void UringLoop::adopt(uint32_t slot, int socket) {
+  if (slot >= slots_) ::close(socket);
+  check_slot(slot);
+  if (!registered_files_) return install(slot, socket);
+  // What is queued goes first: a close of this slot queued before must not
+  // close the socket put there now.
+  if (const int e = io_uring_submit(&ring_.ring); e < 0 && e != -EBUSY) fail(-e, "io_uring_submit");
+  const int r = io_uring_register_files_update(&ring_.ring, slot, &socket, 1);
+  ::close(socket);
+  if (r < 0) fail(-r, "io_uring_register_files_update");
+}
+
+void UringLoop::send(uint32_t slot, const char* data, std::size_t size, SocketOwner owner) {
+  check_slot(slot);
   io_uring_sqe* sqe = next_sqe();
   // MSG_NOSIGNAL: a peer that closed is an error completion, not SIGPIPE.
-  io_uring_prep_send(sqe, socket, data, size, MSG_NOSIGNAL);
+  io_uring_prep_send(sqe, -1, data, size, MSG_NOSIGNAL);
+  target(sqe, slot);
   io_uring_sqe_set_data64(sqe, user_data(Op::send, owner));
 }
 
-void UringLoop::receive(int socket, SocketOwner owner) {
+void UringLoop::receive(uint32_t slot, SocketOwner owner) {
+  check_slot(slot);
   io_uring_sqe* sqe = next_sqe();
-  io_uring_prep_recv_multishot(sqe, socket, nullptr, 0, 0);
+  io_uring_prep_recv_multishot(sqe, -1, nullptr, 0, 0);
+  target(sqe, slot);
   sqe->flags |= IOSQE_BUFFER_SELECT;
   sqe->buf_group = kBufferGroup;
   io_uring_sqe_set_data64(sqe, user_data(Op::receive, owner));
@@ -170,13 +255,29 @@ void UringLoop::cancel(Op op, SocketOwner owner) {
   sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 }
 
-void UringLoop::close(int socket) {
-  io_uring_sqe* sqe = next_sqe();
-  // A pending operation holds the socket open until its cancel ends it: the
-  // peer sees the close then, at the latest in the next submission.
-  io_uring_prep_close(sqe, socket);
-  io_uring_sqe_set_data64(sqe, kNoCompletion);
-  sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+void UringLoop::close(uint32_t slot) noexcept {
+  if (slot >= slots_) return;
+  const int socket = registered_files_ ? -1 : std::exchange(descriptors_[slot], -1);
+  try {
+    io_uring_sqe* sqe = next_sqe();
+    // A pending operation holds the socket open until its cancel ends it:
+    // the peer sees the close then, at the latest in the next submission.
+    if (registered_files_) {
+      io_uring_prep_close_direct(sqe, slot);
+    } else {
+      io_uring_prep_close(sqe, socket);
+    }
+    io_uring_sqe_set_data64(sqe, kNoCompletion);
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+  } catch (...) {
+    // The kernel refused a submission: closed here instead.
+    if (registered_files_) {
+      int none = -1;
+      io_uring_register_files_update(&ring_.ring, slot, &none, 1);
+    } else if (socket >= 0) {
+      ::close(socket);
+    }
+  }
 }
 
 void UringLoop::set_alarm(std::size_t alarm, Clock::time_point at) {
@@ -276,6 +377,9 @@ void UringLoop::run() {
   // The closes queued last (the worker closes every connection as it
   // stops) leave now; what is still pending ends with the ring.
   io_uring_submit(&ring_.ring);
+  // The stop is spent: run() may go on from here (completions not yet
+  // handled stay in the queue for it).
+  stopped_ = false;
 }
 
 }  // namespace kubeload::loadgen

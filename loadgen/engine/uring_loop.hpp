@@ -1,7 +1,7 @@
 #pragma once
-// A worker's completion-based loop for plain HTTP/1.1 on io_uring, the
-// alternative to EventLoop (event_loop.hpp) where the kernel and the seccomp
-// profile allow it (engine_choice.hpp). EventLoop costs one send(2) per
+// A worker's completion-based loop for plain HTTP/1.1 and h2c on io_uring,
+// the alternative to EventLoop (event_loop.hpp; for h2c, Asio) where the
+// kernel and the seccomp profile allow it (engine_choice.hpp). EventLoop costs one send(2) per
 // request and most of a recv(2) besides the epoll_wait(2); here the sends a
 // loop iteration prepares and the wait for completions are one
 // io_uring_enter(2), and a connection's responses arrive through one
@@ -14,6 +14,16 @@
 // connection's next socket. Alarms are the wait's own timeout: no timer of
 // their own. Not thread-safe: one loop per worker thread, and that thread
 // must start it (start()).
+//
+// Sockets are named by slot, one per connection (or HTTP/2 session): the
+// ring owns the socket of a slot from its connect to its close. Where the
+// kernel lets the ring register a file table (registered_files()), each
+// socket lives in its slot of that table and every operation names it as a
+// fixed file: the kernel then skips looking the descriptor up (and taking
+// and dropping a reference on the shared table) for every send and
+// receive. Where it refuses (more slots than RLIMIT_NOFILE's hard limit or
+// the kernel's table allow), the slots hold ordinary descriptors and
+// everything else is the same.
 
 #include <liburing.h>
 
@@ -56,24 +66,42 @@ class UringLoop {
   // queued. (The ring is set up on the thread that makes the worker.)
   void start();
 
-  // Each queues an operation on `socket` (a blocking socket: io_uring waits
-  // for readiness itself), submitted with the next wait. `to` and `data`
-  // must live until the operation completes.
-  void connect(int socket, const sockaddr* to, socklen_t length, SocketOwner owner);
-  void send(int socket, const char* data, std::size_t size, SocketOwner owner);
+  // Each queues an operation on the socket of `slot` (below `connections`),
+  // submitted with the next wait. `to` and `data` must live until the
+  // operation completes.
+  //
+  // Takes `socket` (new, blocking: io_uring waits for readiness itself; its
+  // options set) as the socket of `slot`, whose previous one must have been
+  // closed, and connects it. The ring owns it from here: close(slot) closes
+  // it. With registered files it moves into the table and its descriptor is
+  // closed, both from the ring: no system call.
+  void connect(uint32_t slot, int socket, const sockaddr* to, socklen_t length, SocketOwner owner);
+  // As connect, for a socket connected already (a system call of its own:
+  // not for the hot path).
+  void adopt(uint32_t slot, int socket);
+  void send(uint32_t slot, const char* data, std::size_t size, SocketOwner owner);
   // A multishot receive: a completion per arrival until the end of the
   // stream, an error, or a completion without `more` (then arm it again).
-  void receive(int socket, SocketOwner owner);
+  void receive(uint32_t slot, SocketOwner owner);
   // Cancels `owner`'s pending `op` (its completion, -ECANCELED, is stale by
   // then: the connection has moved on to its next generation).
   void cancel(Op op, SocketOwner owner);
-  // Closes `socket` from the ring, after the cancels queued before it.
-  void close(int socket);
+  // Closes the socket of `slot` from the ring, after the cancels queued
+  // before it; the slot may take its next socket right away. Never throws:
+  // when the ring takes no more, the socket is closed by a system call.
+  void close(uint32_t slot) noexcept;
+
+  // The sockets live in a table registered with the ring (fixed files);
+  // false: the kernel refused it (registered_files_error(), an errno) and
+  // they are ordinary descriptors.
+  bool registered_files() const noexcept { return registered_files_; }
+  int registered_files_error() const noexcept { return registered_files_error_; }
 
   // As EventLoop's.
   void set_alarm(std::size_t alarm, Clock::time_point at);
   void cancel_alarm(std::size_t alarm);
   void post(std::function<void()> callback);
+  // Runs until stop(), which it then forgets: a later run() goes on.
   void run();
   void stop() noexcept { stopped_ = true; }
 
@@ -102,6 +130,14 @@ class UringLoop {
   static constexpr uint16_t kBufferGroup = 0;
 
   io_uring_sqe* next_sqe();
+  // Queues `socket`'s move into `slot` (registered files) and leaves the
+  // last of its entries linked to the next one queued, which then runs only
+  // after it; without registered files it only notes the descriptor.
+  void install(uint32_t slot, int socket);
+  // Names the socket of `slot` in `sqe`: the fixed file, or the descriptor.
+  void target(io_uring_sqe* sqe, uint32_t slot) const noexcept;
+  // Throws for a slot beyond the connections (a caller's mistake).
+  void check_slot(uint32_t slot) const;
   void dispatch(const io_uring_cqe& cqe);
   void recycle(uint16_t buffer) noexcept;
   void fire_due_alarms();
@@ -114,6 +150,16 @@ class UringLoop {
   unsigned buffer_entries_ = 0;
   Ring ring_;
   bool disabled_ = false;  // until start()
+  unsigned slots_ = 0;
+  bool registered_files_ = false;
+  int registered_files_error_ = 0;
+  // Without registered files: each slot's descriptor (-1: none), closed with
+  // the loop if the ring never closed it.
+  std::vector<int> descriptors_;
+  // A file update reads its descriptor when the kernel runs it: each queued
+  // one has its own, by the index of its submission queue entry, which is
+  // not reused before the entry was consumed.
+  std::vector<int> installing_;
   CompletionHandler on_completion_;
   AlarmHandler on_alarm_;
   std::array<Clock::time_point, kAlarms> alarms_;

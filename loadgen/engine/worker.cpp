@@ -139,11 +139,16 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
       live_metrics_(live_metrics),
       budgets_(budgets ? std::move(budgets) : std::make_shared<SharedBudgets>(plan, 1)) {
   const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
-  // Only plain HTTP/1.1 runs on a loop of our own; the rest on Asio.
-  if (plan_.http2() || tls_ != nullptr) plan_.engine = Engine::asio;
+  // Plain HTTP/1.1 runs on a loop of our own, h2c on io_uring or Asio, TLS
+  // on Asio.
+  plan_.engine = plan_.engine_used();
   if (plan_.engine == Engine::io_uring) {
+    // A socket per HTTP/1.1 connection or HTTP/2 session, each its slot.
     uring_ = std::make_unique<UringLoop>(
         [this](SocketOwner owner, const UringLoop::Completion& done) {
+          if (!sessions_.empty()) {
+            return sessions_[owner.index]->on_uring_completion(owner.generation, done);
+          }
           connections_[owner.index]->on_uring_completion(owner.generation, done);
         },
         [this](std::size_t alarm) { on_alarm(static_cast<Alarm>(alarm)); }, connection_count);
@@ -158,7 +163,7 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
   if (plan_.http2()) {
     sessions_.reserve(connection_count);
     for (uint64_t i = 0; i < connection_count; ++i) {
-      sessions_.push_back(std::make_unique<H2Session>(*this, io_));
+      sessions_.push_back(std::make_unique<H2Session>(*this, io_, static_cast<uint32_t>(i)));
     }
   }
   connections_.reserve(connection_count * lanes);

@@ -1,7 +1,7 @@
 #pragma once
 // One Worker per thread: it owns its event loop (its own epoll or io_uring
-// loop for plain HTTP/1.1, as the plan's engine says; an io_context over TLS
-// and HTTP/2), its connections (allocated
+// loop for plain HTTP/1.1, io_uring for h2c, as the plan's engine says; an
+// io_context over TLS and for h2c off io_uring), its connections (allocated
 // once), the phase schedule and the results of its share of the load. Nothing
 // on the hot path is shared with other threads; the controller reads a
 // snapshot that the worker refreshes on its tick.
@@ -109,6 +109,12 @@ class Worker final : public ConnectionOwner {
   void run(Clock::time_point start);
 
   RunResult result() const;  // after run()
+  // On io_uring: 0 when the ring's sockets are registered files, else the
+  // errno with which the kernel refused the table (they are ordinary
+  // descriptors then). 0 on the other engines.
+  int registered_files_error() const noexcept {
+    return uring_ && !uring_->registered_files() ? uring_->registered_files_error() : 0;
+  }
   LiveSnapshot snapshot() const;
   FirstResponse first_response() const;
 
@@ -178,7 +184,7 @@ class Worker final : public ConnectionOwner {
   Timer open_timer_{io_};
   HandlerMemory open_timer_memory_;   // re-armed for every arrival
   std::unique_ptr<EventLoop> loop_;   // plain HTTP/1.1 on epoll
-  std::unique_ptr<UringLoop> uring_;  // plain HTTP/1.1 on io_uring (plan_.engine)
+  std::unique_ptr<UringLoop> uring_;  // plain HTTP/1.1 and h2c on io_uring (plan_.engine)
   // HTTP/2: the connections, each carrying lanes_per_connection() of the
   // lanes below (connections_[i] is on sessions_[i / lanes_per_connection()]).
   std::vector<std::unique_ptr<H2Session>> sessions_;

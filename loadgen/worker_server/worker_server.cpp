@@ -157,7 +157,7 @@ class WorkerService {
     for (const auto& r : plan_.requests) names.push_back(r.name);
     metrics_ = std::make_unique<LiveMetrics>(
         MetricLabels{config.spec.name, config.spec.namespace_, std::to_string(config.index),
-                     to_string(config.spec.protocol), to_string(plan_.engine)},
+                     to_string(config.spec.protocol), to_string(plan_.engine_used())},
         names);
   }
   ~WorkerService() {
@@ -614,9 +614,9 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   // io_uring where that permits it, epoll otherwise (the result and the
   // metrics name which); io_uring asked for and refused stops the worker.
   const EngineRequest requested = config.spec.load.engine;
-  const EngineDecision engine = decide_engine(
-      requested, share.plain_http1() && requested != EngineRequest::epoll ? probe_io_uring() : 0,
-      share.plain_http1());
+  const EngineDecision engine =
+      decide_engine(requested, may_use_io_uring(requested, share.traffic()) ? probe_io_uring() : 0,
+                    share.traffic());
   if (engine.refused) {
     // The reason goes to the pod's status, as a refused target's does.
     std::ofstream(config.termination_log) << "spec.load.engine: " << engine.reason;

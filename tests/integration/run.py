@@ -105,13 +105,19 @@ def run_loadgen(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_after_
 
 
 def engine_args(env, args):
-    """--engine for a run of a check that runs on each engine: plain HTTP/1.1 only
-    (https and HTTP/2 run on Asio, and refuse an explicit engine)."""
+    """--engine for a run of a check that runs on each engine: plain HTTP/1.1 and
+    h2c (https runs on Asio, and refuses an explicit engine)."""
     if env.engine is None or "--engine" in args:
         return []
-    if any(str(a).startswith("https://") or a in ("--h2", "--h2c", "worker", "run") for a in args):
+    if any(str(a).startswith("https://") or a in ("--h2", "worker", "run") for a in args):
         return []
     return ["--engine", env.engine]
+
+
+def engine_named(engine, args):
+    """The engine a run forced to `engine` must name: h2c has no epoll loop of
+    its own, and off io_uring runs on Asio (its reactor is epoll)."""
+    return "asio" if engine == "epoll" and "--h2c" in args else engine
 
 
 def summarize(run):
@@ -152,8 +158,9 @@ def loadgen_report(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_aft
     expect(report.get("finished") is True, f"finished {report.get('finished')!r}, want true")
     expect(isinstance(report.get("result"), dict), f"no result object: {run.stdout[:300]!r}")
     if engine_args(env, args):
-        expect(report.get("engine") == env.engine,
-               f"report engine {report.get('engine')!r}, want {env.engine!r}")
+        want = engine_named(env.engine, args)
+        expect(report.get("engine") == want,
+               f"report engine {report.get('engine')!r}, want {want!r}")
     return run, report
 
 
@@ -340,12 +347,27 @@ def check_engine_is_named_and_forced(env):
                f"io_uring unavailable must be one clear usage error: {describe(forced)}")
         expect(automatic.get("engine") == "epoll",
                f"auto without io_uring: engine {automatic.get('engine')!r}")
+    # h2c: io_uring where plain HTTP/1.1 gets it, Asio otherwise and with --engine epoll.
+    h2c_url = env.nginx.url("/small.bin", "engine-h2c", protocol="h2c")
+    for engine, want in (("epoll", "asio"), ("io_uring", "io_uring"), (None, None)):
+        forced_args = ["--engine", engine] if engine else []
+        h2c = run_loadgen(env, ["--h2c", "-n", "20", "-c", "2", "--max-streams", "4",
+                                "--format", "json", "-q", *forced_args, h2c_url])
+        if engine == "io_uring" and forced.returncode != 0:
+            expect(h2c.returncode == 2 and "--engine io_uring:" in h2c.stderr, describe(h2c))
+            continue
+        expect(h2c.returncode == 0, describe(h2c))
+        want = want or ("io_uring" if forced.returncode == 0 else "asio")
+        named = json.loads(h2c.stdout).get("engine")
+        expect(named == want, f"h2c with --engine {engine or 'auto'}: engine {named!r}, "
+                              f"want {want!r}")
     _, tls = loadgen_report(env, ["-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
                                   env.nginx.url("/small.bin", "engine-tls", True)])
     expect(tls.get("engine") == "asio", f"https: engine {tls.get('engine')!r}, want 'asio'")
     refused = run_loadgen(env, ["-n", "5", "--engine", "epoll", "--cacert", env.nginx.ca_cert,
                                 env.nginx.url("/small.bin", "engine-tls", True)])
-    expect(refused.returncode == 2 and "only plain HTTP/1.1" in refused.stderr, describe(refused))
+    expect(refused.returncode == 2 and "only http:// targets" in refused.stderr,
+           describe(refused))
     text = run_loadgen(env, ["-n", "5", "-c", "1", "-q", "--engine", "epoll", url])
     expect("keep-alive, epoll" in text.stdout, f"the text report names no engine: {text.stdout}")
 
@@ -1963,13 +1985,16 @@ def check_name(check):
     return check.__name__.removeprefix("check_")
 
 
-# Plain HTTP/1.1 runs on a loop of our own, io_uring or epoll: every exactness
-# check of it runs on each, named "<check>[<engine>]".
+# Plain HTTP/1.1 runs on a loop of our own, io_uring or epoll, and h2c on
+# io_uring or Asio (--engine epoll): every exactness check of either runs on
+# each, named "<check>[<engine>]".
 ENGINES = ("epoll", "io_uring")
 
 
 def runs_on_each_engine(check):
     name = check_name(check)
+    if name.startswith(("nginx_h2c_", "h2_fault_")):
+        return True  # h2c
     return (name.startswith(("nginx_", "fault_", "connection_refused", "localhost_"))
             and "https" not in name and "h2" not in name)
 

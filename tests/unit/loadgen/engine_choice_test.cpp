@@ -1,6 +1,7 @@
-// Which loop carries plain HTTP/1.1: the decision is a pure function of what
-// was asked (--engine) and what the io_uring probe found, so each branch is
-// tested here without the kernel's help.
+// Which loop carries a run to an http:// target (plain HTTP/1.1, h2c): the
+// decision is a pure function of what was asked (--engine), what the run
+// sends and what the io_uring probe found, so each branch is tested here
+// without the kernel's help.
 
 #include "loadgen/engine/engine_choice.hpp"
 
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "loadgen/cli/cli.hpp"
+#include "loadgen/engine/plan.hpp"
 
 namespace kubeload::loadgen {
 namespace {
@@ -19,12 +21,13 @@ bool contains(const std::string& text, const std::string& needle) {
 }
 
 TEST(EngineChoice, AutoIsIoUringWhenTheProbeSucceedsAndEpollWithTheReasonWhenItFails) {
-  const EngineDecision available = decide_engine(EngineRequest::automatic, 0, true);
+  const EngineDecision available = decide_engine(EngineRequest::automatic, 0, Traffic::plain_http1);
   EXPECT_EQ(available.engine, Engine::io_uring);
   EXPECT_FALSE(available.refused);
   EXPECT_EQ(available.reason, "");
   for (const int error : {EPERM, EACCES, ENOSYS, EINVAL, ENOMEM, EMFILE}) {
-    const EngineDecision fallback = decide_engine(EngineRequest::automatic, error, true);
+    const EngineDecision fallback =
+        decide_engine(EngineRequest::automatic, error, Traffic::plain_http1);
     EXPECT_EQ(fallback.engine, Engine::epoll) << error;
     EXPECT_FALSE(fallback.refused) << error;
     EXPECT_EQ(fallback.reason, io_uring_unavailable_reason(error));
@@ -32,36 +35,83 @@ TEST(EngineChoice, AutoIsIoUringWhenTheProbeSucceedsAndEpollWithTheReasonWhenItF
 }
 
 TEST(EngineChoice, IoUringAskedForButUnavailableRefusesTheRunNamingWhy) {
-  const EngineDecision refused = decide_engine(EngineRequest::io_uring, EPERM, true);
+  const EngineDecision refused =
+      decide_engine(EngineRequest::io_uring, EPERM, Traffic::plain_http1);
   EXPECT_TRUE(refused.refused);
   EXPECT_TRUE(contains(refused.reason, "--engine io_uring: io_uring_setup(2) was refused (EPERM)"))
       << refused.reason;
   EXPECT_TRUE(contains(refused.reason, "seccomp")) << refused.reason;
   EXPECT_TRUE(contains(refused.reason, "kernel.io_uring_disabled")) << refused.reason;
   EXPECT_TRUE(contains(refused.reason, "--engine epoll or auto")) << refused.reason;
-  const EngineDecision granted = decide_engine(EngineRequest::io_uring, 0, true);
+  const EngineDecision granted = decide_engine(EngineRequest::io_uring, 0, Traffic::plain_http1);
   EXPECT_EQ(granted.engine, Engine::io_uring);
   EXPECT_FALSE(granted.refused);
 }
 
 TEST(EngineChoice, EpollAskedForIsEpollWhateverTheProbeSays) {
   for (const int error : {0, EPERM}) {
-    const EngineDecision decision = decide_engine(EngineRequest::epoll, error, true);
+    const EngineDecision decision =
+        decide_engine(EngineRequest::epoll, error, Traffic::plain_http1);
     EXPECT_EQ(decision.engine, Engine::epoll);
     EXPECT_FALSE(decision.refused);
     EXPECT_EQ(decision.reason, "");
   }
 }
 
-TEST(EngineChoice, HttpsAndHttp2RunOnAsioAndRefuseAnExplicitEngine) {
-  const EngineDecision automatic = decide_engine(EngineRequest::automatic, 0, false);
+TEST(EngineChoice, HttpsRunsOnAsioAndRefusesAnExplicitEngine) {
+  const EngineDecision automatic = decide_engine(EngineRequest::automatic, 0, Traffic::tls);
   EXPECT_EQ(automatic.engine, Engine::asio);
   EXPECT_FALSE(automatic.refused);
   for (const EngineRequest request : {EngineRequest::io_uring, EngineRequest::epoll}) {
-    const EngineDecision explicit_engine = decide_engine(request, 0, false);
+    const EngineDecision explicit_engine = decide_engine(request, 0, Traffic::tls);
     EXPECT_TRUE(explicit_engine.refused);
-    EXPECT_TRUE(contains(explicit_engine.reason, "only plain HTTP/1.1")) << explicit_engine.reason;
+    EXPECT_TRUE(contains(explicit_engine.reason, "only http:// targets (HTTP/1.1, h2c)"))
+        << explicit_engine.reason;
   }
+  EXPECT_FALSE(may_use_io_uring(EngineRequest::automatic, Traffic::tls));
+}
+
+// h2c has no epoll loop of its own: off io_uring it runs on Asio, and is
+// named so.
+TEST(EngineChoice, H2cIsIoUringWhereTheProbeSucceedsAndAsioOtherwise) {
+  EXPECT_EQ(decide_engine(EngineRequest::automatic, 0, Traffic::h2c).engine, Engine::io_uring);
+  EXPECT_EQ(decide_engine(EngineRequest::io_uring, 0, Traffic::h2c).engine, Engine::io_uring);
+  const EngineDecision fallback = decide_engine(EngineRequest::automatic, EPERM, Traffic::h2c);
+  EXPECT_EQ(fallback.engine, Engine::asio);
+  EXPECT_FALSE(fallback.refused);
+  EXPECT_EQ(fallback.reason, io_uring_unavailable_reason(EPERM));
+  const EngineDecision refused = decide_engine(EngineRequest::io_uring, EPERM, Traffic::h2c);
+  EXPECT_TRUE(refused.refused);
+  EXPECT_TRUE(contains(refused.reason, "--engine io_uring: io_uring_setup(2) was refused (EPERM)"))
+      << refused.reason;
+  for (const int error : {0, EPERM}) {
+    const EngineDecision epoll = decide_engine(EngineRequest::epoll, error, Traffic::h2c);
+    EXPECT_EQ(epoll.engine, Engine::asio);
+    EXPECT_FALSE(epoll.refused);
+    EXPECT_EQ(epoll.reason, "");
+  }
+  EXPECT_TRUE(may_use_io_uring(EngineRequest::automatic, Traffic::h2c));
+  EXPECT_FALSE(may_use_io_uring(EngineRequest::epoll, Traffic::h2c));
+}
+
+TEST(EngineChoice, ThePlanNamesTheEngineThatCarriesIt) {
+  std::string error;
+  RunPlan plan;
+  plan.target = *parse_target("http://127.0.0.1:8080/", error);
+  for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
+    plan.engine = engine;
+    plan.protocol = Protocol::http1;
+    EXPECT_EQ(plan.traffic(), Traffic::plain_http1);
+    EXPECT_EQ(plan.engine_used(), engine);
+    plan.protocol = Protocol::h2c;
+    EXPECT_EQ(plan.traffic(), Traffic::h2c);
+    EXPECT_EQ(plan.engine_used(), engine == Engine::io_uring ? Engine::io_uring : Engine::asio);
+  }
+  plan.target = *parse_target("https://127.0.0.1:8443/", error);
+  plan.protocol = Protocol::http2;
+  plan.engine = Engine::io_uring;
+  EXPECT_EQ(plan.traffic(), Traffic::tls);
+  EXPECT_EQ(plan.engine_used(), Engine::asio);
 }
 
 TEST(EngineChoice, EachProbeErrorHasItsOwnExplanation) {

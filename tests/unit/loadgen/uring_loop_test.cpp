@@ -1,16 +1,20 @@
-// The plain HTTP/1.1 workers' io_uring loop: alarms as the wait's timeout,
-// posted callbacks, multishot receives that name their socket's generation,
-// and cancels whose completions stay with the old generation. Skipped where
-// io_uring may not be used (the probe's reason is printed).
+// The workers' io_uring loop: alarms as the wait's timeout, posted
+// callbacks, multishot receives that name their socket's generation, cancels
+// whose completions stay with the old generation, sockets in a registered
+// file table (and ordinary descriptors where the kernel refuses the table).
+// Skipped where io_uring may not be used (the probe's reason is printed).
 
 #include "loadgen/engine/uring_loop.hpp"
 
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,37 @@ using std::chrono::milliseconds;
 #define SKIP_WITHOUT_IO_URING()                       \
   if (const int probe = probe_io_uring(); probe != 0) \
   GTEST_SKIP() << io_uring_unavailable_reason(probe)
+
+// A listening socket on 127.0.0.1 and its address.
+struct Listener {
+  UniqueFd socket{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+  sockaddr_in address{};
+  Listener() {
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(socket.get(), 8) != 0 ||
+        ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "listen on 127.0.0.1: " << std::strerror(errno);
+    }
+  }
+  const sockaddr* to() const { return reinterpret_cast<const sockaddr*>(&address); }
+  // The next connection's descriptor, within a bound (a test must fail,
+  // not hang); its reads are bounded too.
+  int accept() const {
+    const timeval bound{2, 0};
+    ::setsockopt(socket.get(), SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+    const int accepted = ::accept4(socket.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (accepted >= 0) ::setsockopt(accepted, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+    return accepted;
+  }
+};
+
+std::size_t open_descriptors() {
+  return static_cast<std::size_t>(std::distance(
+      std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{}));
+}
 
 struct Seen {
   SocketOwner owner;
@@ -98,7 +133,8 @@ TEST(UringLoop, AMultishotReceiveDeliversEveryArrivalWithItsOwnerUntilTheEndOfTh
   loop_ptr = &loop;
   loop.start();
   const SocketOwner owner{3, 7};
-  loop.receive(ours.get(), owner);
+  loop.adopt(3, ours.release());
+  loop.receive(3, owner);
   ASSERT_EQ(::send(peer.get(), "first", 5, 0), 5);
   loop.run();
   ASSERT_EQ(seen.size(), 3u);
@@ -133,9 +169,10 @@ TEST(UringLoop, ACancelledReceiveCompletesWithItsOwnGenerationAndTheSocketCloses
   loop_ptr = &loop;
   loop.start();
   const SocketOwner old_owner{0, 1};
-  loop.receive(pair[0], old_owner);
+  loop.adopt(0, pair[0]);
+  loop.receive(0, old_owner);
   loop.cancel(UringLoop::Op::receive, old_owner);
-  loop.close(pair[0]);
+  loop.close(0);
   loop.run();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].owner.generation, 1u);
@@ -166,7 +203,8 @@ TEST(UringLoop, SendAndConnectCompleteWithTheirResults) {
   loop_ptr = &loop;
   loop.start();
   static constexpr char kRequest[] = "GET / HTTP/1.1\r\n\r\n";
-  loop.send(ours.get(), kRequest, sizeof kRequest - 1, {1, 2});
+  loop.adopt(1, ours.release());
+  loop.send(1, kRequest, sizeof kRequest - 1, {1, 2});
   // A connect to a port bound but not listened on: refused.
   UniqueFd bound(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in nowhere{};
@@ -176,7 +214,8 @@ TEST(UringLoop, SendAndConnectCompleteWithTheirResults) {
   socklen_t length = sizeof nowhere;
   ASSERT_EQ(::getsockname(bound.get(), reinterpret_cast<sockaddr*>(&nowhere), &length), 0);
   UniqueFd refused(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  loop.connect(refused.get(), reinterpret_cast<const sockaddr*>(&nowhere), sizeof nowhere, {2, 3});
+  loop.connect(2, refused.release(), reinterpret_cast<const sockaddr*>(&nowhere), sizeof nowhere,
+               {2, 3});
   loop.run();
   ASSERT_EQ(seen.size(), 2u);
   for (const Seen& s : seen) {
@@ -192,6 +231,136 @@ TEST(UringLoop, SendAndConnectCompleteWithTheirResults) {
   char request[64] = {};
   EXPECT_EQ(::recv(peer.get(), request, sizeof request, 0),
             static_cast<ssize_t>(sizeof kRequest - 1));
+}
+
+// Where the probe lets io_uring be used (6.0 and later), the ring registers
+// a file table (5.19): a connected socket lives there, not in the process's
+// descriptor table, and every operation names it as a fixed file.
+TEST(UringLoop, ASocketMovesIntoTheRegisteredTableAndLeavesTheDescriptorTable) {
+  SKIP_WITHOUT_IO_URING();
+  Listener listener;
+  std::vector<Seen> seen;
+  UringLoop* loop_ptr = nullptr;
+  UringLoop loop(
+      [&](SocketOwner owner, const UringLoop::Completion& done) {
+        seen.push_back({owner, done.op, done.result, done.more,
+                        std::string(done.data.data(), done.data.size())});
+        loop_ptr->stop();
+      },
+      [](std::size_t) {}, 2);
+  loop_ptr = &loop;
+  ASSERT_TRUE(loop.registered_files()) << std::strerror(loop.registered_files_error());
+  loop.start();
+  const std::size_t before = open_descriptors();
+  loop.connect(1, ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), listener.to(),
+               sizeof listener.address, {1, 1});
+  loop.run();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].op, UringLoop::Op::connect);
+  EXPECT_EQ(seen[0].result, 0);
+  EXPECT_EQ(open_descriptors(), before);  // the socket's descriptor was closed from the ring
+  const UniqueFd peer(listener.accept());
+  ASSERT_TRUE(peer.is_open());
+
+  // Sent and received through the slot.
+  seen.clear();
+  static constexpr char kHello[] = "hello";
+  loop.send(1, kHello, 5, {1, 1});
+  loop.run();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].result, 5);
+  char got[8] = {};
+  EXPECT_EQ(::recv(peer.get(), got, sizeof got, 0), 5);
+  seen.clear();
+  loop.receive(1, {1, 1});
+  ASSERT_EQ(::send(peer.get(), "back", 4, 0), 4);
+  loop.run();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].data, "back");
+}
+
+// A connection whose request timed out closes its socket and connects the
+// next one in the same iteration, in the same slot: the close goes first,
+// so the old peer sees the end of the stream and the new socket carries on.
+TEST(UringLoop, ASlotTakesItsNextSocketInTheSameIterationAsItsClose) {
+  SKIP_WITHOUT_IO_URING();
+  Listener listener;
+  std::vector<Seen> seen;
+  UringLoop* loop_ptr = nullptr;
+  UringLoop loop(
+      [&](SocketOwner owner, const UringLoop::Completion& done) {
+        seen.push_back({owner, done.op, done.result, done.more, {}});
+        loop_ptr->stop();
+      },
+      [](std::size_t) {}, 1);
+  loop_ptr = &loop;
+  loop.start();
+  loop.connect(0, ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), listener.to(),
+               sizeof listener.address, {0, 1});
+  loop.run();
+  const UniqueFd first(listener.accept());
+  ASSERT_TRUE(first.is_open());
+  loop.receive(0, {0, 1});
+  loop.cancel(UringLoop::Op::receive, {0, 1});
+  loop.close(0);
+  loop.connect(0, ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), listener.to(),
+               sizeof listener.address, {0, 2});
+  seen.clear();
+  while (seen.empty() || seen.back().owner.generation != 2) loop.run();
+  EXPECT_EQ(seen.back().op, UringLoop::Op::connect);
+  EXPECT_EQ(seen.back().result, 0);
+  char byte = 0;
+  EXPECT_EQ(::recv(first.get(), &byte, 1, 0), 0);  // the first socket was closed
+  const UniqueFd second(listener.accept());
+  ASSERT_TRUE(second.is_open());
+  loop.send(0, "x", 1, {0, 2});
+  loop.run();
+  EXPECT_EQ(::recv(second.get(), &byte, 1, 0), 1);
+  EXPECT_EQ(byte, 'x');
+}
+
+// A table larger than the kernel allows (more than IORING_MAX_FIXED_FILES,
+// or than RLIMIT_NOFILE's hard limit) is refused (EMFILE): the loop says so
+// and its slots hold ordinary descriptors, with the same exchanges.
+TEST(UringLoop, WhereTheKernelRefusesTheTableTheSlotsHoldDescriptorsAndWorkTheSame) {
+  SKIP_WITHOUT_IO_URING();
+  // liburing raises the soft RLIMIT_NOFILE towards the table on EMFILE:
+  // put it back afterwards.
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  constexpr std::size_t kBeyondTheKernelsMost = (std::size_t{1} << 20) + 1;
+  std::vector<Seen> seen;
+  UringLoop* loop_ptr = nullptr;
+  UringLoop loop(
+      [&](SocketOwner owner, const UringLoop::Completion& done) {
+        seen.push_back({owner, done.op, done.result, done.more,
+                        std::string(done.data.data(), done.data.size())});
+        loop_ptr->stop();
+      },
+      [](std::size_t) {}, kBeyondTheKernelsMost);
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  loop_ptr = &loop;
+  EXPECT_FALSE(loop.registered_files());
+  EXPECT_EQ(loop.registered_files_error(), EMFILE);
+  loop.start();
+
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  UniqueFd peer(pair[1]);
+  loop.adopt(999, pair[0]);
+  loop.receive(999, {999, 4});
+  ASSERT_EQ(::send(peer.get(), "data", 4, 0), 4);
+  loop.run();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].owner.index, 999u);
+  EXPECT_EQ(seen[0].data, "data");
+  loop.cancel(UringLoop::Op::receive, {999, 4});
+  loop.close(999);
+  loop.run();  // the cancelled receive's completion
+  const timeval bound{2, 0};
+  ASSERT_EQ(::setsockopt(peer.get(), SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound), 0);
+  char byte = 0;
+  EXPECT_EQ(::recv(peer.get(), &byte, 1, 0), 0);
 }
 
 }  // namespace
