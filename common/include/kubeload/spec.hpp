@@ -107,9 +107,9 @@ struct StageSpec {
 // the duration).
 inline constexpr uint64_t kDefaultConnections = 10;
 
-// spec.load.engine and loadgen's --engine: plain HTTP/1.1's loop. auto:
-// io_uring where the kernel and the seccomp profile allow it, else epoll
-// (loadgen/engine/engine_choice.hpp decides).
+// spec.load.engine and loadgen's --engine: the loop of plain HTTP/1.1 and
+// h2c. auto: io_uring where the kernel and seccomp allow it, else epoll (h2c:
+// Asio's); loadgen/engine/engine_choice.hpp decides; https is always Asio's.
 enum class EngineRequest { automatic, io_uring, epoll };
 // "auto" | "io_uring" | "epoll".
 const char* to_string(EngineRequest request) noexcept;
