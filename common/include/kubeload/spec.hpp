@@ -60,6 +60,7 @@ struct ObjectKeyRef {
   enum class Kind { secret, config_map } kind = Kind::secret;
   std::string name;
   std::string key;
+  bool operator==(const ObjectKeyRef&) const = default;
 };
 
 // spec.target.tls: how https targets are verified. Verified against the
@@ -77,6 +78,7 @@ struct HeaderFrom {
 struct Expectation {
   std::vector<int> status;              // empty: 2xx and 3xx succeed
   std::optional<uint64_t> body_length;  // opt-in length check
+  bool operator==(const Expectation&) const = default;
 };
 
 struct RequestSpec {
@@ -88,6 +90,96 @@ struct RequestSpec {
   std::string body;
   uint32_t weight = 1;
   Expectation expect;
+};
+
+// spec.scenarios: user journeys (docs/scenarios.md). A virtual user runs one
+// scenario's steps in order, iteration after iteration; each step is a
+// request whose path, headers and body are templates (${token},
+// ${user.name}, ${vu}, ...), then extractions into the virtual user's
+// variables and checks of the response, then an optional think time.
+
+// How long a virtual user waits after a step (think time).
+struct ThinkTime {
+  enum class Distribution { none, constant, uniform, exponential };
+  Distribution distribution = Distribution::none;
+  std::chrono::nanoseconds constant{0};  // constant
+  std::chrono::nanoseconds min{0};       // uniform: from min to max
+  std::chrono::nanoseconds max{0};
+  std::chrono::nanoseconds mean{0};  // exponential
+  bool operator==(const ThinkTime&) const = default;
+};
+
+// steps[].extract[]: a value of the response into a variable of the virtual
+// user. Exactly one of json (a JSON pointer), header (a field name), cookie
+// (a Set-Cookie name) and regex (a PCRE2 pattern on the body; `group`).
+struct ExtractSpec {
+  enum class From { json, header, cookie, regex };
+  std::string variable;  // steps[].extract[].name
+  From from = From::json;
+  std::string expression;
+  std::optional<uint32_t> group;  // regex only
+  bool operator==(const ExtractSpec&) const = default;
+};
+
+// steps[].checks[]: a condition on the response beyond its status; a failed
+// check fails the step (error kind `check`).
+struct CheckSpec {
+  enum class Kind { json_equals, json_matches, body_contains };
+  Kind kind = Kind::body_contains;
+  std::string json;      // the JSON pointer of json_equals / json_matches
+  std::string expected;  // the text, the pattern, or what the body contains
+  bool operator==(const CheckSpec&) const = default;
+};
+
+struct StepSpec {
+  // The step's result row (a request row, as spec.requests[].name): steps of
+  // several scenarios that share a name share a row, as JMeter's samplers
+  // with one label do.
+  std::string name;
+  std::string method = "GET";
+  std::string path;                                          // a template
+  std::vector<std::pair<std::string, std::string>> headers;  // values are templates
+  std::string body;                                          // a template
+  Expectation expect;
+  std::vector<ExtractSpec> extract;
+  std::vector<CheckSpec> checks;
+  ThinkTime think_time;
+  bool operator==(const StepSpec&) const = default;
+};
+
+struct ScenarioSpec {
+  std::string name;
+  uint32_t weight = 1;  // share of the virtual users (closed) or iterations (open)
+  std::vector<StepSpec> steps;
+  // A failed extraction (nothing found) ends the iteration (the default) or
+  // lets it go on with the variable empty.
+  bool end_iteration_on_extract_miss = true;
+  // A failed step (any error kind) ends the iteration.
+  bool end_iteration_on_failure = false;
+  bool cookies = true;  // a cookie jar per virtual user
+  // Pacing: an iteration of a virtual user starts no sooner than this after
+  // the start of its previous one (unset: right after it).
+  std::optional<std::chrono::nanoseconds> pacing;
+  bool operator==(const ScenarioSpec&) const = default;
+};
+
+// spec.data[]: rows of test data that templates read as ${SOURCE.COLUMN}.
+struct DataSourceSpec {
+  enum class Format { csv, jsonl };
+  // unique: each row once in the whole run, across every thread of every
+  // worker; sequential: each virtual user walks the rows from its own offset;
+  // random: a row drawn per iteration.
+  enum class Mode { unique, sequential, random };
+  // unique only: when the rows run out, the virtual user stops (its
+  // iterations end), or the rows are handed out again from the start.
+  enum class OnExhausted { stop, recycle };
+  std::string name;
+  Format format = Format::csv;
+  Mode mode = Mode::sequential;
+  OnExhausted on_exhausted = OnExhausted::stop;
+  std::optional<ObjectKeyRef> from;  // in the cluster: a ConfigMap or Secret key
+  std::string file;                  // loadgen run: a local file (relative to the manifest)
+  bool operator==(const DataSourceSpec&) const = default;
 };
 
 // After validation a stage carries exactly the field of the run's model:
@@ -115,12 +207,18 @@ enum class EngineRequest { automatic, io_uring, epoll };
 const char* to_string(EngineRequest request) noexcept;
 std::optional<EngineRequest> parse_engine_request(std::string_view name) noexcept;
 
+// A scenario run reads the same fields: each connection is a virtual user
+// (its own connection, cookie jar and variables) and `rate` starts
+// iterations per second, each on a free virtual user.
 struct LoadSpec {
   std::optional<uint64_t> connections;  // closed model without stages
   std::optional<double> rate;           // open model without stages
   std::optional<uint64_t> max_connections;
   std::optional<std::chrono::nanoseconds> duration;
   std::optional<uint64_t> requests;
+  // Scenarios: iterations to complete across the run (-n of a scenario run);
+  // `requests` is not set then.
+  std::optional<uint64_t> iterations;
   std::optional<std::chrono::nanoseconds> warmup;
   std::optional<uint64_t> warmup_requests;
   std::vector<StageSpec> stages;
@@ -251,7 +349,11 @@ struct LoadTestSpec {
   // spec.target.allowInsecureSecretHeaders: headersFrom values may go over
   // plain http or to an unverified https server (refused otherwise).
   bool allow_insecure_secret_headers = false;
-  std::vector<RequestSpec> requests;  // never empty after parsing
+  // Never empty after parsing unless `scenarios` is set (then empty: the
+  // steps are the requests).
+  std::vector<RequestSpec> requests;
+  std::vector<ScenarioSpec> scenarios;  // spec.scenarios
+  std::vector<DataSourceSpec> data;     // spec.data
   LoadSpec load;
   uint32_t workers = 1;
   WorkerTemplate worker_template;
