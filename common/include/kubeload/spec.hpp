@@ -179,6 +179,9 @@ struct DataSourceSpec {
   OnExhausted on_exhausted = OnExhausted::stop;
   std::optional<ObjectKeyRef> from;  // in the cluster: a ConfigMap or Secret key
   std::string file;                  // loadgen run: a local file (relative to the manifest)
+  // Declared columns: templates are checked against them before the run, and
+  // the data's header must hold them. Empty: checked when the data is read.
+  std::vector<std::string> columns;
   bool operator==(const DataSourceSpec&) const = default;
 };
 
