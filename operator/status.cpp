@@ -545,9 +545,9 @@ std::string bound_status_size(api::LoadTestStatus& status, std::size_t limit) {
   if (size <= limit) return "";
   std::vector<std::string> notes;
   // Scenario rows last: at most a few dozen, a few hundred bytes each.
-  for (auto [rows, what] : {std::pair{&status.request_results, "named requests"},
-                            std::pair{&status.stages, "stages"},
-                            std::pair{&status.scenario_results, "scenarios"}}) {
+  for (auto [rows, what] :
+       {std::pair{&status.request_results, "named requests"}, std::pair{&status.stages, "stages"},
+        std::pair{&status.scenario_results, "scenarios"}}) {
     if (size <= limit || !*rows || !(*rows)->is_array()) continue;
     json& list = **rows;
     const std::size_t all = list.size();

@@ -130,8 +130,8 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
                        std::to_string(scenario.failed) + " failed";
     if (scenario.duration_measured) {
       const LatencySummary& d = scenario.duration_ms;
-      line += "; duration (ms) 50% " + rounded_ms(d.p50) + ", 95% " + rounded_ms(d.p95) +
-              ", 99% " + rounded_ms(d.p99) + ", 100% " + rounded_ms(d.max);
+      line += "; duration (ms) 50% " + rounded_ms(d.p50) + ", 95% " + rounded_ms(d.p95) + ", 99% " +
+              rounded_ms(d.p99) + ", 100% " + rounded_ms(d.max);
     }
     field(out, "Scenario " + scenario.name, line);
   }

@@ -3,12 +3,11 @@
 // one per named request or scenario step (as JMeter's per sampler label),
 // one per scenario (as a Transaction Controller's: its samples are ended
 // iterations, its times their durations, its errors the failed iterations;
-// no bytes of its own), and a TOTAL row for the whole run's requests. Units as JMeter's: latencies in whole
-// milliseconds, error percentage with two decimals, throughput in requests
-// per second with one, and received kilobytes (1024 bytes) per second.
-// JMeter's table has no protocol column: an HTTP/2 run names its protocol in
-// a line above the table (an HTTP/1.1 run keeps the table alone, as ab's
-// report keeps its layout).
+// no bytes of its own), and a TOTAL row for the whole run's requests. Units as JMeter's: latencies
+// in whole milliseconds, error percentage with two decimals, throughput in requests per second with
+// one, and received kilobytes (1024 bytes) per second. JMeter's table has no protocol column: an
+// HTTP/2 run names its protocol in a line above the table (an HTTP/1.1 run keeps the table alone,
+// as ab's report keeps its layout).
 
 #include <string>
 #include <vector>

@@ -169,10 +169,9 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
         return row.duration_measured ? report::fixed(value, 3) : std::string("-");
       };
       out << "| " << markdown_cell(row.name) << " | " << report::grouped(row.iterations) << " | "
-          << report::grouped(row.failed) << " (" << report::fixed(row.failed_percent, 2)
-          << "%) | " << duration(row.duration_ms.p50) << " | " << duration(row.duration_ms.p95)
-          << " | " << duration(row.duration_ms.p99) << " | " << duration(row.duration_ms.max)
-          << " |\n";
+          << report::grouped(row.failed) << " (" << report::fixed(row.failed_percent, 2) << "%) | "
+          << duration(row.duration_ms.p50) << " | " << duration(row.duration_ms.p95) << " | "
+          << duration(row.duration_ms.p99) << " | " << duration(row.duration_ms.max) << " |\n";
     }
     out << "\n</details>\n\n";
   }

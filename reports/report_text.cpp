@@ -191,8 +191,8 @@ void write_scenario_table(std::ostream& out, const std::vector<ScenarioRow>& sce
                                       grouped_fixed(s.iterations_per_second, 1), grouped(s.failed),
                                       percent(s.failed_percent)};
     // No iteration ended: no duration, "-" rather than a fake 0.
-    for (double value : {s.duration_ms.p50, s.duration_ms.p95, s.duration_ms.p99,
-                         s.duration_ms.max}) {
+    for (double value :
+         {s.duration_ms.p50, s.duration_ms.p95, s.duration_ms.p99, s.duration_ms.max}) {
       cells.push_back(s.duration_measured ? ms(value) : "-");
     }
     table.add_row(std::move(cells));

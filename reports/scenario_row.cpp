@@ -11,11 +11,9 @@ ScenarioRow row_of(std::string name, uint64_t iterations, uint64_t failed, doubl
   row.iterations = iterations;
   row.failed = failed;
   // Zero, never nan or inf, when nothing ended or no time passed.
-  row.failed_percent = iterations == 0 ? 0.0
-                                       : 100.0 * static_cast<double>(failed) /
-                                             static_cast<double>(iterations);
-  row.iterations_per_second =
-      run_seconds > 0 ? static_cast<double>(iterations) / run_seconds : 0.0;
+  row.failed_percent =
+      iterations == 0 ? 0.0 : 100.0 * static_cast<double>(failed) / static_cast<double>(iterations);
+  row.iterations_per_second = run_seconds > 0 ? static_cast<double>(iterations) / run_seconds : 0.0;
   return row;
 }
 

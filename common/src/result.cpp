@@ -128,9 +128,9 @@ ScenarioResult scenario_from_json_at(const json& in, const std::string& path,
   scenario.iterations = get_count(in, "iterations", path);
   scenario.iterations_failed = get_count(in, "failedIterations", path);
   if (scenario.iterations_failed > scenario.iterations) {
-    bad_field(path + ".failedIterations",
-              "is " + std::to_string(scenario.iterations_failed) + ", more than the " +
-                  std::to_string(scenario.iterations) + " iterations");
+    bad_field(path + ".failedIterations", "is " + std::to_string(scenario.iterations_failed) +
+                                              ", more than the " +
+                                              std::to_string(scenario.iterations) + " iterations");
   }
   scenario.duration = get_histogram(in, "histogram", path, decoder);
   // One duration per ended iteration (a row without its histogram, as a
@@ -329,8 +329,7 @@ void RunResult::merge(const RunResult& other) {
       require_same_layouts(result.latency, named.result, "request \"" + named.name + "\"");
     }
     for (const ScenarioResult& scenario : run->scenarios) {
-      require_same_layout(result.latency, scenario.duration,
-                          "scenario \"" + scenario.name + "\"");
+      require_same_layout(result.latency, scenario.duration, "scenario \"" + scenario.name + "\"");
     }
   }
   result.merge(other.result);
@@ -597,8 +596,8 @@ RunResult run_result_from_json(const json& in) {
                                        std::to_string(rows.size()));
     }
     for (size_t i = 0; i < rows.size(); ++i) {
-      run.scenarios.push_back(scenario_from_json_at(
-          rows[i], "scenarioResults[" + std::to_string(i) + "]", decoder));
+      run.scenarios.push_back(
+          scenario_from_json_at(rows[i], "scenarioResults[" + std::to_string(i) + "]", decoder));
     }
   }
   return run;

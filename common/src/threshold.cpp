@@ -461,8 +461,7 @@ std::string threshold_row_problem(const Threshold& threshold, const LoadTestSpec
                std::string(kIterationRow) + "." + std::string(to_string(threshold.metric)) +
                " reads every scenario's iteration durations" + in;
       }
-      return (scenarios ? "unknown step \"" : "unknown request \"") + threshold.request + "\"" +
-             in;
+      return (scenarios ? "unknown step \"" : "unknown request \"") + threshold.request + "\"" + in;
   }
   return "";
 }

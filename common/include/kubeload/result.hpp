@@ -36,9 +36,9 @@ enum class ErrorKind {
 inline constexpr int kErrorKindCount = 11;
 // Every kind, in the order reports and metrics list them.
 inline constexpr std::array<ErrorKind, kErrorKindCount> kAllErrorKinds = {
-    ErrorKind::connect, ErrorKind::timeout,    ErrorKind::read,   ErrorKind::write,
-    ErrorKind::status,  ErrorKind::length,     ErrorKind::dropped, ErrorKind::rst_stream,
-    ErrorKind::goaway,  ErrorKind::extract,    ErrorKind::check};
+    ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,    ErrorKind::write,
+    ErrorKind::status,  ErrorKind::length,  ErrorKind::dropped, ErrorKind::rst_stream,
+    ErrorKind::goaway,  ErrorKind::extract, ErrorKind::check};
 const char* to_string(ErrorKind kind) noexcept;
 
 struct ErrorCounts {
@@ -189,8 +189,8 @@ struct RunResult {
   std::vector<StageResult> stages;
   std::vector<NamedResult> request_results;
   std::vector<ScenarioResult> scenarios;  // empty unless the run ran scenarios
-  uint64_t warmup_requests = 0;  // sent during warm-up, not in `result`
-  bool finished = true;          // false for a partial result taken while running
+  uint64_t warmup_requests = 0;           // sent during warm-up, not in `result`
+  bool finished = true;                   // false for a partial result taken while running
 
   // Exact merge of concurrent runs (workers): stages by index, requests and
   // scenarios by name.

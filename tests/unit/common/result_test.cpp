@@ -227,18 +227,18 @@ TEST(ResultDocumentWriter, PiecesMakeTheDocumentWithTheHeadsFields) {
   const nlohmann::json head = {{"worker", 3}, {"loadTestUid", "6f1c"}, {"error", "interrupted"}};
   // Every arrangement of rows: none, stages only, requests only, scenarios
   // only, all, several.
-  for (const auto& [stages, requests, scenarios] : std::vector<std::tuple<int, int, int>>{
-           {0, 0, 0},
-           {1, 0, 0},
-           {0, 1, 0},
-           {1, 1, 0},
-           {3, 0, 0},
-           {0, 4, 0},
-           {10, 5, 0},
-           {0, 0, 1},
-           {0, 2, 1},
-           {2, 0, 3},
-           {4, 6, 2}}) {
+  for (const auto& [stages, requests, scenarios] :
+       std::vector<std::tuple<int, int, int>>{{0, 0, 0},
+                                              {1, 0, 0},
+                                              {0, 1, 0},
+                                              {1, 1, 0},
+                                              {3, 0, 0},
+                                              {0, 4, 0},
+                                              {10, 5, 0},
+                                              {0, 0, 1},
+                                              {0, 2, 1},
+                                              {2, 0, 3},
+                                              {4, 6, 2}}) {
     auto run = std::make_shared<RunResult>();
     run->result = some;
     run->warmup_requests = 9;

@@ -236,8 +236,8 @@ TEST(ScenarioResults, FromJsonNamesTheBadField) {
   EXPECT_EQ(refusal(json::array(
                 {{{"name", "buy"}, {"iterations", 3}, {"histogram", two.encode_base64()}}})),
             "scenarioResults[0].histogram: holds 2 durations for 3 iterations");
-  EXPECT_EQ(refusal(json::array({{{"name", "buy"}, {"histogram", "not base64!"}}})).find(
-                "scenarioResults[0].histogram: "),
+  EXPECT_EQ(refusal(json::array({{{"name", "buy"}, {"histogram", "not base64!"}}}))
+                .find("scenarioResults[0].histogram: "),
             0u);
   json too_many = json::array();
   for (size_t i = 0; i <= kMaxScenarios; ++i) too_many.push_back({{"name", std::to_string(i)}});

@@ -63,8 +63,9 @@ TEST(ScenarioThreshold, MisuseIsRefusedQuotingTheExpression) {
   EXPECT_EQ(refusal("iteration.iterations > 5"),
             "\"iterations\" is not an iteration metric (iteration. takes p50, p90, p95, p99, "
             "p999, max, mean, min) in \"iteration.iterations > 5\"");
-  EXPECT_EQ(refusal("iterations >= 10/s"),
-            "unit \"/s\" is not valid for iterations (use a bare number) in \"iterations >= 10/s\"");
+  EXPECT_EQ(
+      refusal("iterations >= 10/s"),
+      "unit \"/s\" is not valid for iterations (use a bare number) in \"iterations >= 10/s\"");
   EXPECT_EQ(refusal("buy.failedIterations < 1%"),
             "unit \"%\" is not valid for failedIterations (use a bare number) in "
             "\"buy.failedIterations < 1%\"");
@@ -141,8 +142,7 @@ TEST(ScenarioThreshold, StepsAreRequestRowsAndRequestCountsStayOnTheMergedResult
 
 TEST(ScenarioThreshold, WhatTheRunDoesNotHaveNeverPasses) {
   const RunResult run = scenario_run();
-  for (const char* text :
-       {"nope.iterations >= 0", "nope.failedIterations == 0", "nope.p99 < 1h"}) {
+  for (const char* text : {"nope.iterations >= 0", "nope.failedIterations == 0", "nope.p99 < 1h"}) {
     const ThresholdOutcome outcome = evaluate(must_parse(text), run);
     EXPECT_FALSE(outcome.passed) << text;
     EXPECT_EQ(outcome.observed, "n/a") << text;
@@ -181,8 +181,8 @@ LoadTestSpec scenario_spec() {
 TEST(ScenarioThreshold, TheSpecSaysWhetherTheNamedRowExists) {
   const LoadTestSpec spec = scenario_spec();
   for (const char* text : {"login.p99 < 1s", "checkout.errorRate < 1%", "buy.iterations > 1",
-                           "browse.failedIterations == 0", "iterations >= 10",
-                           "iteration.p95 < 3s", "p99 < 1s", "requests > 5"}) {
+                           "browse.failedIterations == 0", "iterations >= 10", "iteration.p95 < 3s",
+                           "p99 < 1s", "requests > 5"}) {
     EXPECT_EQ(threshold_row_problem(must_parse(text), spec), "") << text;
   }
   EXPECT_EQ(threshold_row_problem(must_parse("logout.p99 < 1s"), spec),

@@ -315,9 +315,9 @@ json scenarios_loadtest() {
   status["requestResults"] = request_results_json(run, false);
   status["scenarioResults"] = scenario_results_json(run, false);
   json thresholds = json::array();
-  for (const char* expression : {"login.p99 < 20ms", "checkout.errorRate < 1%",
-                                 "buy.failedIterations == 0", "iterations >= 1000",
-                                 "iteration.p95 < 3s"}) {
+  for (const char* expression :
+       {"login.p99 < 20ms", "checkout.errorRate < 1%", "buy.failedIterations == 0",
+        "iterations >= 1000", "iteration.p95 < 3s"}) {
     const ThresholdOutcome outcome =
         evaluate(std::get<Threshold>(parse_threshold(expression)), run);
     thresholds.push_back({{"expression", outcome.expression},

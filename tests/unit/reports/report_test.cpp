@@ -292,8 +292,8 @@ Scenario build_scenario_journey() {
   shape.body_bytes = 4200;
   add_responses(items, 200, 600, shape);
   for (Result* r : {&login, &cart, &checkout, &items}) r->duration_seconds = 30.0;
-  s.run.request_results = {{"login", login}, {"cart", cart}, {"checkout", checkout},
-                           {"items", items}};
+  s.run.request_results = {
+      {"login", login}, {"cart", cart}, {"checkout", checkout}, {"items", items}};
   for (const NamedResult& step : s.run.request_results) s.run.result.merge(step.result);
   // 300 buy iterations: 10 ended at login (no token), 1 at the cart, 4 checkouts failed.
   ScenarioResult buy{"buy", 300, 15, Histogram{}};
