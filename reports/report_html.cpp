@@ -80,7 +80,8 @@ void write_curve(std::ostream& out, const GateReport& report,
   for (const ThresholdRow& row : report.thresholds) {
     const auto parsed = parse_threshold(row.expression);
     const auto* threshold = std::get_if<Threshold>(&parsed);
-    if (threshold == nullptr || !threshold->request.empty()) continue;
+    // The curve is the requests' latency: thresholds of a row or of the iterations are not on it.
+    if (threshold == nullptr || threshold->scope != ThresholdScope::run) continue;
     double percentile = -1;
     switch (threshold->metric) {
       case ThresholdMetric::p50:

@@ -97,11 +97,11 @@ class ThresholdParser {
         return fail(quote(metric_name) + " is not an iteration metric (" +
                     std::string(kIterationRow) + ". takes " + latency_metric_names() + ")");
       }
-      threshold.row = ThresholdRow::iteration;
+      threshold.scope = ThresholdScope::iteration;
       threshold.request.clear();
     } else if (!threshold.request.empty()) {
-      threshold.row =
-          counts_iterations(threshold.metric) ? ThresholdRow::scenario : ThresholdRow::request;
+      threshold.scope =
+          counts_iterations(threshold.metric) ? ThresholdScope::scenario : ThresholdScope::request;
     }
 
     skip_spaces();
@@ -313,27 +313,27 @@ namespace {
 // The row a threshold names, as evaluate reads it; nullptr members when the
 // run does not have it.
 struct Subject {
-  const Result* result = nullptr;            // ThresholdRow::run and ::request
-  const ScenarioResult* scenario = nullptr;  // ThresholdRow::scenario
+  const Result* result = nullptr;            // ThresholdScope::run and ::request
+  const ScenarioResult* scenario = nullptr;  // ThresholdScope::scenario
 };
 
 Subject subject_of(const Threshold& threshold, const RunResult& run) {
-  switch (threshold.row) {
-    case ThresholdRow::run:
+  switch (threshold.scope) {
+    case ThresholdScope::run:
       return {&run.result, nullptr};
-    case ThresholdRow::request: {
+    case ThresholdScope::request: {
       const auto row =
           std::find_if(run.request_results.begin(), run.request_results.end(),
                        [&](const NamedResult& named) { return named.name == threshold.request; });
       return {row == run.request_results.end() ? nullptr : &row->result, nullptr};
     }
-    case ThresholdRow::scenario: {
+    case ThresholdScope::scenario: {
       const auto row = std::find_if(
           run.scenarios.begin(), run.scenarios.end(),
           [&](const ScenarioResult& scenario) { return scenario.name == threshold.request; });
       return {nullptr, row == run.scenarios.end() ? nullptr : &*row};
     }
-    case ThresholdRow::iteration:
+    case ThresholdScope::iteration:
       return {};
   }
   return {};
@@ -346,11 +346,11 @@ std::optional<uint64_t> iteration_count(const Threshold& threshold, const RunRes
   const auto count = [&](const ScenarioResult& s) {
     return threshold.metric == ThresholdMetric::iterations ? s.iterations : s.iterations_failed;
   };
-  if (threshold.row == ThresholdRow::scenario) {
+  if (threshold.scope == ThresholdScope::scenario) {
     if (!subject.scenario) return std::nullopt;
     return count(*subject.scenario);
   }
-  if (threshold.row != ThresholdRow::run || run.scenarios.empty()) return std::nullopt;
+  if (threshold.scope != ThresholdScope::run || run.scenarios.empty()) return std::nullopt;
   uint64_t sum = 0;
   for (const ScenarioResult& scenario : run.scenarios) sum += count(scenario);
   return sum;
@@ -368,7 +368,7 @@ ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
     if (!count) return outcome;
     observed = static_cast<double>(*count);
     outcome.observed = std::to_string(*count);
-  } else if (threshold.row == ThresholdRow::iteration) {
+  } else if (threshold.scope == ThresholdScope::iteration) {
     const Histogram durations = run.iteration_durations();
     if (!is_latency(threshold.metric) || durations.total_count() == 0) return outcome;
     const std::optional<double> millis =
@@ -427,25 +427,25 @@ ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
 std::string threshold_row_problem(const Threshold& threshold, const LoadTestSpec& spec) {
   const std::string in = " in \"" + threshold.expression + "\"";
   const bool scenarios = !spec.scenarios.empty();
-  switch (threshold.row) {
-    case ThresholdRow::run:
+  switch (threshold.scope) {
+    case ThresholdScope::run:
       if (counts_iterations(threshold.metric) && !scenarios) {
         return std::string(to_string(threshold.metric)) + " counts iterations of spec.scenarios" +
                ", and there are none" + in;
       }
       return "";
-    case ThresholdRow::iteration:
+    case ThresholdScope::iteration:
       if (!scenarios) {
         return std::string(kIterationRow) + " names the iterations of spec.scenarios" +
                ", and there are none" + in;
       }
       return "";
-    case ThresholdRow::scenario:
+    case ThresholdScope::scenario:
       for (const ScenarioSpec& scenario : spec.scenarios) {
         if (scenario.name == threshold.request) return "";
       }
       return "unknown scenario \"" + threshold.request + "\"" + in;
-    case ThresholdRow::request:
+    case ThresholdScope::request:
       for (const RequestSpec& request : spec.requests) {
         if (request.name == threshold.request) return "";
       }

@@ -36,7 +36,7 @@ enum class ThresholdMetric {
 };
 
 // What a threshold reads, decided by its prefix and metric.
-enum class ThresholdRow {
+enum class ThresholdScope {
   run,       // no prefix: the merged result; iterations, failedIterations: every scenario's
   request,   // `cart.p99`: a request's row (or a scenario step's: steps are request rows)
   scenario,  // `buy.iterations`, `buy.failedIterations`: a scenario's row
@@ -49,9 +49,9 @@ enum class ThresholdOp { lt, le, gt, ge, eq };
 
 struct Threshold {
   std::string expression;  // as written
-  ThresholdRow row = ThresholdRow::run;
-  // The prefix: the request's (or step's) name for ThresholdRow::request,
-  // the scenario's for ThresholdRow::scenario; empty otherwise.
+  ThresholdScope scope = ThresholdScope::run;
+  // The prefix: the request's (or step's) name for ThresholdScope::request,
+  // the scenario's for ThresholdScope::scenario; empty otherwise.
   std::string request;
   ThresholdMetric metric = ThresholdMetric::p99;
   ThresholdOp op = ThresholdOp::lt;

@@ -30,22 +30,22 @@ std::string refusal(const std::string& text) {
 
 TEST(ScenarioThreshold, TheMetricAndPrefixDecideTheRow) {
   const Threshold all = must_parse("iterations >= 1000");
-  EXPECT_EQ(all.row, ThresholdRow::run);
+  EXPECT_EQ(all.scope, ThresholdScope::run);
   EXPECT_EQ(all.metric, ThresholdMetric::iterations);
   EXPECT_EQ(all.value, 1000);
   EXPECT_EQ(all.request, "");
 
   const Threshold buy = must_parse("buy.failedIterations == 0");
-  EXPECT_EQ(buy.row, ThresholdRow::scenario);
+  EXPECT_EQ(buy.scope, ThresholdScope::scenario);
   EXPECT_EQ(buy.request, "buy");
   EXPECT_EQ(buy.metric, ThresholdMetric::failedIterations);
 
   const Threshold step = must_parse("login.p99 < 200ms");
-  EXPECT_EQ(step.row, ThresholdRow::request);
+  EXPECT_EQ(step.scope, ThresholdScope::request);
   EXPECT_EQ(step.request, "login");
 
   const Threshold iteration = must_parse("iteration.p95 < 3s");
-  EXPECT_EQ(iteration.row, ThresholdRow::iteration);
+  EXPECT_EQ(iteration.scope, ThresholdScope::iteration);
   EXPECT_EQ(iteration.request, "");
   EXPECT_EQ(iteration.metric, ThresholdMetric::p95);
   EXPECT_EQ(iteration.value, 3000);
