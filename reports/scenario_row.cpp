@@ -1,6 +1,7 @@
 #include "reports/scenario_row.hpp"
 
 #include <string>
+#include <utility>
 
 namespace kubeload::loadgen {
 namespace {
