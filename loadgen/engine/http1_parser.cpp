@@ -100,6 +100,9 @@ std::size_t Http1ResponseParser::feed(const char* data, std::size_t size) noexce
         p = parse_head(p, end);
         break;
       case Phase::length_body:
+        if (capture_ != nullptr) [[unlikely]] {
+          capture_body(p, std::min<std::uint64_t>(remaining_, span_size(p, end)));
+        }
         p = consume_length_body(p, end);
         break;
       case Phase::close_body:
@@ -178,8 +181,6 @@ void Http1ResponseParser::capture_body(const char* from, std::size_t size) {
 
 const char* Http1ResponseParser::consume_length_body(const char* p, const char* end) noexcept {
   const std::uint64_t n = std::min<std::uint64_t>(remaining_, span_size(p, end));
-  if (capture_ != nullptr) [[unlikely]]
-    capture_body(p, n);
   body_bytes_ += n;
   remaining_ -= n;
   if (remaining_ == 0) complete();
@@ -318,7 +319,12 @@ const char* Http1ResponseParser::parse_head(const char* p, const char* end) noex
         }
         if (c == '\n') {
           ++p;
-          return end_head_section(start, p);
+          finish_head_section();
+          if (phase_ != Phase::head || status_ != Status::need_more) return p;
+          // A 1xx response ended. Return right at its end, so that a capture
+          // sees where it ended; the next response shares this section's budget.
+          section_bytes_ += span_size(start, p);
+          return p;
         }
         // A leading space is obs-fold (or a field hiding behind one); reject both.
         if (!is_token(c)) {
@@ -467,24 +473,16 @@ const char* Http1ResponseParser::parse_head(const char* p, const char* end) noex
           return p;
         }
         ++p;
-        return end_head_section(start, p);
+        finish_head_section();
+        if (phase_ != Phase::head || status_ != Status::need_more) return p;
+        section_bytes_ += span_size(start, p);  // a 1xx response ended, as above
+        return p;
     }
   }
 
   // The section goes on (a 1xx response and the one after it are one section).
   section_bytes_ += span_size(start, p);
   if (p != end) fail(Error::header_too_large);
-  return p;
-}
-
-// Returns right at the end of a section, even of a 1xx response whose final
-// response follows in the same span: feed() calls again, and a capture sees
-// exactly where the interim response ended.
-const char* Http1ResponseParser::end_head_section(const char* span_start, const char* p) noexcept {
-  finish_head_section();
-  if (phase_ == Phase::head && status_ == Status::need_more) {
-    section_bytes_ += span_size(span_start, p);  // the 1xx and the next share the budget
-  }
   return p;
 }
 

@@ -157,7 +157,6 @@ class Http1ResponseParser {
   const char* parse_chunk_size_line(const char* p, const char* end) noexcept;
   const char* parse_chunk_data_end(const char* p, const char* end) noexcept;
   const char* consume_length_body(const char* p, const char* end) noexcept;
-  const char* end_head_section(const char* span_start, const char* p) noexcept;
 
   void start_response_head() noexcept;
   void start_list_element() noexcept;
