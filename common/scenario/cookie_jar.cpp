@@ -53,20 +53,28 @@ bool is_date_delimiter(char c) {
          (b >= 0x5b && b <= 0x60) || (b >= 0x7b && b <= 0x7e);
 }
 
-// 1*`max` digits at the start of `text`, followed by its end or a non-digit
-// (the productions end in "( non-digit *OCTET )"); advances past them.
-std::optional<int> leading_number(std::string_view& text, std::size_t min_digits,
-                                  std::size_t max_digits) {
-  std::size_t n = 0;
+struct LeadingNumber {
   int value = 0;
-  while (n < text.size() && is_digit(text[n])) {
-    if (n == max_digits) return std::nullopt;  // one digit too many
-    value = value * 10 + (text[n] - '0');
-    ++n;
+  std::size_t digits = 0;
+};
+
+// `min_digits` to `max_digits` digits at the start of `text`, followed by its
+// end or a non-digit (the productions end in "( non-digit *OCTET )").
+std::optional<LeadingNumber> leading_number(std::string_view text, std::size_t min_digits,
+                                            std::size_t max_digits) {
+  LeadingNumber number;
+  for (; number.digits < text.size() && is_digit(text[number.digits]); ++number.digits) {
+    if (number.digits == max_digits) return std::nullopt;  // one digit too many
+    number.value = number.value * 10 + (text[number.digits] - '0');
   }
-  if (n < min_digits) return std::nullopt;
-  text.remove_prefix(n);
-  return value;
+  if (number.digits < min_digits) return std::nullopt;
+  return number;
+}
+
+std::optional<int> leading_number_value(std::string_view text, std::size_t min_digits,
+                                        std::size_t max_digits) {
+  const auto number = leading_number(text, min_digits, max_digits);
+  return number ? std::optional<int>(number->value) : std::nullopt;
 }
 
 struct TimeOfDay {
@@ -81,7 +89,8 @@ std::optional<TimeOfDay> parse_time(std::string_view token) {
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const auto field = leading_number(token, 1, 2);
     if (!field) return std::nullopt;
-    fields[i] = *field;
+    fields[i] = field->value;
+    token.remove_prefix(field->digits);
     if (i + 1 < fields.size()) {
       if (token.empty() || token.front() != ':') return std::nullopt;
       token.remove_prefix(1);
@@ -188,12 +197,10 @@ std::optional<std::int64_t> parse_cookie_date(std::string_view text) {
     text.remove_prefix(size);
     if (token.empty()) break;
     // A token is the first of these, in this order, not yet found that it matches.
-    std::string_view digits = token;
     if (!time && (time = parse_time(token))) continue;
-    if (!day_of_month && (day_of_month = leading_number(digits, 1, 2))) continue;
-    digits = token;
+    if (!day_of_month && (day_of_month = leading_number_value(token, 1, 2))) continue;
     if (!month && (month = parse_month(token))) continue;
-    if (!year) year = leading_number(digits, 2, 4);
+    if (!year) year = leading_number_value(token, 2, 4);
   }
   if (!time || !day_of_month || !month || !year) return std::nullopt;
   int full_year = *year;
