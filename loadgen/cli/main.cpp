@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "loadgen/engine/cpu_quota.hpp"
 #include "loadgen/engine/metrics.hpp"
 #include "loadgen/engine/runner.hpp"
+#include "loadgen/engine/scenario_plan.hpp"
 #include "loadgen/worker_server/worker_server.hpp"
 #include "reports/gate_report.hpp"
 
@@ -221,6 +223,16 @@ int main(int argc, char** argv) {
   if (!target) return usage_error(error);
   const uint32_t threads = options.threads.value_or(kl::default_thread_count());
   kl::RunPlan plan = kl::plan_from_spec(options.spec, *target, threads);
+  // A manifest's data files are found next to it.
+  const std::string manifest_dir =
+      std::filesystem::path(options.manifest_path).parent_path().string();
+  if (const auto problems =
+          kl::prepare_scenarios(plan, options.spec, manifest_dir.empty() ? "." : manifest_dir);
+      !problems.empty()) {
+    std::string message = options.manifest_path;
+    for (const std::string& problem : problems) message += "\n  " + problem;
+    return usage_error(message);
+  }
   if (!target->tls() && (options.insecure || !options.ca_file.empty() || !options.tls_resume)) {
     return usage_error(std::string(options.insecure           ? "--insecure"
                                    : !options.ca_file.empty() ? "--cacert"
@@ -271,7 +283,7 @@ int main(int argc, char** argv) {
           kl::MetricLabels{options.spec.name, options.spec.namespace_, "0",
                            kubeload::to_string(options.spec.protocol),
                            kl::to_string(plan.engine_used())},
-          names);
+          names, kl::scenario_names(plan));
     }
     kl::RunOptions run_options;
     run_options.progress = !options.quiet;

@@ -87,7 +87,7 @@ void Connection::start(const RequestSlot& slot, Clock::time_point now) {
     stream_ = {};
     return h2_->start(*this);
   }
-  parser_.reset(worker_.plan().requests[slot.request].head);
+  parser_.reset(slot.outgoing->head);
   if (socket_open()) {
     write_request(now);
   } else {
@@ -215,7 +215,7 @@ void Connection::write_request(Clock::time_point now) {
     return send_uring();
   }
   if (!tls_) return send_plain(0);
-  const std::string& wire = worker_.plan().requests[slot_.request].wire;
+  const std::string& wire = slot_.outgoing->wire;
   asio::async_write(*tls_, asio::buffer(wire),
                     with_memory(*operation_memory_,
                                 [this](const boost::system::error_code& ec, std::size_t bytes) {
@@ -228,7 +228,7 @@ void Connection::write_request(Clock::time_point now) {
 // A request fits the socket's send buffer nearly always: one send(2), as wrk
 // does. What does not fit waits for room (EPOLLOUT, asked for only then).
 void Connection::send_plain(std::size_t offset) {
-  const std::string& wire = worker_.plan().requests[slot_.request].wire;
+  const std::string& wire = slot_.outgoing->wire;
   EventLoop& loop = *worker_.event_loop();
   while (offset < wire.size()) {
     const ssize_t sent =
@@ -349,7 +349,7 @@ void Connection::on_read(const boost::system::error_code& ec, const char* data, 
 }
 
 Outcome Connection::judge(int status, uint64_t body_bytes) const noexcept {
-  const RequestTemplate& request = worker_.plan().requests[slot_.request];
+  const RequestTemplate& request = *slot_.outgoing;
   if (!request.is_success_status(status)) return Outcome::status;
   if (request.expected_length && body_bytes != *request.expected_length) return Outcome::length;
   return Outcome::success;
@@ -398,7 +398,7 @@ void Connection::fail(Outcome outcome, const boost::system::error_code&) {
       !new_connection_ && bytes_in_ == 0 && (outcome == Outcome::read || outcome == Outcome::write);
   if (stale_keep_alive && !retried_ && may_resend()) {
     retried_ = true;
-    parser_.reset(worker_.plan().requests[slot_.request].head);
+    parser_.reset(slot_.outgoing->head);
     return connect();
   }
   finish(outcome, false, Clock::now());
@@ -408,7 +408,7 @@ void Connection::fail(Outcome outcome, const boost::system::error_code&) {
 // without the user's say-so; the server may have acted on the first one.
 bool Connection::may_resend() const noexcept {
   return worker_.plan().retry_non_idempotent ||
-         is_idempotent_method(worker_.plan().requests[slot_.request].method);
+         is_idempotent_method(slot_.outgoing->method);
 }
 
 void Connection::finish(Outcome outcome, bool response_complete, Clock::time_point now) {
@@ -453,6 +453,12 @@ Clock::time_point Connection::enforce_deadline(Clock::time_point now) noexcept {
 
 void Connection::clamp_deadline(Clock::time_point latest) noexcept {
   deadline_ = std::min(deadline_, latest);
+}
+
+void Connection::capture_responses(std::size_t max_body) {
+  capture_ = std::make_unique<Http1ResponseParser::Capture>();
+  capture_->max_body = max_body;
+  parser_.set_capture(capture_.get());
 }
 
 void Connection::close() noexcept {

@@ -51,6 +51,10 @@ class Connection {
   // Brings every deadline forward (used when the run is interrupted).
   void clamp_deadline(Clock::time_point latest) noexcept;
   void close() noexcept;
+  // Scenarios: each response's header section and body (up to `max_body`
+  // bytes) are kept until the next request, for extraction and checks.
+  void capture_responses(std::size_t max_body);
+  const Http1ResponseParser::Capture& captured() const noexcept { return *capture_; }
   // Plain HTTP/1.1: a readiness event of this connection's socket, from the
   // worker's EventLoop; `generation`: of the socket it was for.
   void on_socket_event(uint32_t generation, uint32_t events);
@@ -133,6 +137,7 @@ class Connection {
   // HTTP/1.1 connection over TLS (an HTTP/2 lane's session does the I/O).
   std::unique_ptr<HandlerMemory> operation_memory_;
   Http1ResponseParser parser_;
+  std::unique_ptr<Http1ResponseParser::Capture> capture_;  // scenarios only
 
   bool busy_ = false;
   bool timed_out_ = false;

@@ -66,7 +66,7 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
       bytes_out_ += static_cast<uint64_t>(done.result);
       unsent_ += static_cast<std::size_t>(done.result);
       // Short only when the send buffer filled up: the rest follows.
-      if (busy_ && unsent_ < worker_.plan().requests[slot_.request].wire.size()) send_uring();
+      if (busy_ && unsent_ < slot_.outgoing->wire.size()) send_uring();
       return;
     case UringLoop::Op::receive:
       return on_uring_receive(done);
@@ -74,7 +74,7 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
 }
 
 void Connection::send_uring() {
-  const std::string& wire = worker_.plan().requests[slot_.request].wire;
+  const std::string& wire = slot_.outgoing->wire;
   sending_ = true;
   worker_.uring_loop()->send(index_, wire.data() + unsent_, wire.size() - unsent_, owner());
   // The response may arrive before the send's completion is handled (both

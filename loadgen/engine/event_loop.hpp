@@ -52,7 +52,7 @@ struct SocketOwner {
 
 class EventLoop {
  public:
-  static constexpr std::size_t kAlarms = 2;
+  static constexpr std::size_t kAlarms = 3;  // the worker's tick, open-model arrivals, wake-ups
   // `on_socket(owner, events)`: a readiness event of a socket added with
   // `owner`. `on_alarm(alarm)`: an alarm's time has come.
   using SocketHandler = std::function<void(SocketOwner owner, uint32_t events)>;

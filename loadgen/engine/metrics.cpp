@@ -23,6 +23,9 @@ struct LiveMetrics::Families {
   prometheus::Family<prometheus::Counter>& late;
   prometheus::Family<prometheus::Counter>& dropped;
   prometheus::Family<prometheus::Gauge>& stage;
+  prometheus::Family<prometheus::Counter>& iterations;
+  prometheus::Family<prometheus::Counter>& failed_iterations;
+  prometheus::Family<prometheus::Histogram>& iteration_duration;
 };
 
 namespace {
@@ -40,11 +43,45 @@ uint64_t failed_before_status(const LiveSnapshot::PerRequest& row) {
   return row.requests > with_status ? row.requests - with_status : 0;
 }
 
+// Adds to `histogram` what cumulative bucket counts `now` (at
+// live_latency_bounds(), `count` values in all, `sum` seconds) hold beyond
+// `before`: prometheus-cpp takes per-bucket increments (+Inf last).
+void observe_increase(prometheus::Histogram& histogram, const std::vector<uint64_t>& now,
+                      uint64_t now_count, double now_sum, const std::vector<uint64_t>& before,
+                      uint64_t before_count, double before_sum) {
+  const auto& bounds = live_latency_bounds();
+  if (now.size() != bounds.size()) return;
+  std::vector<double> increments(bounds.size() + 1, 0.0);
+  uint64_t previous_now = 0, previous_before = 0;
+  bool any = false;
+  for (size_t b = 0; b < bounds.size(); ++b) {
+    const uint64_t before_cumulative = before.size() == bounds.size() ? before[b] : 0;
+    const uint64_t in_bucket_now = now[b] - previous_now;
+    const uint64_t in_bucket_before = before_cumulative - previous_before;
+    if (in_bucket_now > in_bucket_before) {
+      increments[b] = static_cast<double>(in_bucket_now - in_bucket_before);
+      any = true;
+    }
+    previous_now = now[b];
+    previous_before = before_cumulative;
+  }
+  const uint64_t over_now = now_count - previous_now;
+  const uint64_t over_before = before_count - previous_before;
+  if (over_now > over_before) {
+    increments.back() = static_cast<double>(over_now - over_before);
+    any = true;
+  }
+  const double sum_increase = now_sum - before_sum;
+  if (any || sum_increase > 0) histogram.ObserveMultiple(increments, std::max(0.0, sum_increase));
+}
+
 }  // namespace
 
-LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_names)
+LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_names,
+                         std::vector<std::string> scenario_names)
     : labels_(std::move(labels)),
       request_names_(std::move(request_names)),
+      scenario_names_(std::move(scenario_names)),
       registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
   families_ = std::make_unique<Families>(Families{
@@ -68,6 +105,14 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
       family(prometheus::BuildCounter(), "kubeload_requests_dropped_total",
              "Open model: requests intended but never sent.", r),
       family(prometheus::BuildGauge(), "kubeload_stage", "Current stage index (-1: warm-up).", r),
+      family(prometheus::BuildCounter(), "kubeload_iterations_total",
+             "Scenarios: iterations ended, by scenario.", r),
+      family(prometheus::BuildCounter(), "kubeload_iterations_failed_total",
+             "Scenarios: iterations with a failed step, by scenario.", r),
+      family(prometheus::BuildHistogram(), "kubeload_iteration_duration_seconds",
+             "Scenarios: iteration durations, from the (intended) start to the end of the last "
+             "step.",
+             r),
   });
   last_.requests.resize(request_names_.size());
   coded_.resize(request_names_.size());
@@ -83,11 +128,22 @@ LiveMetrics::LiveMetrics(MetricLabels labels, std::vector<std::string> request_n
     families_->bytes_received.Add(l);
     families_->bytes_sent.Add(l);
   }
+  last_.scenarios.resize(scenario_names_.size());
+  for (const std::string& name : scenario_names_) {
+    prometheus::Labels l = {{"loadtest", labels_.loadtest}, {"namespace", labels_.namespace_},
+                            {"worker", labels_.worker},     {"protocol", labels_.protocol},
+                            {"engine", labels_.engine},     {"scenario", name}};
+    families_->iterations.Add(l);
+    families_->failed_iterations.Add(l);
+    families_->iteration_duration.Add(
+        l, prometheus::Histogram::BucketBoundaries(live_latency_bounds()));
+  }
 }
 
 LiveMetrics::LiveMetrics(const std::string& listen_address, MetricLabels labels,
-                         std::vector<std::string> request_names)
-    : LiveMetrics(std::move(labels), std::move(request_names)) {
+                         std::vector<std::string> request_names,
+                         std::vector<std::string> scenario_names)
+    : LiveMetrics(std::move(labels), std::move(request_names), std::move(scenario_names)) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(listen_address);
   } catch (const std::exception& e) {
@@ -151,36 +207,23 @@ void LiveMetrics::update(const LiveSnapshot& total) {
              before.bytes_received);
     increase(families_->bytes_sent.Add(with({{"request", name}})), now.bytes_sent,
              before.bytes_sent);
-    const auto& bounds = live_latency_bounds();
-    if (now.latency_buckets.size() == bounds.size()) {
-      // prometheus-cpp takes per-bucket increments (+Inf last), we hold cumulative counts.
-      std::vector<double> increments(bounds.size() + 1, 0.0);
-      uint64_t previous_now = 0, previous_before = 0;
-      bool any = false;
-      for (size_t b = 0; b < bounds.size(); ++b) {
-        const uint64_t before_cumulative =
-            before.latency_buckets.size() == bounds.size() ? before.latency_buckets[b] : 0;
-        const uint64_t in_bucket_now = now.latency_buckets[b] - previous_now;
-        const uint64_t in_bucket_before = before_cumulative - previous_before;
-        if (in_bucket_now > in_bucket_before) {
-          increments[b] = static_cast<double>(in_bucket_now - in_bucket_before);
-          any = true;
-        }
-        previous_now = now.latency_buckets[b];
-        previous_before = before_cumulative;
-      }
-      const uint64_t over_now = now.latency_count - previous_now;
-      const uint64_t over_before = before.latency_count - previous_before;
-      if (over_now > over_before) {
-        increments.back() = static_cast<double>(over_now - over_before);
-        any = true;
-      }
-      auto& histogram = families_->duration.Add(with({{"request", name}}),
-                                                prometheus::Histogram::BucketBoundaries(bounds));
-      const double sum_increase = now.latency_sum_seconds - before.latency_sum_seconds;
-      if (any || sum_increase > 0)
-        histogram.ObserveMultiple(increments, std::max(0.0, sum_increase));
-    }
+    observe_increase(families_->duration.Add(with({{"request", name}}),
+                                             prometheus::Histogram::BucketBoundaries(
+                                                 live_latency_bounds())),
+                     now.latency_buckets, now.latency_count, now.latency_sum_seconds,
+                     before.latency_buckets, before.latency_count, before.latency_sum_seconds);
+  }
+  const LiveSnapshot::PerScenario no_iterations;
+  for (size_t i = 0; i < scenario_names_.size() && i < total.scenarios.size(); ++i) {
+    const auto& now = total.scenarios[i];
+    const auto& before = i < last_.scenarios.size() ? last_.scenarios[i] : no_iterations;
+    const auto labels = with({{"scenario", scenario_names_[i]}});
+    increase(families_->iterations.Add(labels), now.iterations, before.iterations);
+    increase(families_->failed_iterations.Add(labels), now.failed, before.failed);
+    observe_increase(families_->iteration_duration.Add(
+                         labels, prometheus::Histogram::BucketBoundaries(live_latency_bounds())),
+                     now.duration_buckets, now.duration_count, now.duration_sum_seconds,
+                     before.duration_buckets, before.duration_count, before.duration_sum_seconds);
   }
   families_->connections_open.Add(base).Set(static_cast<double>(total.connections_open));
   families_->in_flight.Add(base).Set(static_cast<double>(total.in_flight));
@@ -208,6 +251,20 @@ void add_snapshot(LiveSnapshot& total, const LiveSnapshot& part) {
       t.latency_buckets[b] += p.latency_buckets[b];
     t.latency_sum_seconds += p.latency_sum_seconds;
     t.latency_count += p.latency_count;
+  }
+  if (total.scenarios.size() < part.scenarios.size()) total.scenarios.resize(part.scenarios.size());
+  for (size_t i = 0; i < part.scenarios.size(); ++i) {
+    auto& t = total.scenarios[i];
+    const auto& p = part.scenarios[i];
+    t.iterations += p.iterations;
+    t.failed += p.failed;
+    if (t.duration_buckets.size() < p.duration_buckets.size()) {
+      t.duration_buckets.resize(p.duration_buckets.size(), 0);
+    }
+    for (size_t b = 0; b < p.duration_buckets.size(); ++b)
+      t.duration_buckets[b] += p.duration_buckets[b];
+    t.duration_sum_seconds += p.duration_sum_seconds;
+    t.duration_count += p.duration_count;
   }
   total.warmup_requests += part.warmup_requests;
   total.connections_open += part.connections_open;

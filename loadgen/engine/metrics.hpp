@@ -37,10 +37,14 @@ class LiveMetrics {
   static constexpr std::size_t kMaxCodeSeries = 16;
 
   // Throws std::runtime_error naming the address when it cannot listen.
+  // `scenario_names`: a scenario run's scenarios, whose iterations get
+  // series of their own (label `scenario`); the steps are the requests.
   LiveMetrics(const std::string& listen_address, MetricLabels labels,
-              std::vector<std::string> request_names);
+              std::vector<std::string> request_names,
+              std::vector<std::string> scenario_names = {});
   // Without an exposer, for callers that serve the registry themselves.
-  LiveMetrics(MetricLabels labels, std::vector<std::string> request_names);
+  LiveMetrics(MetricLabels labels, std::vector<std::string> request_names,
+              std::vector<std::string> scenario_names = {});
   ~LiveMetrics();
   LiveMetrics(const LiveMetrics&) = delete;
   LiveMetrics& operator=(const LiveMetrics&) = delete;
@@ -55,6 +59,7 @@ class LiveMetrics {
   struct Families;
   MetricLabels labels_;
   std::vector<std::string> request_names_;
+  std::vector<std::string> scenario_names_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Families> families_;
   std::unique_ptr<prometheus::Exposer> exposer_;

@@ -7,6 +7,7 @@
 
 #include "kubeload/text.hpp"
 #include "kubeload/url.hpp"
+#include "loadgen/engine/scenario_plan.hpp"
 
 namespace kubeload::loadgen {
 namespace {
@@ -46,6 +47,28 @@ bool RequestTemplate::is_success_status(int status) const noexcept {
   return expected_status.test(static_cast<size_t>(status));
 }
 
+std::string standard_header_lines(const Target& target,
+                                  const std::vector<std::pair<std::string, std::string>>& headers,
+                                  bool keep_alive) {
+  bool has_host = false, has_user_agent = false, has_accept = false;
+  for (const auto& [header, value] : headers) {
+    has_host = has_host || header_is(header, "host");
+    has_user_agent = has_user_agent || header_is(header, "user-agent");
+    has_accept = has_accept || header_is(header, "accept");
+  }
+  std::string lines;
+  if (!has_host) lines += "Host: " + target.host_header() + "\r\n";
+  if (!has_user_agent) lines += "User-Agent: kubeload-loadgen/0.1\r\n";
+  if (!has_accept) lines += "Accept: */*\r\n";
+  if (!keep_alive) lines += "Connection: close\r\n";
+  return lines;
+}
+
+bool is_framing_header(std::string_view name) noexcept {
+  const std::string lower = lowercase(name);
+  return lower == "content-length" || lower == "connection";
+}
+
 RequestTemplate make_request(const Target& target, std::string name, std::string method,
                              std::string path,
                              const std::vector<std::pair<std::string, std::string>>& headers,
@@ -54,20 +77,16 @@ RequestTemplate make_request(const Target& target, std::string name, std::string
   r.name = std::move(name);
   r.method = std::move(method);
   r.head = r.method == "HEAD";
-  bool has_host = false, has_user_agent = false, has_accept = false;
+  bool has_user_agent = false, has_accept = false;
   for (const auto& [header, value] : headers) {
-    has_host = has_host || header_is(header, "host");
     has_user_agent = has_user_agent || header_is(header, "user-agent");
     has_accept = has_accept || header_is(header, "accept");
   }
   std::string& w = r.wire;
   w += r.method + " " + (path.empty() ? target.path : path) + " HTTP/1.1\r\n";
-  if (!has_host) w += "Host: " + target.host_header() + "\r\n";
-  if (!has_user_agent) w += "User-Agent: kubeload-loadgen/0.1\r\n";
-  if (!has_accept) w += "Accept: */*\r\n";
-  if (!keep_alive) w += "Connection: close\r\n";
+  w += standard_header_lines(target, headers, keep_alive);
   for (const auto& [header, value] : headers) {
-    if (header_is(header, "content-length") || header_is(header, "connection")) continue;
+    if (is_framing_header(header)) continue;
     w += header + ": " + value + "\r\n";
   }
   if (!body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
@@ -177,6 +196,7 @@ enum class BudgetSplit { by_connections, shared };
 RunPlan split(const RunPlan& plan, uint32_t index, uint32_t parts, BudgetSplit budgets) {
   RunPlan part = plan;
   if (parts == 0) return part;
+  part.part = {plan.part.offset + plan.part.stride * index, plan.part.stride * parts};
   if (plan.open_model) {
     // Budgets and rates describe the whole arrival sequence; a part only
     // takes its turns in it.
@@ -215,7 +235,9 @@ RunPlan split(const RunPlan& plan, uint32_t index, uint32_t parts, BudgetSplit b
 }  // namespace
 
 RunPlan split_plan(const RunPlan& plan, uint32_t index, uint32_t parts) {
-  return split(plan, index, parts, BudgetSplit::by_connections);
+  RunPlan part = split(plan, index, parts, BudgetSplit::by_connections);
+  part.worker_index = index;
+  return part;
 }
 
 RunPlan split_plan_for_thread(const RunPlan& plan, uint32_t index, uint32_t parts) {
@@ -258,6 +280,16 @@ RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t 
   plan.protocol = spec.protocol;
   plan.max_streams = std::max<uint32_t>(1, spec.load.max_streams);
 
+  if (!spec.scenarios.empty()) {
+    // The steps' result rows; what they send is the scenarios' (attached by
+    // compile_scenarios' caller), and the budget counts iterations.
+    plan.total_request_budget = spec.load.iterations;
+    for (std::string& name : step_rows(spec)) {
+      RequestTemplate row;
+      row.name = std::move(name);
+      plan.requests.push_back(std::move(row));
+    }
+  }
   for (const RequestSpec& r : spec.requests) {
     RequestTemplate t =
         make_request(target, r.name, r.method, r.path, r.headers, r.body, spec.load.keep_alive);

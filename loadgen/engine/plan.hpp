@@ -12,9 +12,13 @@
 #include <vector>
 
 #include "kubeload/spec.hpp"
+
+#include <memory>
 #include "loadgen/engine/engine_choice.hpp"
 
 namespace kubeload::loadgen {
+
+struct ScenarioPlan;
 
 struct Target {
   std::string url;
@@ -45,6 +49,16 @@ struct RequestTemplate {
 
   bool is_success_status(int status) const noexcept;
 };
+
+// The header lines every request carries before its own: Host, User-Agent
+// and Accept unless `headers` has them, and `Connection: close` without
+// keep-alive. One spelling for fixed requests and scenario steps.
+std::string standard_header_lines(const Target& target,
+                                  const std::vector<std::pair<std::string, std::string>>& headers,
+                                  bool keep_alive);
+// Whether a header is one the request framing writes itself (Content-Length,
+// Connection), so a given one is left out.
+bool is_framing_header(std::string_view name) noexcept;
 
 // Builds the wire form: request line, Host, User-Agent, Connection (when not
 // keep-alive), the given headers, Content-Length for a body, then the body.
@@ -104,6 +118,15 @@ struct RunPlan {
   // in the whole arrival sequence at which counted arrivals stop.
   std::optional<uint64_t> total_request_budget;
   ArrivalTurns turns;  // open model
+  // Which part of the whole run this plan is, in both models: part `offset`
+  // of `stride` (worker pods x threads, as split_plan and
+  // split_plan_for_thread compose it). Scenarios number their virtual users
+  // and hand out `unique` data rows by it.
+  ArrivalTurns part;
+  uint32_t worker_index = 0;  // the worker pod (split_plan's index): ${worker}
+  // The compiled scenarios (scenario_plan.hpp); null for a run of fixed
+  // requests. Then `requests` holds one row per step name.
+  std::shared_ptr<const ScenarioPlan> scenarios;
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
   bool keep_alive = true;
   uint32_t threads = 1;

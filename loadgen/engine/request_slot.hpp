@@ -8,8 +8,13 @@
 
 namespace kubeload::loadgen {
 
+struct RequestTemplate;
+
 struct RequestSlot {
-  uint32_t request = 0;          // index into RunPlan::requests
+  uint32_t request = 0;  // index into RunPlan::requests: the result row
+  // What is sent: RunPlan::requests[request], or a scenario step rendered
+  // by the virtual user of the lane.
+  const RequestTemplate* outgoing = nullptr;
   int stage = 0;                 // result row; -1 for warm-up
   Clock::time_point intended{};  // latency is measured from here
 };
@@ -17,6 +22,9 @@ struct RequestSlot {
 // `dropped`: never sent, no connection came free within the timeout of the
 // intended time (open model).
 // `rst_stream`, `goaway`: HTTP/2, the server reset the stream or went away.
+// `extract`, `check`: a scenario step's response was complete and as
+// expected, but an extraction found nothing or a check failed (and a step
+// whose template named a variable without a value is not sent: `extract`).
 enum class Outcome {
   success,
   connect,
@@ -27,7 +35,9 @@ enum class Outcome {
   length,
   dropped,
   rst_stream,
-  goaway
+  goaway,
+  extract,
+  check
 };
 
 struct RequestTimings {

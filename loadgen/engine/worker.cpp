@@ -31,6 +31,10 @@ ErrorKind error_kind(Outcome outcome) noexcept {
       return ErrorKind::rst_stream;
     case Outcome::goaway:
       return ErrorKind::goaway;
+    case Outcome::extract:
+      return ErrorKind::extract;
+    case Outcome::check:
+      return ErrorKind::check;
     case Outcome::success:
       break;
   }
@@ -174,6 +178,26 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
   }
   mix_current_.assign(plan_.requests.size(), 0);
   for (const RequestTemplate& r : plan_.requests) mix_total_ += r.weight;
+  if (plan_.scenarios) {
+    const ScenarioPlan& scenarios = *plan_.scenarios;
+    for (const CompiledScenario& sc : scenarios.scenarios) {
+      scenario_mix_.push_back(0);
+      scenario_mix_total_ += sc.weight;
+    }
+    scenario_tallies_.resize(scenarios.scenarios.size());
+    scenario_scratch_ = std::make_unique<ScenarioScratch>();
+    data_cursors_ = std::make_unique<DataCursors>(scenarios, plan_.part);
+    vus_.reserve(connections_.size());
+    for (size_t lane = 0; lane < connections_.size(); ++lane) {
+      // Numbered across the run: lane k of part p of P is p + P k.
+      const uint64_t index = plan_.part.offset + plan_.part.stride * lane;
+      vus_.emplace_back(scenarios, index, index * 0x9e3779b97f4a7c15ULL + 1);
+      connections_[lane]->capture_responses(scenarios.max_body_bytes);
+    }
+    sleepers_.reserve(connections_.size());
+    sleeping_.assign(connections_.size(), 0);
+    vu_stopped_.assign(connections_.size(), 0);
+  }
 
   const int stages = plan_.stage_count();
   stage_results_.resize(static_cast<size_t>(stages));
@@ -224,6 +248,13 @@ void Worker::set_alarm(Alarm alarm, Clock::time_point at) {
       if (!ec) on_tick();
     });
   }
+  if (alarm == wake_alarm) {
+    wake_timer_.expires_at(at);
+    return wake_timer_.async_wait(
+        with_memory(wake_timer_memory_, [this](const boost::system::error_code& ec) {
+          if (!ec) on_wake_alarm();
+        }));
+  }
   open_timer_.expires_at(at);
   open_timer_.async_wait(
       with_memory(open_timer_memory_, [this](const boost::system::error_code& ec) {
@@ -234,11 +265,12 @@ void Worker::set_alarm(Alarm alarm, Clock::time_point at) {
 void Worker::cancel_alarm(Alarm alarm) {
   if (uring_) return uring_->cancel_alarm(alarm);
   if (loop_) return loop_->cancel_alarm(alarm);
-  (alarm == tick_alarm ? tick_timer_ : open_timer_).cancel();
+  (alarm == tick_alarm ? tick_timer_ : alarm == open_alarm ? open_timer_ : wake_timer_).cancel();
 }
 
 void Worker::on_alarm(Alarm alarm) {
   if (alarm == tick_alarm) return on_tick();
+  if (alarm == wake_alarm) return on_wake_alarm();
   on_open_timer();
 }
 
@@ -283,6 +315,8 @@ void Worker::end_phase(Clock::time_point ended, bool by_time) {
       (plan_.open_model ? counted_arrivals_before_ + phase_arrivals_ >= *plan_.total_request_budget
                         : !by_time);
   if (phase_index_ + 1 >= plan_.phases.size() || counted_budget_spent) {
+    // A scenario run bounded by iterations lets those in progress end.
+    finish_iterations_on_stop_ = counted_budget_spent;
     return begin_stopping(ended, by_time || plan_.open_model);
   }
   begin_phase(phase_index_ + 1, ended);
@@ -313,7 +347,9 @@ uint32_t Worker::pick_request() noexcept {
 
 RequestSlot Worker::take_slot(Clock::time_point intended) noexcept {
   RequestSlot slot;
-  slot.request = pick_request();
+  // A scenario's arrival is an iteration: its steps pick their own rows.
+  slot.request = plan_.scenarios ? 0 : pick_request();
+  slot.outgoing = plan_.scenarios ? nullptr : &plan_.requests[slot.request];
   slot.stage = phase().warmup ? -1 : phase().stage_index;
   slot.intended = intended;
   ++in_flight_;
@@ -331,6 +367,7 @@ bool Worker::claim_permit() noexcept {
 
 void Worker::dispatch_closed(Connection& connection, Clock::time_point now) {
   if (connection.busy()) return;
+  if (plan_.scenarios) return run_virtual_user(connection, now);
   advance_phases(now);
   while (!stopping_ && connection.index() < phase().connections * plan_.lanes_per_connection()) {
     if (claim_permit()) return connection.start(take_slot(now), now);
@@ -400,7 +437,18 @@ void Worker::start_open(Connection& connection, const RequestSlot& slot, Clock::
   if (slot.stage >= 0 && now - slot.intended >= kLateAfter) {
     ++stage_results_[static_cast<size_t>(slot.stage)].rate->late;
   }
-  connection.start(slot, now);
+  if (!plan_.scenarios) return connection.start(slot, now);
+  // An arrival starts an iteration on this free virtual user; its first
+  // step is due at the arrival's intended time.
+  --in_flight_;  // take_slot counted it as a request; the step counts itself
+  VirtualUser& vu = vus_[connection.index()];
+  if (!vu.begin_iteration(pick_scenario(), slot.intended, slot.stage >= 0, *data_cursors_)) {
+    // This part's unique rows ran out: it starts nothing more.
+    idle_.push_back(connection.index());
+    return begin_stopping(now, false);
+  }
+  ++active_iterations_;
+  start_step(connection, slot.intended, now);
 }
 
 // Starts the oldest waiting request that is still within its timeout on
@@ -446,6 +494,7 @@ void Worker::drop(const RequestSlot& slot, Clock::time_point now) {
 }
 
 void Worker::on_complete(Connection& connection, const RequestSlot& slot, const Completion& done) {
+  if (plan_.scenarios) return on_step_complete(connection, slot, done);
   --in_flight_;
   record(slot, done);
   if (plan_.open_model) {
@@ -469,6 +518,180 @@ void Worker::record(const RequestSlot& slot, const Completion& done) {
   if (!request_results_.empty()) add_completion(request_results_[slot.request], done);
 }
 
+uint32_t Worker::pick_scenario() noexcept {
+  if (scenario_mix_.size() == 1) return 0;
+  const auto& scenarios = plan_.scenarios->scenarios;
+  size_t best = 0;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    scenario_mix_[i] += scenarios[i].weight;
+    if (scenario_mix_[i] > scenario_mix_[best]) best = i;
+  }
+  scenario_mix_[best] -= scenario_mix_total_;
+  return static_cast<uint32_t>(best);
+}
+
+void Worker::run_virtual_user(Connection& connection, Clock::time_point now) {
+  const uint32_t lane = connection.index();
+  if (sleeping_[lane] || vu_stopped_[lane]) return;
+  VirtualUser& vu = vus_[lane];
+  if (vu.in_iteration()) {
+    if (iterations_may_continue()) start_step(connection, now, now);
+    return;
+  }
+  advance_phases(now);
+  while (!stopping_ && lane < phase().connections) {
+    if (vu.iterations() > 0) {
+      if (const auto paced = vu.paced_start(); paced && *paced > now) {
+        return sleep_until(lane, *paced);
+      }
+    }
+    if (!claim_permit()) {
+      // The phase's budget is spent: the next phase (or the end) begins now.
+      advance_phases(now);
+      continue;
+    }
+    if (!vu.begin_iteration(pick_scenario(), now, !phase().warmup, *data_cursors_)) {
+      vu_stopped_[lane] = 1;
+      // Its unique rows ran out: when no virtual user of this part can go
+      // on, the part is done (by count: the iterations in progress end).
+      if (std::all_of(vu_stopped_.begin(),
+                      vu_stopped_.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(
+                                                phase().connections, vu_stopped_.size())),
+                      [](uint8_t stopped) { return stopped != 0; })) {
+        finish_iterations_on_stop_ = true;
+        begin_stopping(now, false);
+      }
+      return;
+    }
+    ++active_iterations_;
+    return start_step(connection, now, now);
+  }
+}
+
+void Worker::start_step(Connection& connection, Clock::time_point intended,
+                        Clock::time_point now) {
+  VirtualUser& vu = vus_[connection.index()];
+  const CompiledStep& step = plan_.scenarios->scenarios[vu.scenario()].steps[vu.step()];
+  RequestSlot slot;
+  slot.request = step.row;
+  slot.outgoing = &vu.outgoing();
+  slot.stage = vu.iteration_counted() && !phase().warmup ? phase().stage_index : -1;
+  slot.intended = intended;
+  ++in_flight_;
+  const int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  if (vu.render_step(plan_.target, plan_.worker_index, unix_ms)) {
+    return connection.start(slot, now);
+  }
+  // A variable it names has no value: the step fails unsent.
+  Completion done;
+  done.outcome = Outcome::extract;
+  done.ended_at = now;
+  on_step_complete(connection, slot, done);
+}
+
+void Worker::on_step_complete(Connection& connection, const RequestSlot& slot,
+                              const Completion& done) {
+  --in_flight_;
+  VirtualUser& vu = vus_[connection.index()];
+  const CompiledStep& step = plan_.scenarios->scenarios[vu.scenario()].steps[vu.step()];
+  scenario::ResponseView view;
+  const scenario::ResponseView* response = nullptr;
+  if (done.response_complete) {
+    const Http1ResponseParser::Capture& captured = connection.captured();
+    ScenarioScratch& scratch = *scenario_scratch_;
+    split_header_fields(captured.head, scratch.fields);
+    scratch.headers.clear();
+    for (const CapturedHeader& field : scratch.fields) {
+      scratch.headers.push_back({field.name, field.value});
+    }
+    view.status = static_cast<unsigned>(done.status);
+    view.headers = scratch.headers;
+    view.body = captured.body;
+    response = &view;
+  }
+  const int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  const StepVerdict verdict = vu.finish_step(done.outcome, response, unix_ms, *scenario_scratch_);
+  if (verdict.outcome == done.outcome) {
+    record(slot, done);
+  } else {
+    Completion judged = done;
+    judged.outcome = verdict.outcome;
+    record(slot, judged);
+  }
+  if (verdict.iteration_ends) end_iteration(vu, done.ended_at, true);
+  const auto think = vu.think_time(step.think_time);
+  const uint32_t lane = connection.index();
+  const bool unsent = !done.response_complete && done.outcome == Outcome::extract;
+  if (done.outcome == Outcome::connect || unsent) {
+    // A refused connect or a step that could not be rendered goes on a tick
+    // later, not at once: a virtual user must not spin on them.
+    sleep_until(lane, done.ended_at + kTickInterval);
+  } else if (think.count() > 0 && iterations_may_continue() &&
+             (vu.in_iteration() || !plan_.open_model)) {
+    sleep_until(lane, done.ended_at + think);
+  } else {
+    continue_virtual_user(connection, done.ended_at);
+  }
+  if (stopping_) return finish_if_drained();
+  if (wake_pending_) wake_idle_connections();
+}
+
+void Worker::continue_virtual_user(Connection& connection, Clock::time_point now) {
+  VirtualUser& vu = vus_[connection.index()];
+  if (vu.in_iteration() && !iterations_may_continue()) {
+    // The run ended by time or was interrupted: the iteration is cut short.
+    end_iteration(vu, now, false);
+  }
+  if (!plan_.open_model) return run_virtual_user(connection, now);
+  if (vu.in_iteration()) return start_step(connection, now, now);
+  // Free again: the oldest arrival still waiting starts its iteration here.
+  if (stopping_ && !finish_iterations_on_stop_) drop_all_pending(now);
+  if (!start_next_pending(connection, now)) idle_.push_back(connection.index());
+}
+
+void Worker::end_iteration(VirtualUser& vu, Clock::time_point ended, bool completed) {
+  if (!vu.in_iteration()) return;
+  vu.end_iteration();
+  --active_iterations_;
+  if (!completed || !vu.iteration_counted()) return;
+  ScenarioTally& tally = scenario_tallies_[vu.scenario()];
+  ++tally.iterations;
+  if (vu.iteration_failed()) ++tally.failed;
+  tally.duration.record(micros_between(vu.iteration_started(), ended));
+}
+
+void Worker::sleep_until(uint32_t lane, Clock::time_point at) {
+  sleeping_[lane] = 1;
+  sleepers_.emplace_back(at, lane);
+  std::push_heap(sleepers_.begin(), sleepers_.end(), std::greater<>{});
+  if (sleepers_.front().second == lane) set_alarm(wake_alarm, at);
+}
+
+void Worker::on_wake_alarm() {
+  const Clock::time_point now = Clock::now();
+  while (!sleepers_.empty() && sleepers_.front().first <= now) {
+    const auto [due, lane] = sleepers_.front();
+    std::pop_heap(sleepers_.begin(), sleepers_.end(), std::greater<>{});
+    sleepers_.pop_back();
+    sleeping_[lane] = 0;
+    Connection& connection = *connections_[lane];
+    VirtualUser& vu = vus_[lane];
+    if (plan_.open_model && vu.in_iteration() && iterations_may_continue()) {
+      // The next step was due at the end of its think time: its latency
+      // counts from then (coordinated omission).
+      start_step(connection, due, now);
+    } else {
+      continue_virtual_user(connection, now);
+    }
+  }
+  if (!sleepers_.empty()) set_alarm(wake_alarm, sleepers_.front().first);
+  if (stopping_) finish_if_drained();
+}
+
 void Worker::arm_tick() {
   set_alarm(tick_alarm, Clock::now() + kTickInterval);
 }
@@ -477,6 +700,7 @@ void Worker::on_tick() {
   const Clock::time_point now = Clock::now();
   if (stop_.load(std::memory_order_relaxed) && !interrupted_) {
     interrupted_ = true;
+    finish_iterations_on_stop_ = false;
     for (auto& c : connections_) c->clamp_deadline(now + kInterruptGrace);
     next_deadline_ = std::min(next_deadline_, now + kInterruptGrace);
     // An interrupted run sends nothing more: what still waits is dropped.
@@ -513,6 +737,7 @@ void Worker::begin_stopping(Clock::time_point ended, bool by_time) {
 
 void Worker::finish_if_drained() {
   if (!stopping_ || in_flight_ > 0 || finished_) return;
+  if (finish_iterations_on_stop_ && active_iterations_ > 0) return;
   finished_ = true;
   const Clock::time_point now = Clock::now();
   if (stopped_by_time_) {
@@ -524,6 +749,7 @@ void Worker::finish_if_drained() {
   for (auto& c : connections_) c->close();
   cancel_alarm(tick_alarm);
   cancel_alarm(open_alarm);
+  cancel_alarm(wake_alarm);
   if (loop_) loop_->stop();
   if (uring_) uring_->stop();
   publish_snapshot(true);
@@ -550,6 +776,19 @@ void Worker::publish_snapshot(bool with_latency) {
   } else {
     for (size_t i = 0; i < request_results_.size(); ++i) fill(s.requests[i], request_results_[i]);
   }
+  s.scenarios.resize(scenario_tallies_.size());
+  for (size_t i = 0; i < scenario_tallies_.size(); ++i) {
+    const ScenarioTally& tally = scenario_tallies_[i];
+    LiveSnapshot::PerScenario& row = s.scenarios[i];
+    row.iterations = tally.iterations;
+    row.failed = tally.failed;
+    if (with_latency && live_metrics_) {
+      add_cumulative(tally.duration, live_latency_bounds(), row.duration_buckets);
+      row.duration_sum_seconds =
+          tally.duration.mean() * static_cast<double>(tally.duration.total_count()) / 1e6;
+      row.duration_count = tally.duration.total_count();
+    }
+  }
   for (const Result& r : stage_results_) {
     if (r.rate) s.late += r.rate->late;
     s.dropped += r.errors.dropped;
@@ -573,6 +812,11 @@ void Worker::publish_snapshot(bool with_latency) {
       s.requests[i].latency_buckets = std::move(snapshot_.requests[i].latency_buckets);
       s.requests[i].latency_sum_seconds = snapshot_.requests[i].latency_sum_seconds;
       s.requests[i].latency_count = snapshot_.requests[i].latency_count;
+    }
+    for (size_t i = 0; i < s.scenarios.size() && i < snapshot_.scenarios.size(); ++i) {
+      s.scenarios[i].duration_buckets = std::move(snapshot_.scenarios[i].duration_buckets);
+      s.scenarios[i].duration_sum_seconds = snapshot_.scenarios[i].duration_sum_seconds;
+      s.scenarios[i].duration_count = snapshot_.scenarios[i].duration_count;
     }
   }
   snapshot_ = std::move(s);
@@ -636,6 +880,15 @@ RunResult Worker::result() const {
         total.duration_seconds > 0 ? intended_requests / total.duration_seconds : 0;
   }
   run.result = total;
+  for (size_t i = 0; i < scenario_tallies_.size(); ++i) {
+    const ScenarioTally& tally = scenario_tallies_[i];
+    ScenarioResult row;
+    row.name = plan_.scenarios->scenarios[i].name;
+    row.iterations = tally.iterations;
+    row.iterations_failed = tally.failed;
+    row.duration = tally.duration;
+    run.scenarios.push_back(std::move(row));
+  }
   if (request_results_.empty()) {
     Result only = total;
     only.rate.reset();

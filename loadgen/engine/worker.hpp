@@ -26,6 +26,7 @@
 #include "loadgen/engine/plan.hpp"
 #include "loadgen/engine/request_slot.hpp"
 #include "loadgen/engine/uring_loop.hpp"
+#include "loadgen/engine/virtual_user.hpp"
 
 namespace kubeload::loadgen {
 
@@ -42,6 +43,15 @@ struct LiveSnapshot {
     uint64_t latency_count = 0;  // all latencies, the +Inf bucket included
   };
   std::vector<PerRequest> requests;  // by RunPlan::requests index, counted phases only
+  // Scenarios: iterations by scenario (ScenarioPlan::scenarios index).
+  struct PerScenario {
+    uint64_t iterations = 0;
+    uint64_t failed = 0;
+    std::vector<uint64_t> duration_buckets;  // cumulative, at the latency bounds
+    double duration_sum_seconds = 0;
+    uint64_t duration_count = 0;
+  };
+  std::vector<PerScenario> scenarios;
   uint64_t warmup_requests = 0;
   uint64_t connections_open = 0;
   uint64_t in_flight = 0;
@@ -155,8 +165,9 @@ class Worker final : public ConnectionOwner {
   void expire_pending(Clock::time_point now);
   void drop_all_pending(Clock::time_point now);
   void drop(const RequestSlot& slot, Clock::time_point now);
-  // The tick and the open model's next arrival, on whichever loop runs.
-  enum Alarm : std::size_t { tick_alarm, open_alarm };
+  // The tick, the open model's next arrival and the next virtual user to
+  // wake (scenarios), on whichever loop runs.
+  enum Alarm : std::size_t { tick_alarm, open_alarm, wake_alarm };
   void set_alarm(Alarm alarm, Clock::time_point at);
   void cancel_alarm(Alarm alarm);
   void on_alarm(Alarm alarm);
@@ -170,6 +181,26 @@ class Worker final : public ConnectionOwner {
   void publish_snapshot(bool with_latency);
   void record(const RequestSlot& slot, const Completion& done);
 
+  // Scenarios: each lane is a virtual user (vus_[lane]).
+  uint32_t pick_scenario() noexcept;
+  // Closed model: starts the lane's virtual user's next step, or a new
+  // iteration when it is between iterations and the phase wants it.
+  void run_virtual_user(Connection& connection, Clock::time_point now);
+  // Sends the virtual user's current step; `intended`: when it was due.
+  void start_step(Connection& connection, Clock::time_point intended, Clock::time_point now);
+  void on_step_complete(Connection& connection, const RequestSlot& slot, const Completion& done);
+  // What a lane does after a step ended or a wake-up: the next step, a
+  // think time, the next iteration, or (open model) it becomes free.
+  void continue_virtual_user(Connection& connection, Clock::time_point now);
+  void end_iteration(VirtualUser& vu, Clock::time_point ended, bool completed);
+  void sleep_until(uint32_t lane, Clock::time_point at);
+  void on_wake_alarm();
+  // Whether a virtual user's iteration may go on: not after an interrupt
+  // or the planned end (what is in flight drains; iterations are cut short).
+  bool iterations_may_continue() const noexcept {
+    return !stopping_ || finish_iterations_on_stop_;
+  }
+
   RunPlan plan_;
   std::vector<tcp::endpoint> endpoints_;
   asio::ssl::context* tls_;
@@ -182,6 +213,8 @@ class Worker final : public ConnectionOwner {
   asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
   Timer tick_timer_{io_};
   Timer open_timer_{io_};
+  Timer wake_timer_{io_};
+  HandlerMemory wake_timer_memory_;
   HandlerMemory open_timer_memory_;   // re-armed for every arrival
   std::unique_ptr<EventLoop> loop_;   // plain HTTP/1.1 on epoll
   std::unique_ptr<UringLoop> uring_;  // plain HTTP/1.1 and h2c on io_uring (plan_.engine)
@@ -232,6 +265,28 @@ class Worker final : public ConnectionOwner {
   std::vector<Clock::time_point> stage_started_;
   std::vector<Clock::time_point> stage_ended_;
   std::vector<Result> request_results_;  // only with more than one request
+
+  // Scenarios.
+  struct ScenarioTally {
+    uint64_t iterations = 0;
+    uint64_t failed = 0;
+    Histogram duration;  // us
+  };
+  std::vector<VirtualUser> vus_;  // by lane
+  std::unique_ptr<ScenarioScratch> scenario_scratch_;
+  std::unique_ptr<DataCursors> data_cursors_;
+  std::vector<int64_t> scenario_mix_;
+  int64_t scenario_mix_total_ = 0;
+  std::vector<ScenarioTally> scenario_tallies_;
+  // Lanes waiting for their time (think time, pacing, a back-off), as a heap
+  // on the earliest; a lane is in it at most once.
+  std::vector<std::pair<Clock::time_point, uint32_t>> sleepers_;
+  std::vector<uint8_t> sleeping_;     // by lane
+  std::vector<uint8_t> vu_stopped_;   // by lane: its unique rows ran out
+  uint64_t active_iterations_ = 0;
+  // The run ended by its count (iterations): iterations in progress run to
+  // their end before the worker finishes.
+  bool finish_iterations_on_stop_ = false;
 
   bool first_response_seen_ = false;
   mutable std::mutex snapshot_mutex_;

@@ -19,12 +19,14 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/worker_protocol.hpp"
+#include "kubeload/data_mount.hpp"
 #include "kubeload/text.hpp"
 #include "loadgen/engine/asio.hpp"
 #include "loadgen/engine/engine_choice.hpp"
 #include "loadgen/engine/metrics.hpp"
 #include "loadgen/engine/network.hpp"
 #include "loadgen/engine/runner.hpp"
+#include "loadgen/engine/scenario_plan.hpp"
 
 namespace kubeload::loadgen {
 namespace {
@@ -158,7 +160,7 @@ class WorkerService {
     metrics_ = std::make_unique<LiveMetrics>(
         MetricLabels{config.spec.name, config.spec.namespace_, std::to_string(config.index),
                      to_string(config.spec.protocol), to_string(plan_.engine_used())},
-        names);
+        names, scenario_names(plan_));
   }
   ~WorkerService() {
     if (run_thread_.joinable()) run_thread_.join();
@@ -610,6 +612,13 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   }
   const RunPlan whole = plan_from_spec(config.spec, *target, config.threads);
   RunPlan share = split_plan(whole, config.index, config.count);
+  if (const auto problems = prepare_scenarios(share, config.spec, std::string(kDataMountRoot));
+      !problems.empty()) {
+    std::string message;
+    for (const std::string& problem : problems) message += (message.empty() ? "" : "; ") + problem;
+    std::ofstream(config.termination_log) << message;
+    throw std::runtime_error(message);
+  }
   // A pod runs with the seccomp profile its cluster allows: with auto,
   // io_uring where that permits it, epoll otherwise (the result and the
   // metrics name which); io_uring asked for and refused stops the worker.

@@ -194,7 +194,8 @@ TEST(ScenarioResults, IterationDurationsMergeEveryScenario) {
   }
   EXPECT_EQ(run.iteration_durations(), expected);
   EXPECT_EQ(run.iteration_durations().total_count(), iterations);
-  EXPECT_EQ(RunResult{}.iteration_durations().total_count(), 0u);
+  const RunResult empty;
+  EXPECT_EQ(empty.iteration_durations().total_count(), 0u);
 }
 
 TEST(ScenarioResults, AMergeThatCannotHappenLeavesTheRunAsItWas) {
