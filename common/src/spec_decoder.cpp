@@ -1463,7 +1463,7 @@ void Decoder::scenario(const YAML::Node& node, const std::string& path, LoadTest
   if (!seen_.has(join(path, "name"))) error(join(path, "name"), "required");
   if (!seen_.has(join(path, "steps"))) {
     error(join(path, "steps"), "required: the requests a virtual user makes, in order");
-  } else if (!seen_.malformed(join(path, "steps")) && node["steps"].size() == 0) {
+  } else if (node["steps"].IsSequence() && node["steps"].size() == 0) {
     error(join(path, "steps"), "at least one step is required");
   }
   for (const ScenarioSpec& other : spec.scenarios) {
