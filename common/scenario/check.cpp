@@ -3,7 +3,7 @@
 namespace kubeload::scenario {
 
 std::variant<Check, std::string> Check::compile(std::string_view name, const CheckRule& rule) {
-  const std::string where = "check " + std::string(name) + ": ";
+  const std::string where = name.empty() ? "" : "check " + std::string(name) + ": ";
   Check check;
   check.kind_ = rule.kind;
   if (rule.kind == CheckKind::body_contains) {

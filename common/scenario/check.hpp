@@ -28,7 +28,8 @@ struct CheckRule {
 
 class Check {
  public:
-  // `name` says which check this is in messages ("steps[1].checks[0]").
+  // `name` says which check this is in messages ("steps[1].checks[0]");
+  // empty, the message is the problem alone (the caller names the field).
   static std::variant<Check, std::string> compile(std::string_view name, const CheckRule& rule);
 
   // Whether the response passes. A JSON value that is absent fails.

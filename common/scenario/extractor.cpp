@@ -55,7 +55,7 @@ std::optional<std::string_view> find_set_cookie(const ResponseView& response,
 
 std::variant<Extractor, std::string> Extractor::compile(std::string_view name,
                                                         const ExtractRule& rule) {
-  const std::string where = "extraction " + std::string(name) + ": ";
+  const std::string where = name.empty() ? "" : "extraction " + std::string(name) + ": ";
   Extractor extractor;
   extractor.from_ = rule.from;
   if (rule.group && rule.from != ExtractFrom::regex) {

@@ -36,7 +36,8 @@ enum class Extraction : unsigned char { found, not_found };
 
 class Extractor {
  public:
-  // `name` says which extraction this is in messages ("steps[0].extract.token").
+  // `name` says which extraction this is in messages ("steps[0].extract.token");
+  // empty, the message is the problem alone (the caller names the field).
   static std::variant<Extractor, std::string> compile(std::string_view name,
                                                       const ExtractRule& rule);
 

@@ -114,8 +114,13 @@ std::variant<Template::Segment, std::string> resolve(std::string_view inner,
   std::size_t slot = 0;
   for (const DataSource& source : vocabulary.sources) {
     if (source.name != source_name) {
-      slot += source.columns.size();
+      if (!source.any_column) slot += source.columns.size();
       continue;
+    }
+    if (source.any_column) {
+      segment.kind = Kind::column;
+      segment.offset = unresolved_slot;
+      return segment;
     }
     const auto column = std::find(source.columns.begin(), source.columns.end(), column_name);
     if (column == source.columns.end()) {
@@ -139,6 +144,11 @@ std::optional<std::string> check_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_column_name(std::string_view name) {
+  if (!is_name(name)) return quoted(name) + " is not a name: want [A-Za-z_][A-Za-z0-9_-]*";
+  return std::nullopt;
+}
+
 std::vector<std::string> check_vocabulary(const Vocabulary& vocabulary) {
   std::vector<std::string> problems;
   // Variables and sources share one namespace: ${x} and ${x.y} must not both
@@ -157,9 +167,8 @@ std::vector<std::string> check_vocabulary(const Vocabulary& vocabulary) {
     std::set<std::string_view> columns;
     for (const std::string& column : source.columns) {
       const std::string what = "data source " + quoted(source.name) + " column";
-      if (!is_name(column)) {
-        problems.push_back(what + ": " + quoted(column) +
-                           " is not a name: want [A-Za-z_][A-Za-z0-9_-]*");
+      if (auto problem = check_column_name(column)) {
+        problems.push_back(what + ": " + *problem);
       } else if (!columns.insert(column).second) {
         problems.push_back(what + ": " + quoted(column) + " is declared twice");
       }
@@ -216,7 +225,7 @@ std::variant<Template, std::string> Template::compile(std::string_view name, std
     i = close + 1;
   }
   if (!problems.empty()) {
-    std::string message = "template " + std::string(name) + ": ";
+    std::string message = name.empty() ? "" : "template " + std::string(name) + ": ";
     for (std::size_t p = 0; p < problems.size(); ++p) {
       if (p > 0) message += "; ";
       message += problems[p];
@@ -274,6 +283,12 @@ RenderResult Template::render(const RenderContext& context, std::string& out) co
     }
   }
   return result;
+}
+
+bool Template::is_resolved() const {
+  return std::none_of(segments_.begin(), segments_.end(), [](const Segment& segment) {
+    return segment.kind == Kind::column && segment.offset == unresolved_slot;
+  });
 }
 
 bool Template::is_constant() const {

@@ -41,7 +41,18 @@ inline constexpr std::string_view builtin_names[] = {"vu",     "iteration", "wor
 struct DataSource {
   std::string name;
   std::vector<std::string> columns;
+  // The columns are not known yet (the spec declares none; the data's header
+  // gives them when it is read): a reference to any well-formed column name
+  // of this source compiles, without a slot (unresolved_slot). Such a
+  // template is for checking a spec before the run; the run compiles it
+  // again against the columns the data has, which gives the slots. Its
+  // `columns` are ignored and take no slots in RenderContext::columns.
+  bool any_column = false;
 };
+
+// The slot of a column reference to a source of any_column: none, so a
+// render appends nothing for it (Template::is_resolved says so beforehand).
+inline constexpr std::size_t unresolved_slot = static_cast<std::size_t>(-1);
 
 // What a template may name. A variable's slot is its index in `variables`;
 // a column's slot is its index in the concatenation of every source's
@@ -51,9 +62,12 @@ struct Vocabulary {
   std::vector<DataSource> sources;
 };
 
-// Why a name cannot be declared (a variable, a data source or a column), or
-// nothing: the name grammar, and a built-in's name is taken.
+// Why a name cannot be declared (a variable or a data source), or nothing:
+// the name grammar, and a built-in's name is taken.
 std::optional<std::string> check_name(std::string_view name);
+// Why a column name cannot be declared, or nothing: the name grammar alone
+// (${user.vu} is no built-in, so a column may be called "vu").
+std::optional<std::string> check_column_name(std::string_view name);
 // Every problem of a vocabulary at once (bad names, duplicates), each naming
 // the offender; empty when it is fine.
 std::vector<std::string> check_vocabulary(const Vocabulary& vocabulary);
@@ -104,6 +118,9 @@ class Template {
   // Compiles `text`. `name` says which template this is in messages
   // (e.g. "steps[2].path"). Either the template or every problem found:
   //   template steps[2].path: unknown variable "tokn" in "${tokn}"
+  // With an empty `name` the message is the problems alone, for a caller
+  // that names the field itself (the spec parser's field paths):
+  //   unknown variable "tokn" in "${tokn}"
   static std::variant<Template, std::string> compile(std::string_view name, std::string_view text,
                                                      const Vocabulary& vocabulary);
 
@@ -112,6 +129,13 @@ class Template {
 
   // Whether rendering gives the same text every time (no reference at all).
   bool is_constant() const;
+  // False when a column reference has no slot (a source of any_column):
+  // compile it again against the data's columns before rendering.
+  bool is_resolved() const;
+  // A literal segment's text (unescaped: "$${" reads "${").
+  std::string_view literal(const Segment& segment) const {
+    return std::string_view(literals_).substr(segment.offset, segment.length);
+  }
   const std::vector<Segment>& segments() const { return segments_; }
   // The variables' names by slot, for RenderResult::missing.
   std::span<const std::string> variable_names() const { return variable_names_; }

@@ -10,6 +10,11 @@
 #include <utility>
 #include <variant>
 
+#include "common/scenario/check.hpp"
+#include "common/scenario/extractor.hpp"
+#include "common/scenario/json_pointer.hpp"
+#include "common/scenario/regex.hpp"
+#include "common/scenario/template.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/text.hpp"
@@ -296,6 +301,18 @@ class Decoder {
     return value;
   }
 
+  // A think time or a pacing: a duration of at most kMaxThinkTime.
+  std::optional<nanoseconds> think_duration(const YAML::Node& node, const std::string& path,
+                                            ZeroDuration zero) {
+    const std::optional<nanoseconds> value = duration(node, path, zero);
+    if (value && *value > kMaxThinkTime) {
+      error(path,
+            "must be at most " + format_duration(kMaxThinkTime) + ", got " + quote(node.Scalar()));
+      return std::nullopt;
+    }
+    return value;
+  }
+
   // Requests per second, bounded so that intervals (1 / rate) and request counts
   // (rate * duration) stay inside 64-bit arithmetic.
   std::optional<double> rate(const YAML::Node& node, const std::string& path) {
@@ -356,7 +373,8 @@ class Decoder {
   void tls(const YAML::Node& node, const std::string& path, TlsSpec& tls);
   void ca_from(const YAML::Node& node, const std::string& path, TlsSpec& tls);
   void request(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
-  void headers(const YAML::Node& node, const std::string& path, RequestSpec& request);
+  void headers(const YAML::Node& node, const std::string& path,
+               std::vector<std::pair<std::string, std::string>>& headers);
   void header_from(const YAML::Node& node, const std::string& path, RequestSpec& request);
   void stage(const YAML::Node& node, const std::string& path, LoadSpec& load);
   void threshold(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
@@ -364,6 +382,13 @@ class Decoder {
   void variant(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
   void comparison(const YAML::Node& node, const std::string& path, ExperimentSpec& experiment);
   void max_regression(const YAML::Node& node, const std::string& path, BaselineSpec& baseline);
+  void scenario(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
+  void step(const YAML::Node& node, const std::string& path, ScenarioSpec& scenario);
+  void extraction(const YAML::Node& node, const std::string& path, StepSpec& step);
+  void check(const YAML::Node& node, const std::string& path, StepSpec& step);
+  void think_time(const YAML::Node& node, const std::string& path, ThinkTime& think_time);
+  void data_source(const YAML::Node& node, const std::string& path, LoadTestSpec& spec);
+  void mark_scenario_run() { seen_.scenario_run = true; }
 
  private:
   ParsedLoadTest result_;
@@ -371,6 +396,10 @@ class Decoder {
   DecodedFields seen_;
   // Where each entry of the current request's headersFrom was.
   std::vector<std::string> header_from_paths_;
+  // Where each step of the current scenario, and each extraction of the
+  // current step, was (DecodedFields::scenario_paths).
+  std::vector<DecodedFields::StepPaths> step_paths_;
+  std::vector<std::string> extract_paths_;
 };
 
 // ---- the kinds of field: one validate-then-assign each -----------------------
@@ -397,6 +426,14 @@ template <typename Section, typename Member>
 FieldReader<Section> duration_field(Member Section::*member, ZeroDuration zero) {
   return [member, zero](Decoder& d, Section& s, const YAML::Node& v, const std::string& at) {
     if (const auto value = d.duration(v, at, zero)) s.*member = *value;
+  };
+}
+
+// A think time or a pacing (at most kMaxThinkTime).
+template <typename Section, typename Member>
+FieldReader<Section> think_duration_field(Member Section::*member, ZeroDuration zero) {
+  return [member, zero](Decoder& d, Section& s, const YAML::Node& v, const std::string& at) {
+    if (const auto value = d.think_duration(v, at, zero)) s.*member = *value;
   };
 }
 
@@ -592,15 +629,17 @@ const FieldTable<Expectation>& expect_fields() {
   return table;
 }
 
+// A request's and a step's name (a result row) and method.
+constexpr StringRule kRequestNameRule{
+    is_request_name, "invalid name ",
+    ": must match [a-z0-9]([-a-z0-9_]*[a-z0-9])? (names become metric labels)"};
+constexpr StringRule kMethodRule{is_http_method, "invalid method ",
+                                 ": must be an upper-case HTTP token such as GET or POST"};
+
 const FieldTable<RequestSpec>& request_fields() {
   static const FieldTable<RequestSpec> table = {
-      {"name", string_field(&RequestSpec::name,
-                            {is_request_name, "invalid name ",
-                             ": must match [a-z0-9]([-a-z0-9_]*[a-z0-9])? (names become metric "
-                             "labels)"})},
-      {"method", string_field(&RequestSpec::method,
-                              {is_http_method, "invalid method ",
-                               ": must be an upper-case HTTP token such as GET or POST"})},
+      {"name", string_field(&RequestSpec::name, kRequestNameRule)},
+      {"method", string_field(&RequestSpec::method, kMethodRule)},
       {"path",
        [](Decoder& d, RequestSpec& s, const YAML::Node& v, const std::string& at) {
          const auto target_path = d.string(v, at);
@@ -614,7 +653,7 @@ const FieldTable<RequestSpec>& request_fields() {
          }
        }},
       {"headers", [](Decoder& d, RequestSpec& s, const YAML::Node& v,
-                     const std::string& at) { d.headers(v, at, s); }},
+                     const std::string& at) { d.headers(v, at, s.headers); }},
       {"headersFrom",
        [](Decoder& d, RequestSpec& s, const YAML::Node& v, const std::string& at) {
          d.list(v, at, kMaxHeadersFrom, [&](const YAML::Node& item, const std::string& item_path) {
@@ -624,6 +663,156 @@ const FieldTable<RequestSpec>& request_fields() {
       {"body", bounded_string_field(&RequestSpec::body, kMaxBodyBytes)},
       {"weight", count_field(&RequestSpec::weight, 1, kMaxWeight)},
       {"expect", section_field(&RequestSpec::expect, expect_fields)},
+  };
+  return table;
+}
+
+// ---- spec.scenarios and spec.data (docs/scenarios.md) -------------------------
+//
+// Each field is read and checked on its own here (a name's grammar, an
+// extraction's pointer or pattern, a think time's range); what needs the
+// whole spec (the templates against the scenario's variables and the data's
+// columns, the scenarios against the rest of the spec) is spec_rules.cpp's.
+
+const FieldTable<StepSpec>& step_fields() {
+  static const FieldTable<StepSpec> table = {
+      {"name", string_field(&StepSpec::name, kRequestNameRule)},
+      {"method", string_field(&StepSpec::method, kMethodRule)},
+      {"path",
+       [](Decoder& d, StepSpec& s, const YAML::Node& v, const std::string& at) {
+         // A template: its literal text is checked with the template
+         // (spec_rules.cpp), where ${random(1, 5)} is known to be no space.
+         const auto target_path = d.bounded_string(v, at, kMaxTargetPathBytes);
+         if (!target_path) return;
+         if (!target_path->starts_with('/')) {
+           d.error(at, "must start with '/', got " + quote(*target_path));
+         } else {
+           s.path = *target_path;
+         }
+       }},
+      {"headers", [](Decoder& d, StepSpec& s, const YAML::Node& v,
+                     const std::string& at) { d.headers(v, at, s.headers); }},
+      {"body", bounded_string_field(&StepSpec::body, kMaxBodyBytes)},
+      {"expect", section_field(&StepSpec::expect, expect_fields)},
+      {"extract",
+       [](Decoder& d, StepSpec& s, const YAML::Node& v, const std::string& at) {
+         d.list(v, at, kMaxExtractions, [&](const YAML::Node& item, const std::string& item_path) {
+           d.extraction(item, item_path, s);
+         });
+       }},
+      {"checks",
+       [](Decoder& d, StepSpec& s, const YAML::Node& v, const std::string& at) {
+         d.list(v, at, kMaxChecks, [&](const YAML::Node& item, const std::string& item_path) {
+           d.check(item, item_path, s);
+         });
+       }},
+      {"thinkTime", [](Decoder& d, StepSpec& s, const YAML::Node& v,
+                       const std::string& at) { d.think_time(v, at, s.think_time); }},
+  };
+  return table;
+}
+
+const FieldTable<ScenarioSpec>& scenario_fields() {
+  static const FieldTable<ScenarioSpec> table = {
+      {"name", string_field(&ScenarioSpec::name,
+                            {is_dns1123_label, "invalid scenario name ",
+                             ": must be a lowercase RFC 1123 label (a-z, 0-9 and '-', at most 63 "
+                             "characters)"})},
+      {"weight", count_field(&ScenarioSpec::weight, 1, kMaxWeight)},
+      {"cookies", boolean_field(&ScenarioSpec::cookies)},
+      {"onExtractMiss",
+       choice_field<ScenarioSpec, bool>(&ScenarioSpec::end_iteration_on_extract_miss,
+                                        {{"endIteration", true}, {"continue", false}})},
+      {"onFailure",
+       choice_field<ScenarioSpec, bool>(&ScenarioSpec::end_iteration_on_failure,
+                                        {{"continue", false}, {"endIteration", true}})},
+      {"pacing", think_duration_field(&ScenarioSpec::pacing, ZeroDuration::refused)},
+      {"steps",
+       [](Decoder& d, ScenarioSpec& s, const YAML::Node& v, const std::string& at) {
+         d.list(v, at, kMaxSteps, [&](const YAML::Node& item, const std::string& item_path) {
+           d.step(item, item_path, s);
+         });
+       }},
+  };
+  return table;
+}
+
+// thinkTime.uniform: {min, max}.
+const FieldTable<ThinkTime>& uniform_think_time_fields() {
+  static const FieldTable<ThinkTime> table = {
+      {"min", think_duration_field(&ThinkTime::min, ZeroDuration::allowed)},
+      {"max", think_duration_field(&ThinkTime::max, ZeroDuration::refused)},
+  };
+  return table;
+}
+
+// thinkTime.exponential: {mean}.
+const FieldTable<ThinkTime>& exponential_think_time_fields() {
+  static const FieldTable<ThinkTime> table = {
+      {"mean", think_duration_field(&ThinkTime::mean, ZeroDuration::refused)},
+  };
+  return table;
+}
+
+const FieldTable<DataSourceSpec>& data_source_fields() {
+  static const FieldTable<DataSourceSpec> table = {
+      {"name",
+       [](Decoder& d, DataSourceSpec& s, const YAML::Node& v, const std::string& at) {
+         const auto name = d.string(v, at);
+         if (!name) return;
+         if (const auto problem = scenario::check_name(*name)) {
+           d.error(at, "invalid data source name: " + *problem);
+         } else {
+           s.name = *name;
+         }
+       }},
+      {"file",
+       [](Decoder& d, DataSourceSpec& s, const YAML::Node& v, const std::string& at) {
+         const auto file = d.bounded_string(v, at, kMaxDataFileBytes);
+         if (!file) return;
+         if (file->empty() || file->find('\0') != std::string::npos) {
+           d.error(at, "must be a file's path, got " + quote(*file));
+         } else {
+           s.file = *file;
+         }
+       }},
+      {"configMapKeyRef",
+       [](Decoder& d, DataSourceSpec& s, const YAML::Node& v, const std::string& at) {
+         ObjectKeyRef ref;
+         ref.kind = ObjectKeyRef::Kind::config_map;
+         if (d.section(v, at, ref, object_key_ref_fields())) s.from = ref;
+       }},
+      {"secretKeyRef",
+       [](Decoder& d, DataSourceSpec& s, const YAML::Node& v, const std::string& at) {
+         ObjectKeyRef ref;
+         ref.kind = ObjectKeyRef::Kind::secret;
+         if (d.section(v, at, ref, object_key_ref_fields())) s.from = ref;
+       }},
+      {"format", choice_field<DataSourceSpec, DataSourceSpec::Format>(
+                     &DataSourceSpec::format, {{"csv", DataSourceSpec::Format::csv},
+                                               {"jsonl", DataSourceSpec::Format::jsonl}})},
+      {"columns",
+       [](Decoder& d, DataSourceSpec& s, const YAML::Node& v, const std::string& at) {
+         d.list(v, at, kMaxDataColumns, [&](const YAML::Node& item, const std::string& item_path) {
+           const auto column = d.string(item, item_path);
+           if (!column) return;
+           if (const auto problem = scenario::check_column_name(*column)) {
+             d.error(item_path, "invalid column name: " + *problem);
+           } else if (std::find(s.columns.begin(), s.columns.end(), *column) != s.columns.end()) {
+             d.error(item_path, "column " + quote(*column) + " is named twice");
+           } else {
+             s.columns.push_back(*column);
+           }
+         });
+       }},
+      {"mode", choice_field<DataSourceSpec, DataSourceSpec::Mode>(
+                   &DataSourceSpec::mode, {{"unique", DataSourceSpec::Mode::unique},
+                                           {"sequential", DataSourceSpec::Mode::sequential},
+                                           {"random", DataSourceSpec::Mode::random}})},
+      {"onExhausted",
+       choice_field<DataSourceSpec, DataSourceSpec::OnExhausted>(
+           &DataSourceSpec::on_exhausted, {{"stop", DataSourceSpec::OnExhausted::stop},
+                                           {"recycle", DataSourceSpec::OnExhausted::recycle}})},
   };
   return table;
 }
@@ -661,6 +850,7 @@ const FieldTable<LoadSpec>& load_fields() {
       {"maxConnections", count_field(&LoadSpec::max_connections, 1)},
       {"duration", duration_field(&LoadSpec::duration, ZeroDuration::refused)},
       {"requests", count_field(&LoadSpec::requests, 1)},
+      {"iterations", count_field(&LoadSpec::iterations, 1)},
       {"warmup", duration_field(&LoadSpec::warmup, ZeroDuration::allowed)},
       {"warmupRequests", count_field(&LoadSpec::warmup_requests, 0)},
       {"stages",
@@ -826,6 +1016,19 @@ const FieldTable<LoadTestSpec>& spec_fields() {
        [](Decoder& d, LoadTestSpec& s, const YAML::Node& v, const std::string& at) {
          d.list(v, at, kMaxRequests, [&](const YAML::Node& item, const std::string& item_path) {
            d.request(item, item_path, s);
+         });
+       }},
+      {"scenarios",
+       [](Decoder& d, LoadTestSpec& s, const YAML::Node& v, const std::string& at) {
+         if (v.IsSequence() && v.size() > 0) d.mark_scenario_run();
+         d.list(v, at, kMaxScenarios, [&](const YAML::Node& item, const std::string& item_path) {
+           d.scenario(item, item_path, s);
+         });
+       }},
+      {"data",
+       [](Decoder& d, LoadTestSpec& s, const YAML::Node& v, const std::string& at) {
+         d.list(v, at, kMaxDataSources, [&](const YAML::Node& item, const std::string& item_path) {
+           d.data_source(item, item_path, s);
          });
        }},
       {"load", section_field(&LoadTestSpec::load, load_fields)},
@@ -1083,7 +1286,8 @@ void Decoder::request(const YAML::Node& node, const std::string& path, LoadTestS
   seen_.request_paths.push_back(path);
 }
 
-void Decoder::headers(const YAML::Node& node, const std::string& path, RequestSpec& request) {
+void Decoder::headers(const YAML::Node& node, const std::string& path,
+                      std::vector<std::pair<std::string, std::string>>& headers) {
   if (node.IsMap() && node.size() > kMaxHeaders) {
     error(path, "at most " + std::to_string(kMaxHeaders) + " headers, got " +
                     std::to_string(node.size()));
@@ -1104,7 +1308,7 @@ void Decoder::headers(const YAML::Node& node, const std::string& path, RequestSp
     } else if (text && header_value_breaks_line(*text)) {
       error(at, "must not contain CR, LF or NUL");
     } else if (text) {
-      request.headers.emplace_back(std::string(key), *text);
+      headers.emplace_back(std::string(key), *text);
     }
     return true;
   });
@@ -1189,7 +1393,7 @@ void Decoder::variant(const YAML::Node& node, const std::string& path, LoadTestS
             error(at, "exactly one of url or service is required");
           }
         } else if (key == "headers") {
-          headers(value, at, extra);
+          headers(value, at, extra.headers);
         } else {
           return false;
         }
@@ -1248,6 +1452,266 @@ void Decoder::max_regression(const YAML::Node& node, const std::string& path,
         return true;
       });
   if (is_map && node.size() == 0) error(path, "at least one metric is required");
+}
+
+// ---- spec.scenarios and spec.data ----------------------------------------------
+
+void Decoder::scenario(const YAML::Node& node, const std::string& path, LoadTestSpec& spec) {
+  ScenarioSpec scenario;
+  step_paths_.clear();
+  if (!section(node, path, scenario, scenario_fields())) return;
+  if (!seen_.has(join(path, "name"))) error(join(path, "name"), "required");
+  if (!seen_.has(join(path, "steps"))) {
+    error(join(path, "steps"), "required: the requests a virtual user makes, in order");
+  } else if (node["steps"].IsSequence() && node["steps"].size() == 0) {
+    error(join(path, "steps"), "at least one step is required");
+  }
+  for (const ScenarioSpec& other : spec.scenarios) {
+    if (!scenario.name.empty() && other.name == scenario.name) {
+      error(join(path, "name"), "scenario " + quote(scenario.name) + " is named twice");
+    }
+  }
+  spec.scenarios.push_back(std::move(scenario));
+  seen_.scenario_paths.push_back({path, std::move(step_paths_)});
+  step_paths_.clear();
+}
+
+void Decoder::step(const YAML::Node& node, const std::string& path, ScenarioSpec& scenario) {
+  StepSpec step;
+  extract_paths_.clear();
+  if (!section(node, path, step, step_fields())) return;
+  if (!seen_.has(join(path, "name"))) error(join(path, "name"), "required");
+  // Steps of several scenarios may share a name (and a result row); within
+  // one scenario a name is one step.
+  for (const StepSpec& other : scenario.steps) {
+    if (!step.name.empty() && other.name == step.name) {
+      error(join(path, "name"), "duplicate name " + quote(step.name) +
+                                    " in this scenario (steps of other scenarios may share it)");
+    }
+  }
+  scenario.steps.push_back(std::move(step));
+  step_paths_.push_back({path, std::move(extract_paths_)});
+  extract_paths_.clear();
+}
+
+scenario::ExtractFrom extract_from(ExtractSpec::From from) {
+  switch (from) {
+    case ExtractSpec::From::header:
+      return scenario::ExtractFrom::header;
+    case ExtractSpec::From::cookie:
+      return scenario::ExtractFrom::cookie;
+    case ExtractSpec::From::regex:
+      return scenario::ExtractFrom::regex;
+    case ExtractSpec::From::json:
+      break;
+  }
+  return scenario::ExtractFrom::json;
+}
+
+// {name, json | header | cookie | regex, group}: checked by compiling it as
+// the run will, so a bad pointer or pattern is refused before the run.
+void Decoder::extraction(const YAML::Node& node, const std::string& path, StepSpec& step) {
+  static constexpr std::array<std::pair<std::string_view, ExtractSpec::From>, 4> kSources{{
+      {"json", ExtractSpec::From::json},
+      {"header", ExtractSpec::From::header},
+      {"cookie", ExtractSpec::From::cookie},
+      {"regex", ExtractSpec::From::regex},
+  }};
+  ExtractSpec extract;
+  std::string expression_path;
+  int sources = 0;
+  const size_t errors_before = errors_.count();
+  const bool is_map =
+      fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+        if (key == "name") {
+          const auto name = string(value, at);
+          if (!name) return true;
+          if (const auto problem = scenario::check_name(*name)) {
+            error(at, "invalid variable name: " + *problem);
+          } else {
+            extract.variable = *name;
+          }
+          return true;
+        }
+        if (key == "group") {
+          if (const auto group = count(value, at, 0, scenario::max_regex_group)) {
+            extract.group = static_cast<uint32_t>(*group);
+          }
+          return true;
+        }
+        const auto source = std::find_if(kSources.begin(), kSources.end(),
+                                         [&](const auto& entry) { return entry.first == key; });
+        if (source == kSources.end()) return false;
+        ++sources;
+        expression_path = at;
+        extract.from = source->second;
+        if (auto expression = bounded_string(value, at, kMaxExpressionBytes)) {
+          extract.expression = std::move(*expression);
+        }
+        return true;
+      });
+  if (!is_map) return;
+  if (!seen_.has(join(path, "name"))) error(join(path, "name"), "required");
+  if (sources != 1) {
+    error(path, "exactly one of json, header, cookie or regex is required");
+  } else if (seen_.has(join(path, "group")) && extract.from != ExtractSpec::From::regex) {
+    error(join(path, "group"), "only with regex (the group of the pattern to take)");
+  }
+  if (errors_.count() == errors_before) {
+    // The pattern first, then the group it is asked for: each problem at its field.
+    scenario::ExtractRule rule{extract_from(extract.from), extract.expression, std::nullopt};
+    auto compiled = scenario::Extractor::compile("", rule);
+    if (const auto* problem = std::get_if<std::string>(&compiled)) {
+      error(expression_path, *problem);
+    } else if (extract.group) {
+      rule.group = extract.group;
+      compiled = scenario::Extractor::compile("", rule);
+      if (const auto* group_problem = std::get_if<std::string>(&compiled)) {
+        error(join(path, "group"), *group_problem);
+      }
+    }
+  }
+  step.extract.push_back(std::move(extract));
+  extract_paths_.push_back(path);
+}
+
+// {json, equals | matches} or {bodyContains}: compiled as the run will.
+void Decoder::check(const YAML::Node& node, const std::string& path, StepSpec& step) {
+  CheckSpec check;
+  const size_t errors_before = errors_.count();
+  const bool is_map =
+      fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+        std::optional<std::string> text;
+        if (key == "json") {
+          text = bounded_string(value, at, kMaxExpressionBytes);
+          if (text) check.json = std::move(*text);
+        } else if (key == "equals" || key == "matches" || key == "bodyContains") {
+          text = bounded_string(value, at, kMaxCheckTextBytes);
+          if (text) check.expected = std::move(*text);
+        } else {
+          return false;
+        }
+        return true;
+      });
+  if (!is_map) return;
+  const bool json = seen_.has(join(path, "json"));
+  const bool equals = seen_.has(join(path, "equals"));
+  const bool matches = seen_.has(join(path, "matches"));
+  const bool body_contains = seen_.has(join(path, "bodyContains"));
+  std::string text_path;
+  if (body_contains) {
+    check.kind = CheckSpec::Kind::body_contains;
+    text_path = join(path, "bodyContains");
+    if (json || equals || matches) {
+      error(path, "bodyContains is a check of its own: not with json, equals or matches");
+    }
+  } else if (!json && !equals && !matches) {
+    error(path, "one of json (with equals or matches) or bodyContains is required");
+  } else if (!json) {
+    error(join(path, "json"), "required with equals or matches (the JSON pointer of the value)");
+  } else if (equals == matches) {
+    error(path, "json needs exactly one of equals or matches");
+  } else {
+    check.kind = equals ? CheckSpec::Kind::json_equals : CheckSpec::Kind::json_matches;
+    text_path = join(path, equals ? "equals" : "matches");
+  }
+  if (errors_.count() == errors_before) {
+    // The pointer first, then the pattern or text: each problem at its field.
+    std::optional<std::string> pointer_problem;
+    if (!body_contains) {
+      auto pointer = scenario::JsonPointer::parse(check.json);
+      if (auto* problem = std::get_if<std::string>(&pointer)) pointer_problem = std::move(*problem);
+    }
+    if (pointer_problem) {
+      error(join(path, "json"), *pointer_problem);
+    } else {
+      const scenario::CheckKind kind =
+          check.kind == CheckSpec::Kind::body_contains ? scenario::CheckKind::body_contains
+          : check.kind == CheckSpec::Kind::json_equals ? scenario::CheckKind::json_equals
+                                                       : scenario::CheckKind::json_matches;
+      const auto compiled = scenario::Check::compile("", {kind, check.json, check.expected});
+      if (const auto* problem = std::get_if<std::string>(&compiled)) error(text_path, *problem);
+    }
+  }
+  step.checks.push_back(std::move(check));
+}
+
+// {constant: D} | {uniform: {min, max}} | {exponential: {mean}}.
+void Decoder::think_time(const YAML::Node& node, const std::string& path, ThinkTime& think_time) {
+  int given = 0;
+  const bool is_map =
+      fields(node, path, [&](std::string_view key, const YAML::Node& value, const std::string& at) {
+        if (key == "constant") {
+          think_time.distribution = ThinkTime::Distribution::constant;
+          if (const auto d = this->think_duration(value, at, ZeroDuration::refused)) {
+            think_time.constant = *d;
+          }
+        } else if (key == "uniform") {
+          think_time.distribution = ThinkTime::Distribution::uniform;
+          if (section(value, at, think_time, uniform_think_time_fields())) {
+            if (!seen_.has(join(at, "min"))) error(join(at, "min"), "required");
+            if (!seen_.has(join(at, "max"))) error(join(at, "max"), "required");
+            if (think_time.max.count() > 0 && think_time.max < think_time.min) {
+              error(join(at, "max"), "must be >= min (" + seen_.text(join(at, "min")) + "), got " +
+                                         seen_.text(join(at, "max")));
+            }
+          }
+        } else if (key == "exponential") {
+          think_time.distribution = ThinkTime::Distribution::exponential;
+          if (section(value, at, think_time, exponential_think_time_fields()) &&
+              !seen_.has(join(at, "mean"))) {
+            error(join(at, "mean"), "required");
+          }
+        } else {
+          return false;
+        }
+        ++given;
+        return true;
+      });
+  if (is_map && given != 1) {
+    error(path, "exactly one of constant, uniform or exponential is required");
+  }
+}
+
+// The format a data file or key is read in when `format` is not given: by
+// its name's extension.
+DataSourceSpec::Format format_of(std::string_view file_name) {
+  const std::string name = lowercase(file_name);
+  if (name.ends_with(".jsonl") || name.ends_with(".ndjson")) return DataSourceSpec::Format::jsonl;
+  return DataSourceSpec::Format::csv;
+}
+
+void Decoder::data_source(const YAML::Node& node, const std::string& path, LoadTestSpec& spec) {
+  DataSourceSpec data;
+  if (!section(node, path, data, data_source_fields())) return;
+  if (!seen_.has(join(path, "name"))) error(join(path, "name"), "required");
+  int origins = 0;
+  for (const char* origin : {"file", "configMapKeyRef", "secretKeyRef"}) {
+    const std::string at = join(path, origin);
+    if (!seen_.has(at)) continue;
+    ++origins;
+    if (std::string_view(origin) != "file" && !seen_.malformed(at)) {
+      if (!seen_.has(join(at, "name"))) error(join(at, "name"), "required");
+      if (!seen_.has(join(at, "key"))) error(join(at, "key"), "required");
+    }
+  }
+  if (origins != 1) {
+    error(path, "exactly one of file (loadgen run), configMapKeyRef or secretKeyRef is required");
+  }
+  if (seen_.has(join(path, "onExhausted")) && data.mode != DataSourceSpec::Mode::unique) {
+    error(join(path, "onExhausted"),
+          "only with mode unique (sequential and random rows never run out)");
+  }
+  if (!seen_.has(join(path, "format"))) {
+    data.format = format_of(data.from ? data.from->key : data.file);
+  }
+  for (const DataSourceSpec& other : spec.data) {
+    if (!data.name.empty() && other.name == data.name) {
+      error(join(path, "name"), "data source " + quote(data.name) + " is named twice");
+    }
+  }
+  spec.data.push_back(std::move(data));
+  seen_.data_paths.push_back(path);
 }
 
 }  // namespace

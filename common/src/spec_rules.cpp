@@ -7,6 +7,7 @@
 #include <set>
 #include <variant>
 
+#include "common/scenario/template.hpp"
 #include "kubeload/comparison.hpp"
 #include "kubeload/duration.hpp"
 #include "kubeload/names.hpp"
@@ -70,8 +71,12 @@ void load_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& erro
   if (staged && seen.has("spec.load.duration")) {
     errors.add("spec.load.duration", "not valid with stages (the stages define the duration)");
   }
-  if (!staged && !seen.has("spec.load.duration") && !seen.has("spec.load.requests")) {
-    errors.add("spec.load", "one of duration or requests is required");
+  // A scenario run is bounded by iterations where a request mix is by requests.
+  const char* const count_field = seen.scenario_run ? "iterations" : "requests";
+  const std::string count_path = std::string("spec.load.") + count_field;
+  const std::optional<uint64_t> count = seen.scenario_run ? load.iterations : load.requests;
+  if (!staged && !seen.has("spec.load.duration") && !seen.has(count_path)) {
+    errors.add("spec.load", "one of duration or " + std::string(count_field) + " is required");
   }
   if (seen.has("spec.load.warmup") && seen.has("spec.load.warmupRequests")) {
     errors.add("spec.load", "warmup and warmupRequests are mutually exclusive");
@@ -91,13 +96,12 @@ void load_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& erro
   for (size_t i = 0; i < load.stages.size(); ++i) {
     add_planned(load.stages[i].duration, seen.stage_paths[i] + ".duration");
   }
-  if (open && load.rate && load.requests && !load.duration && !staged) {
-    const double seconds = static_cast<double>(*load.requests) / *load.rate;
+  if (open && load.rate && count && !load.duration && !staged) {
+    const double seconds = static_cast<double>(*count) / *load.rate;
     if (seconds > std::chrono::duration<double>(kMaxRunLength).count()) {
-      errors.add("spec.load.requests", "at spec.load.rate " + shortest(*load.rate) + "/s, " +
-                                           std::to_string(*load.requests) +
-                                           " requests take longer than " +
-                                           format_duration(kMaxRunLength));
+      errors.add(count_path, "at spec.load.rate " + shortest(*load.rate) + "/s, " +
+                                 std::to_string(*count) + " " + count_field + " take longer than " +
+                                 format_duration(kMaxRunLength));
     }
   }
 
@@ -152,6 +156,120 @@ void load_rules(LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& erro
     errors.add("spec.load.maxConnections", "must be >= spec.workers (" + std::to_string(workers) +
                                                "), got " + std::to_string(*load.max_connections) +
                                                each_worker);
+  }
+}
+
+// The vocabulary a scenario's templates are compiled against: its variables
+// (every extraction's name, in order of first appearance) and the data
+// sources; a source without declared columns accepts any column, resolved
+// when the data is read.
+scenario::Vocabulary vocabulary_of(const ScenarioSpec& scenario,
+                                   const std::vector<DataSourceSpec>& data) {
+  scenario::Vocabulary vocabulary;
+  for (const StepSpec& step : scenario.steps) {
+    for (const ExtractSpec& extract : step.extract) {
+      const auto& variables = vocabulary.variables;
+      if (!extract.variable.empty() &&
+          std::find(variables.begin(), variables.end(), extract.variable) == variables.end()) {
+        vocabulary.variables.push_back(extract.variable);
+      }
+    }
+  }
+  for (const DataSourceSpec& source : data) {
+    if (source.name.empty()) continue;  // reported as required
+    vocabulary.sources.push_back({source.name, source.columns, source.columns.empty()});
+  }
+  return vocabulary;
+}
+
+// Compiles one template of a step as the run will, reporting its problems
+// at `path`; the compiled template, or nothing.
+std::optional<scenario::Template> compile_template(const std::string& text,
+                                                   const scenario::Vocabulary& vocabulary,
+                                                   const std::string& path, FieldErrors& errors) {
+  auto compiled = scenario::Template::compile("", text, vocabulary);
+  if (const auto* problem = std::get_if<std::string>(&compiled)) {
+    errors.add(path, *problem);
+    return std::nullopt;
+  }
+  return std::get<scenario::Template>(std::move(compiled));
+}
+
+// spec.scenarios: what a scenario run leaves out of the spec, and each
+// scenario's templates against its variables and the data's columns.
+void scenario_rules(const LoadTestSpec& spec, const DecodedFields& seen, FieldErrors& errors) {
+  if (!seen.scenario_run) {
+    if (seen.has("spec.load.iterations")) {
+      errors.add("spec.load.iterations",
+                 "only with spec.scenarios (a request mix is bounded by spec.load.requests)");
+    }
+    if (!spec.data.empty()) {
+      errors.add("spec.data", "only with spec.scenarios (their templates read the data)");
+    }
+    return;
+  }
+  if (!spec.requests.empty()) {
+    errors.add("spec.scenarios",
+               "not with spec.requests: a run is a request mix or scenarios, not both (give "
+               "each request as a step of a scenario)");
+  }
+  if (seen.has("spec.load.requests")) {
+    errors.add("spec.load.requests",
+               "not with spec.scenarios: use spec.load.iterations (iterations to complete)");
+  }
+  for (const char* field : {"variants", "experiment", "search"}) {
+    const std::string path = std::string("spec.") + field;
+    if (seen.has(path)) {
+      errors.add(path, "not with spec.scenarios yet: it runs a request mix");
+    }
+  }
+  if (spec.protocol != Protocol::http1) {
+    errors.add("spec.target.protocol",
+               std::string("scenarios run over HTTP/1.1 for now, got ") + to_string(spec.protocol));
+  }
+
+  for (size_t s = 0; s < spec.scenarios.size(); ++s) {
+    const ScenarioSpec& scenario = spec.scenarios[s];
+    const DecodedFields::ScenarioPaths& scenario_paths = seen.scenario_paths[s];
+    const scenario::Vocabulary vocabulary = vocabulary_of(scenario, spec.data);
+    for (size_t i = 0; i < scenario.steps.size(); ++i) {
+      const StepSpec& step = scenario.steps[i];
+      const DecodedFields::StepPaths& step_paths = scenario_paths.steps[i];
+      // Variables and data sources share one namespace: ${user} and
+      // ${user.name} must not both mean "user".
+      for (size_t e = 0; e < step.extract.size(); ++e) {
+        const std::string& variable = step.extract[e].variable;
+        for (size_t d = 0; d < spec.data.size(); ++d) {
+          if (!variable.empty() && spec.data[d].name == variable) {
+            errors.add(step_paths.extract_paths[e] + ".name",
+                       "variable " + quote(variable) + " is also the name of a data source (" +
+                           seen.data_paths[d] + ")");
+          }
+        }
+      }
+      const std::string path_path = step_paths.path + ".path";
+      if (!step.path.empty()) {
+        if (const auto path = compile_template(step.path, vocabulary, path_path, errors)) {
+          // What a reference renders is the run's to check; the text around
+          // the references is a request target's.
+          for (const scenario::Template::Segment& segment : path->segments()) {
+            if (segment.kind == scenario::Template::Kind::literal &&
+                has_space_or_control(path->literal(segment))) {
+              errors.add(path_path,
+                         "must not contain spaces or control characters outside ${...}, got " +
+                             quote(step.path));
+              break;
+            }
+          }
+        }
+      }
+      for (const auto& [name, value] : step.headers) {
+        compile_template(value, vocabulary, step_paths.path + ".headers." + name, errors);
+      }
+      if (!step.body.empty()) {
+        compile_template(step.body, vocabulary, step_paths.path + ".body", errors);
+      }
+    }
   }
 }
 
@@ -321,17 +439,26 @@ void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, Fiel
                                            std::to_string(spec.load.max_streams) + " with http1");
   }
 
-  // An explicit empty list means the same as no list, as in Kubernetes.
-  if (spec.requests.empty()) {
+  scenario_rules(spec, seen, errors);
+  // An explicit empty list means the same as no list, as in Kubernetes. A
+  // scenario run has no request mix: its steps are the requests.
+  if (spec.requests.empty() && !seen.scenario_run) {
     RequestSpec implicit;
     implicit.name = "default";
     spec.requests.push_back(std::move(implicit));
   }
+  // The result rows thresholds may name: the requests, or the steps (steps of
+  // several scenarios that share a name share a row).
   std::set<std::string> request_names;
   for (size_t i = 0; i < spec.requests.size(); ++i) {
     const std::string& name = spec.requests[i].name;
     if (!name.empty() && !request_names.insert(name).second) {
       errors.add(seen.request_paths[i] + ".name", "duplicate name " + quote(name));
+    }
+  }
+  for (const ScenarioSpec& scenario : spec.scenarios) {
+    for (const StepSpec& step : scenario.steps) {
+      if (!step.name.empty()) request_names.insert(step.name);
     }
   }
 

@@ -37,7 +37,21 @@ struct DecodedFields {
   // spec.variants and spec.experiment.comparisons
   // that was decoded came from (entries that were not even a map are not).
   std::vector<std::string> request_paths, stage_paths, threshold_paths, variant_paths,
-      comparison_paths;
+      comparison_paths, data_paths;
+  // Where each scenario, its steps and their extractions came from, index
+  // for index with spec.scenarios, its steps and their extract lists.
+  struct StepPaths {
+    std::string path;
+    std::vector<std::string> extract_paths;
+  };
+  struct ScenarioPaths {
+    std::string path;
+    std::vector<StepPaths> steps;
+  };
+  std::vector<ScenarioPaths> scenario_paths;
+  // spec.scenarios was given with items, valid or not: the run is a
+  // scenario run, and the rules of a request mix do not apply.
+  bool scenario_run = false;
 
   bool has(std::string_view path) const { return written.find(path) != written.end(); }
   // Written, and not a map: reported as such, so its missing fields are not.
@@ -49,7 +63,9 @@ struct DecodedFields {
 };
 
 // The rules across fields, once every field is read: target and protocol,
-// Secret headers, request names, the load model, the run's length,
+// Secret headers, request names, scenarios against the rest of the spec and
+// their templates against their variables and data, the load model, the
+// run's length,
 // connections per worker, thresholds naming requests, baselines. Fills in the
 // defaults that depend on other fields (the closed model's connections, the
 // implicit request).

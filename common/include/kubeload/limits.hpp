@@ -55,8 +55,24 @@ inline constexpr uint64_t kMaxSearchSteps = 30;
 // HTTP/2 streams per connection (spec.load.maxStreams): servers advertise at
 // most a few hundred.
 inline constexpr uint64_t kMaxStreams = 1000;
+// Scenarios (spec.scenarios, spec.data): enough for any journey a person
+// writes by hand, small enough that compiling every template, extraction and
+// check of a spec stays well under a millisecond.
+inline constexpr size_t kMaxScenarios = 32;          // spec.scenarios
+inline constexpr size_t kMaxSteps = 64;              // spec.scenarios[].steps
+inline constexpr size_t kMaxExtractions = 32;        // spec.scenarios[].steps[].extract
+inline constexpr size_t kMaxChecks = 32;             // spec.scenarios[].steps[].checks
+inline constexpr size_t kMaxDataSources = 8;         // spec.data
+inline constexpr size_t kMaxDataColumns = 100;       // spec.data[].columns
+inline constexpr size_t kMaxExpressionBytes = 1024;  // a JSON pointer, regex, header or cookie name
+inline constexpr size_t kMaxCheckTextBytes = 8192;   // checks[].equals, matches, bodyContains
+inline constexpr size_t kMaxDataFileBytes = 4096;    // spec.data[].file, a path
+// A step's path (a template; the CRD bounds spec.requests[].path alike).
+inline constexpr size_t kMaxTargetPathBytes = 8192;
+// A think time or a pacing longer than this is a pause, not a user thinking.
+inline constexpr std::chrono::nanoseconds kMaxThinkTime = std::chrono::hours(1);
 // Weights are summed by the request mix; this bound keeps any sum of them far
 // from overflowing 32 bits.
-inline constexpr uint64_t kMaxWeight = 1000000;  // spec.requests[].weight
+inline constexpr uint64_t kMaxWeight = 1000000;  // spec.requests[].weight, spec.scenarios[].weight
 
 }  // namespace kubeload

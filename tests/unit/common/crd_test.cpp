@@ -285,6 +285,54 @@ spec:
     connections: {start: 4, max: 64, factor: 2, precision: 2}
 )";
 
+// Scenarios (docs/scenarios.md): every field of spec.scenarios and spec.data;
+// a step's think time and a source's origin are one of several, so they
+// take a step and a source each.
+const char* const kScenarios = R"(
+apiVersion: kubeload.dev/v1alpha1
+kind: LoadTest
+metadata: {name: shop}
+spec:
+  target: {url: "http://shop.shop.svc:8080/"}
+  data:
+  - {name: user, file: users.csv, format: csv, columns: [name, password], mode: unique, onExhausted: recycle}
+  - {name: items, configMapKeyRef: {name: shop-items, key: items.jsonl}, mode: random}
+  - {name: cards, secretKeyRef: {name: shop-cards, key: cards.jsonl}}
+  scenarios:
+  - name: buy
+    weight: 3
+    cookies: true
+    onExtractMiss: endIteration
+    onFailure: continue
+    pacing: 2s
+    steps:
+    - name: login
+      method: POST
+      path: /shop/login
+      headers: {Content-Type: application/json}
+      body: '{"user":"${user.name}","password":"${user.password}"}'
+      expect: {status: [200], bodyLength: 42}
+      extract:
+      - {name: token, json: /token}
+      - {name: sid, cookie: session}
+      - {name: trace, header: X-Trace-Id}
+      - {name: id, regex: 'id":(\d+)', group: 1}
+      checks:
+      - {json: /user, equals: alice}
+      - {json: /id, matches: '[0-9]+'}
+      - {bodyContains: token}
+      thinkTime: {constant: 1s}
+    - name: cart
+      path: /shop/cart/${id}?sku=${items.sku}&card=${cards.number}
+      headers: {Authorization: "Bearer ${token}"}
+      thinkTime: {uniform: {min: 1s, max: 3s}}
+    - name: checkout
+      method: POST
+      path: /shop/checkout
+      thinkTime: {exponential: {mean: 2s}}
+  load: {connections: 10, iterations: 1000}
+)";
+
 // Every map key of `doc` below spec must be a property of the schema at the
 // same place; opaque fields (preserve-unknown) and free-form maps stop the walk.
 void expect_in_schema(const YAML::Node& doc, const YAML::Node& schema, const std::string& path,
@@ -321,8 +369,9 @@ void schema_paths(const YAML::Node& schema, const std::string& path, std::set<st
 
 TEST(Crd, SchemaAndParserAgreeOnEverySpecField) {
   std::set<std::string> covered;
-  for (const char* manifest : {kEveryFieldOpen, kEveryFieldClosed, kOpenStages, kTlsSecretCa,
-                               kTlsConfigMapCa, kExperiment, kSearchRate, kSearchConnections}) {
+  for (const char* manifest :
+       {kEveryFieldOpen, kEveryFieldClosed, kOpenStages, kTlsSecretCa, kTlsConfigMapCa, kExperiment,
+        kSearchRate, kSearchConnections, kScenarios}) {
     const kubeload::ParsedLoadTest parsed = parse_loadtest(manifest);
     ASSERT_TRUE(parsed.ok()) << parsed.errors.front().to_string();
     expect_in_schema(YAML::Load(manifest)["spec"], spec_schema(), "spec", covered);
@@ -395,6 +444,34 @@ TEST(Crd, BoundsAgreeWithTheParser) {
             kubeload::kMaxHeaderValueBytes);
   EXPECT_EQ(at(spec, "requests.[].body")["maxLength"].as<size_t>(), kubeload::kMaxBodyBytes);
   EXPECT_EQ(at(spec, "workerTemplate.image")["maxLength"].as<size_t>(), kubeload::kMaxImageBytes);
+  EXPECT_EQ(max_items("scenarios"), kubeload::kMaxScenarios);
+  EXPECT_EQ(max_items("scenarios.[].steps"), kubeload::kMaxSteps);
+  EXPECT_EQ(max_items("scenarios.[].steps.[].extract"), kubeload::kMaxExtractions);
+  EXPECT_EQ(max_items("scenarios.[].steps.[].checks"), kubeload::kMaxChecks);
+  EXPECT_EQ(max_items("data"), kubeload::kMaxDataSources);
+  EXPECT_EQ(max_items("data.[].columns"), kubeload::kMaxDataColumns);
+  EXPECT_EQ(at(spec, "data.[].file")["maxLength"].as<size_t>(), kubeload::kMaxDataFileBytes);
+  EXPECT_EQ(at(spec, "scenarios.[].weight")["maximum"].as<uint64_t>(), kubeload::kMaxWeight);
+  EXPECT_EQ(at(spec, "scenarios.[].steps.[].path")["maxLength"].as<size_t>(),
+            kubeload::kMaxTargetPathBytes);
+  EXPECT_EQ(at(spec, "scenarios.[].steps.[].body")["maxLength"].as<size_t>(),
+            kubeload::kMaxBodyBytes);
+  EXPECT_EQ(at(spec, "scenarios.[].steps.[].headers")["maxProperties"].as<size_t>(),
+            kubeload::kMaxHeaders);
+  for (const char* field : {"json", "header", "cookie", "regex"}) {
+    EXPECT_EQ(at(spec, std::string("scenarios.[].steps.[].extract.[].") + field)["maxLength"]
+                  .as<size_t>(),
+              kubeload::kMaxExpressionBytes)
+        << field;
+  }
+  EXPECT_EQ(at(spec, "scenarios.[].steps.[].checks.[].json")["maxLength"].as<size_t>(),
+            kubeload::kMaxExpressionBytes);
+  for (const char* field : {"equals", "matches", "bodyContains"}) {
+    EXPECT_EQ(
+        at(spec, std::string("scenarios.[].steps.[].checks.[].") + field)["maxLength"].as<size_t>(),
+        kubeload::kMaxCheckTextBytes)
+        << field;
+  }
 
   // One past each bound is refused by the parser too, naming the field.
   const auto refused = [](const std::string& spec_body, const std::string& expected) {
@@ -470,7 +547,17 @@ TEST(Crd, CelRulesCarryMessages) {
   EXPECT_TRUE(any_contains(rule_messages(at(spec, "target")),
                            "exactly one of target.url or target.service"));
   const std::vector<std::string> load = rule_messages(at(spec, "load"));
-  EXPECT_TRUE(any_contains(load, "one of load.duration, load.requests or load.stages"));
+  EXPECT_TRUE(any_contains(load,
+                           "one of load.duration, load.requests (load.iterations with "
+                           "spec.scenarios) or load.stages"));
+  const std::vector<std::string> spec_rules = rule_messages(spec);
+  EXPECT_TRUE(any_contains(spec_rules, "spec.requests and spec.scenarios exclude each other"));
+  EXPECT_TRUE(any_contains(spec_rules, "load.iterations is for spec.scenarios"));
+  EXPECT_TRUE(any_contains(spec_rules, "scenarios run over HTTP/1.1 for now"));
+  EXPECT_TRUE(any_contains(rule_messages(at(spec, "scenarios.[].steps.[].extract.[]")),
+                           "exactly one of json, header, cookie or regex"));
+  EXPECT_TRUE(any_contains(rule_messages(at(spec, "data.[]")),
+                           "exactly one of file (loadgen run), configMapKeyRef or secretKeyRef"));
   EXPECT_TRUE(any_contains(load, "load.warmup and load.warmupRequests are mutually exclusive"));
   EXPECT_TRUE(any_contains(load, "load.connections and load.rate are mutually exclusive"));
   EXPECT_TRUE(any_contains(rule_messages(at(spec, "baseline")),
@@ -487,8 +574,12 @@ TEST(Crd, DurationPatternMatchesWhatTheParserAccepts) {
     SCOPED_TRACE(text);
     EXPECT_EQ(std::regex_match(text, pattern), parse_duration(text).has_value());
   }
-  for (const char* field : {"load.warmup", "load.timeout", "load.stages.[].duration",
-                            "timeouts.start", "timeouts.run"}) {
+  for (const char* field :
+       {"load.warmup", "load.timeout", "load.stages.[].duration", "timeouts.start", "timeouts.run",
+        "scenarios.[].pacing", "scenarios.[].steps.[].thinkTime.constant",
+        "scenarios.[].steps.[].thinkTime.uniform.min",
+        "scenarios.[].steps.[].thinkTime.uniform.max",
+        "scenarios.[].steps.[].thinkTime.exponential.mean"}) {
     EXPECT_EQ(at(spec_schema(), field)["pattern"].as<std::string>(),
               at(spec_schema(), "load.duration")["pattern"].as<std::string>())
         << field;

@@ -92,5 +92,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCheck{K::body_contains, "", "",
                  R"(check steps[1].checks[0]: the text to look for is empty)"}));
 
+TEST(Check, WithoutANameTheMessageIsTheProblemAlone) {
+  const auto compiled = Check::compile("", CheckRule{CheckKind::body_contains, "", ""});
+  EXPECT_EQ(std::get<std::string>(compiled), "the text to look for is empty");
+}
+
 }  // namespace
 }  // namespace kubeload::scenario

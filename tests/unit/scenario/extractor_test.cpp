@@ -147,6 +147,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadRule{F::json, "/a", 1u,
                 R"(extraction steps[0].extract.token: a group is for a regular expression only)"}));
 
+TEST(Extractor, WithoutANameTheMessageIsTheProblemAlone) {
+  const auto compiled = Extractor::compile("", ExtractRule{F::header, "X Id", {}});
+  EXPECT_EQ(std::get<std::string>(compiled), R"(header name "X Id" is not a token (RFC 9110))");
+}
+
 TEST(Extractor, RegexBacktrackingIsBoundedAndFindsNothing) {
   // Exponential backtracking on a body of 'a's: the match limit ends it.
   auto compiled = Extractor::compile("e", ExtractRule{F::regex, "(a+)+$", {}});

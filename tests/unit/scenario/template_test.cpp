@@ -221,6 +221,54 @@ TEST(Template, SlotsFollowTheVocabularyLayout) {
   EXPECT_EQ(compiled.segments()[2].offset, 0u);
 }
 
+// A source whose columns the spec does not declare: any well-formed column
+// compiles, without a slot, and takes no slots from the sources after it.
+TEST(Template, AnyColumnSourceAcceptsEveryColumnAndLeavesItUnresolved) {
+  const Vocabulary vocabulary{
+      {"a"}, {DataSource{"u", {}, true}, DataSource{"s", {"x", "y"}}, DataSource{"t", {"z"}}}};
+  const auto compiled =
+      std::get<Template>(Template::compile("t", "${t.z}${u.email}${s.y}", vocabulary));
+  ASSERT_EQ(compiled.segments().size(), 3u);
+  EXPECT_EQ(compiled.segments()[0].offset, 2u);  // after s's two columns; u takes none
+  EXPECT_EQ(compiled.segments()[1].kind, Template::Kind::column);
+  EXPECT_EQ(compiled.segments()[1].offset, unresolved_slot);
+  EXPECT_EQ(compiled.segments()[2].offset, 1u);
+  EXPECT_FALSE(compiled.is_resolved());
+  // Rendered anyway, the unresolved column is empty rather than a stray read.
+  const std::array<std::string_view, 3> columns{"x0", "y0", "z0"};
+  const RenderContext context{{}, columns, 0, 0, 0, 0, nullptr};
+  std::string out;
+  EXPECT_TRUE(compiled.render(context, out).complete);
+  EXPECT_EQ(out, "z0y0");
+  // The grammar still holds, and other sources are checked as before.
+  EXPECT_EQ(std::get<std::string>(Template::compile("", "${u.first name}", vocabulary)),
+            R"(bad name: want SOURCE.COLUMN, each [A-Za-z_][A-Za-z0-9_-]* in "${u.first name}")");
+  EXPECT_EQ(std::get<std::string>(Template::compile("", "${s.q}", vocabulary)),
+            R"(unknown column "q" of data source "s" in "${s.q}")");
+  EXPECT_TRUE(std::get<Template>(Template::compile("t", "${s.x}", vocabulary)).is_resolved());
+}
+
+TEST(Template, WithoutANameTheMessageIsTheProblemsAlone) {
+  EXPECT_EQ(std::get<std::string>(Template::compile("", "/${tokn}/${}", vocabulary())),
+            R"(unknown variable "tokn" in "${tokn}"; empty reference in "${}")");
+}
+
+TEST(Template, LiteralSegmentsReadBackUnescaped) {
+  const auto compiled =
+      std::get<Template>(Template::compile("t", "/a $${b}/${vu}/c", vocabulary()));
+  ASSERT_EQ(compiled.segments().size(), 3u);
+  EXPECT_EQ(compiled.literal(compiled.segments()[0]), "/a ${b}/");
+  EXPECT_EQ(compiled.literal(compiled.segments()[2]), "/c");
+}
+
+TEST(Template, ColumnNamesFollowTheGrammarButMayBeBuiltinsNames) {
+  EXPECT_FALSE(check_column_name("vu").has_value());
+  EXPECT_FALSE(check_column_name("first_name").has_value());
+  EXPECT_EQ(check_column_name("first name"),
+            R"("first name" is not a name: want [A-Za-z_][A-Za-z0-9_-]*)");
+  EXPECT_TRUE(check_column_name("").has_value());
+}
+
 // The steady state of a request built from a template: the buffer is reused,
 // so once it has grown, rendering allocates nothing.
 TEST(Template, RenderingIntoAReusedBufferDoesNotAllocate) {
