@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "kubeload/data_mount.hpp"
 #include "kubeload/names.hpp"
 #include "kubeload/rfc3339.hpp"
 #include "kubeload/text.hpp"
@@ -33,6 +34,19 @@ const std::string& required(const std::string& value, const char* path) {
     throw std::invalid_argument(std::string(path) + " is required to build the worker Job");
   }
   return value;
+}
+
+// A volume of one key of a Secret or ConfigMap, as the file `path`: read by
+// the kubelet, never by the operator.
+json key_volume(std::string_view volume, const ObjectKeyRef& ref, std::string_view path) {
+  const json items = json::array({{{"key", ref.key}, {"path", std::string(path)}}});
+  json out = {{"name", std::string(volume)}};
+  if (ref.kind == ObjectKeyRef::Kind::secret) {
+    out["secret"] = {{"secretName", ref.name}, {"items", items}};
+  } else {
+    out["configMap"] = {{"name", ref.name}, {"items", items}};
+  }
+  return out;
 }
 
 // A CPU quantity ("2", "500m", "1.5", or a bare JSON number) in cores;
@@ -178,6 +192,10 @@ std::string worker_job_name(std::string_view loadtest_name) {
 
 std::string header_env_name(size_t ordinal) {
   return "KUBELOAD_HEADER_" + std::to_string(ordinal);
+}
+
+std::string data_volume_name(size_t source_index) {
+  return "data-" + std::to_string(source_index);
 }
 
 std::string worker_token_secret_name(std::string_view loadtest_name, std::string_view uid) {
@@ -394,14 +412,7 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
   // loadgen as --cacert.
   json ca_volume;
   if (spec.tls.ca_from) {
-    const ObjectKeyRef& ref = *spec.tls.ca_from;
-    const json items = json::array({{{"key", ref.key}, {"path", std::string(kCaFileName)}}});
-    ca_volume = {{"name", std::string(kCaVolume)}};
-    if (ref.kind == ObjectKeyRef::Kind::secret) {
-      ca_volume["secret"] = {{"secretName", ref.name}, {"items", items}};
-    } else {
-      ca_volume["configMap"] = {{"name", ref.name}, {"items", items}};
-    }
+    ca_volume = key_volume(kCaVolume, *spec.tls.ca_from, kCaFileName);
     args.push_back("--cacert");
     args.push_back(std::string(kCaMountPath) + "/" + std::string(kCaFileName));
   }
@@ -445,6 +456,18 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
                       {"mountPath", std::string(kCaMountPath)},
                       {"readOnly", true}});
   }
+  // spec.data: each source from a ConfigMap or Secret key, mounted the same
+  // way at the path the worker reads it from (kubeload/data_mount.hpp); a
+  // Secret's owner has consented before the Job exists (secret_consent.hpp).
+  json data_volumes = json::array();
+  for (size_t i = 0; i < spec.data.size(); ++i) {
+    const DataSourceSpec& source = spec.data[i];
+    if (!source.from) continue;
+    data_volumes.push_back(key_volume(data_volume_name(i), *source.from, kDataFileName));
+    mounts.push_back({{"name", data_volume_name(i)},
+                      {"mountPath", data_mount_directory(source.name)},
+                      {"readOnly", true}});
+  }
   container["volumeMounts"] = std::move(mounts);
 
   const json labels = labels_for(spec, name, uid);
@@ -462,6 +485,7 @@ json build_worker_job(const api::LoadTest& loadtest, const LoadTestSpec& spec,
   json volumes = json::array({{{"name", std::string(kSpecVolume)},
                                {"configMap", {{"name", worker_spec_config_map_name(name, uid)}}}}});
   if (!ca_volume.is_null()) volumes.push_back(std::move(ca_volume));
+  for (json& volume : data_volumes) volumes.push_back(std::move(volume));
   pod_spec["volumes"] = std::move(volumes);
   copy_if_set(worker_template, "nodeSelector", pod_spec);
   copy_if_set(worker_template, "tolerations", pod_spec);

@@ -35,6 +35,11 @@ inline constexpr std::string_view kWorkerCommand = "/usr/local/bin/loadgen";
 inline constexpr std::string_view kCaVolume = "target-ca";
 inline constexpr std::string_view kCaMountPath = "/etc/kubeload/target-ca";
 inline constexpr std::string_view kCaFileName = "ca.crt";
+// Each spec.data source from a ConfigMap or Secret key is the volume
+// `data-<its index in spec.data>` (a source's name may hold what a volume
+// name may not), mounted read-only at data_mount_directory(name)
+// (kubeload/data_mount.hpp).
+std::string data_volume_name(size_t source_index);
 // The env var holding the LoadTest's metadata.uid, which the worker serves
 // back in /result as loadTestUid.
 inline constexpr std::string_view kLoadTestUidEnv = "KUBELOAD_LOADTEST_UID";

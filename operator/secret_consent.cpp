@@ -13,12 +13,28 @@ using json_access::member;
 namespace {
 
 std::string_view word_of(SecretUse use) {
-  return use == SecretUse::headers ? api::kConsentHeaders : api::kConsentCa;
+  switch (use) {
+    case SecretUse::headers:
+      return api::kConsentHeaders;
+    case SecretUse::ca:
+      return api::kConsentCa;
+    case SecretUse::data:
+      return api::kConsentData;
+  }
+  return api::kConsentHeaders;  // not reached: every use is above
 }
 
 // "request headers", "the CA bundle": how messages name a use.
 std::string_view described(SecretUse use) {
-  return use == SecretUse::headers ? "request headers (headersFrom)" : "a CA bundle (caFrom)";
+  switch (use) {
+    case SecretUse::headers:
+      return "request headers (headersFrom)";
+    case SecretUse::ca:
+      return "a CA bundle (caFrom)";
+    case SecretUse::data:
+      return "test data (spec.data)";
+  }
+  return "";  // not reached: every use is above
 }
 
 // Splits `list` at `separator`, each item without surrounding blanks, empty
@@ -40,8 +56,9 @@ std::vector<std::string> items_of(std::string_view list, char separator) {
 std::set<SecretUse> uses_in(std::string_view label_value) {
   std::set<SecretUse> uses;
   for (const std::string& word : items_of(label_value, '.')) {
-    if (word == api::kConsentHeaders) uses.insert(SecretUse::headers);
-    if (word == api::kConsentCa) uses.insert(SecretUse::ca);
+    for (const SecretUse use : {SecretUse::headers, SecretUse::ca, SecretUse::data}) {
+      if (word == word_of(use)) uses.insert(use);
+    }
   }
   return uses;
 }
@@ -79,6 +96,13 @@ std::vector<SecretReference> secret_references(const LoadTestSpec& spec) {
       refs.push_back({headers[j].secret_key_ref.name, SecretUse::headers,
                       "spec.requests[" + std::to_string(i) + "].headersFrom[" + std::to_string(j) +
                           "].secretKeyRef.name"});
+    }
+  }
+  for (std::size_t i = 0; i < spec.data.size(); ++i) {
+    const std::optional<ObjectKeyRef>& from = spec.data[i].from;
+    if (from && from->kind == ObjectKeyRef::Kind::secret) {
+      refs.push_back(
+          {from->name, SecretUse::data, "spec.data[" + std::to_string(i) + "].secretKeyRef.name"});
     }
   }
   return refs;

@@ -1,7 +1,7 @@
 #pragma once
 // Whose word lets a LoadTest read a Secret (issue 26, item 5). A run's
-// headersFrom values and its caFrom bundle are read by the kubelet into the
-// worker pods, so whoever may create a LoadTest could otherwise have any
+// headersFrom values, its caFrom bundle and its test data (spec.data) are read
+// by the kubelet into the worker pods, so whoever may create a LoadTest could otherwise have any
 // Secret of the namespace sent to a target of their choosing. Admission can
 // ask whether the requester may get the Secret, but under GitOps the
 // requester is Argo CD's or CI's service account, which may get them all,
@@ -29,18 +29,20 @@
 namespace kubeload::controller {
 
 // What a LoadTest may do with a Secret: each a word of the consent label.
-enum class SecretUse { headers, ca };
+enum class SecretUse { headers, ca, data };
 
-// One place a LoadTest names a Secret of its namespace. A caFrom that names
-// a ConfigMap is none: a CA bundle is public, a ConfigMap needs no consent.
+// One place a LoadTest names a Secret of its namespace. A caFrom or a data
+// source that names a ConfigMap is none: a ConfigMap needs no consent (its
+// owner put nothing secret in it).
 struct SecretReference {
   std::string name;
   SecretUse use = SecretUse::headers;
   // Where: spec.requests[0].headersFrom[1].secretKeyRef.name,
-  // spec.target.tls.caFrom.secretKeyRef.name.
+  // spec.target.tls.caFrom.secretKeyRef.name, spec.data[0].secretKeyRef.name.
   std::string field;
 };
-// In manifest order (the target's caFrom first, then the requests').
+// In manifest order (the target's caFrom first, then the requests', then
+// the data sources').
 std::vector<SecretReference> secret_references(const LoadTestSpec& spec);
 // The Secrets to read: each referenced name once.
 std::set<std::string> secrets_to_read(const LoadTestSpec& spec);

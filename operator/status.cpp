@@ -504,6 +504,9 @@ api::LoadTestStatus compute_status(const Observation& observed, const RunState& 
     if (!merged->stages.empty()) status.stages = stages_json(*merged, false);
     if (!merged->request_results.empty())
       status.request_results = request_results_json(*merged, false);
+    if (!merged->scenarios.empty()) {
+      status.scenario_results = scenario_results_json(*merged, false);
+    }
   }
 
   // Bounded before the conditions, which repeat its message: recomputed from
@@ -541,8 +544,10 @@ std::string bound_status_size(api::LoadTestStatus& status, std::size_t limit) {
   std::size_t size = json(status).dump().size();
   if (size <= limit) return "";
   std::vector<std::string> notes;
-  for (auto [rows, what] : {std::pair{&status.request_results, "named requests"},
-                            std::pair{&status.stages, "stages"}}) {
+  // Scenario rows last: at most a few dozen, a few hundred bytes each.
+  for (auto [rows, what] :
+       {std::pair{&status.request_results, "named requests"}, std::pair{&status.stages, "stages"},
+        std::pair{&status.scenario_results, "scenarios"}}) {
     if (size <= limit || !*rows || !(*rows)->is_array()) continue;
     json& list = **rows;
     const std::size_t all = list.size();

@@ -664,6 +664,7 @@ GateReport gate_report_from_loadtest(const json& given) {
   for (const api::ResultRow& row : api::request_rows(status)) {
     out.requests.push_back(summary_of(row, row.name));
   }
+  out.scenarios = scenario_rows_of(api::scenario_rows(status), out.run.duration_seconds);
   for (const api::ThresholdRow& row : status.thresholds) {
     out.thresholds.push_back(
         ThresholdRow{row.expression, row.observed, threshold_limit(row.expression), row.passed});
@@ -722,6 +723,7 @@ GateReport gate_report_from_run(const std::string& name, const std::string& test
   for (const NamedResult& named : run.request_results) {
     out.requests.push_back(summary_of(named.result, named.name));
   }
+  out.scenarios = scenario_rows_of(run);
   size_t missed = 0;
   for (const ThresholdOutcome& gate : gates) {
     out.thresholds.push_back(ThresholdRow{gate.expression, gate.observed,
@@ -868,6 +870,7 @@ void write_loadtest_report(std::ostream& out, ReportFormat format, const json& g
   for (size_t i = 0; i < model.requests.size() && i < named.size(); ++i) {
     model.requests[i].result = view_of_summary(named[i]);
   }
+  model.scenarios = gate.scenarios;
   switch (format) {
     case ReportFormat::ab:
       report::write_ab_report(out, model);

@@ -20,6 +20,7 @@
 #include "kubeload/result.hpp"
 #include "kubeload/threshold.hpp"
 #include "reports/run_info.hpp"
+#include "reports/scenario_row.hpp"
 #include "reports/trend.hpp"
 
 namespace kubeload::loadgen {
@@ -102,7 +103,8 @@ struct GateReport {
   ErrorCounts errors;
   std::optional<Histogram> latency_us;  // for the percentile curve, when the source holds it
   std::vector<SummaryRow> stages;
-  std::vector<SummaryRow> requests;
+  std::vector<SummaryRow> requests;  // named requests, or a scenario run's steps
+  std::vector<ScenarioRow> scenarios;
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineReport> baseline;
   // The other runs that loaded the same target during this one

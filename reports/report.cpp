@@ -171,6 +171,7 @@ ReportModel build_report_model(const RunInfo& info, const RunResult& run) {
   for (const NamedResult& named : run.request_results) {
     model.requests.push_back(NamedView{named.name, view_of(named.result)});
   }
+  model.scenarios = scenario_rows_of(run);
   return model;
 }
 

@@ -13,6 +13,9 @@
 //      Length     = length errors (only with an expected length: opt-in),
 //      Exceptions = timeouts (ab's name for a request that ended abnormally).
 //  - Write errors: write errors, a line of its own and not "failed", as in ab.
+//  - Scenario runs: extraction and check failures (complete responses a
+//    step could not use) each a line of their own, and after ab's tables
+//    one line per scenario with its iterations and their durations.
 //  - Status failures are, as in ab, not "failed" but reported through
 //    "Non-2xx responses" (every response outside 200-299, whatever was expected).
 //  - Keep-Alive requests: responses that came on a reused connection (connect
@@ -56,6 +59,9 @@ void connection_times_row(std::ostream& out, const std::string& label, const Lat
   connection_times_row(out, label, s.min, s.mean, s.stddev, s.p50, s.max);
 }
 
+// ab's "Connection Times" and percentage tables: only with a complete response.
+void write_ab_tables(std::ostream& out, const ReportModel& model);
+
 }  // namespace
 
 void write_ab_report(std::ostream& out, const ReportModel& model) {
@@ -88,6 +94,8 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
   if (errors.dropped > 0) field(out, "Dropped requests", std::to_string(errors.dropped));
   if (errors.rst_stream > 0) field(out, "Stream resets", std::to_string(errors.rst_stream));
   if (errors.goaway > 0) field(out, "GOAWAY errors", std::to_string(errors.goaway));
+  if (errors.extract > 0) field(out, "Extraction failures", std::to_string(errors.extract));
+  if (errors.check > 0) field(out, "Check failures", std::to_string(errors.check));
   if (run.retries > 0) field(out, "Retried requests", std::to_string(run.retries));
   if (run.tls) {
     field(out, "TLS handshakes",
@@ -114,7 +122,25 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
           fixed(run.bytes_received_per_second / 1024.0, 2) + " [Kbytes/sec] received");
   }
 
-  if (run.complete_responses == 0) return;
+  if (run.complete_responses > 0) write_ab_tables(out, model);
+  if (model.scenarios.empty()) return;
+  out << '\n';
+  for (const ScenarioRow& scenario : model.scenarios) {
+    std::string line = std::to_string(scenario.iterations) + " iterations, " +
+                       std::to_string(scenario.failed) + " failed";
+    if (scenario.duration_measured) {
+      const LatencySummary& d = scenario.duration_ms;
+      line += "; duration (ms) 50% " + rounded_ms(d.p50) + ", 95% " + rounded_ms(d.p95) + ", 99% " +
+              rounded_ms(d.p99) + ", 100% " + rounded_ms(d.max);
+    }
+    field(out, "Scenario " + scenario.name, line);
+  }
+}
+
+namespace {
+
+void write_ab_tables(std::ostream& out, const ReportModel& model) {
+  const ResultView& run = model.run;
   out << "\nConnection Times (ms)\n";
   out << "              min  mean[+/-sd] median   max\n";
   connection_times_row(out, "Connect", run.connect);
@@ -138,5 +164,7 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
   }
   out << " 100%  " << pad_left(rounded_ms(total.max), 5) << " (longest request)\n";
 }
+
+}  // namespace
 
 }  // namespace kubeload::loadgen::report

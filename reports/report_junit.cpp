@@ -50,6 +50,17 @@ std::string summary_line(const GateReport& report) {
             report::fixed(run.latency_ms.p90, 3) + " ms, p99 " +
             report::fixed(run.latency_ms.p99, 3) + " ms";
   }
+  // A scenario run: a line per scenario.
+  for (const ScenarioRow& s : report.scenarios) {
+    line += "\nscenario " + s.name + ": " + report::grouped(s.iterations) + " iterations, " +
+            report::grouped(s.failed) + " failed (" + report::fixed(s.failed_percent, 2) + "%)";
+    if (s.duration_measured) {
+      line += ", duration p50 " + report::fixed(s.duration_ms.p50, 3) + " ms, p95 " +
+              report::fixed(s.duration_ms.p95, 3) + " ms, p99 " +
+              report::fixed(s.duration_ms.p99, 3) + " ms, max " +
+              report::fixed(s.duration_ms.max, 3) + " ms";
+    }
+  }
   return line;
 }
 

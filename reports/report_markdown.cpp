@@ -160,9 +160,26 @@ void write_markdown_report(std::ostream& out, const GateReport& report) {
     write_rows_table(out, "stage", report.stages);
     out << "\n</details>\n\n";
   }
-  if (report.requests.size() > 1) {
-    out << "<details><summary>Requests by name</summary>\n\n";
-    write_rows_table(out, "request", report.requests);
+  if (!report.scenarios.empty()) {
+    out << "<details><summary>Scenarios</summary>\n\n";
+    out << "| scenario | iterations | failed | p50 ms | p95 ms | p99 ms | max ms |\n";
+    out << "|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const ScenarioRow& row : report.scenarios) {
+      const auto duration = [&](double value) {
+        return row.duration_measured ? report::fixed(value, 3) : std::string("-");
+      };
+      out << "| " << markdown_cell(row.name) << " | " << report::grouped(row.iterations) << " | "
+          << report::grouped(row.failed) << " (" << report::fixed(row.failed_percent, 2) << "%) | "
+          << duration(row.duration_ms.p50) << " | " << duration(row.duration_ms.p95) << " | "
+          << duration(row.duration_ms.p99) << " | " << duration(row.duration_ms.max) << " |\n";
+    }
+    out << "\n</details>\n\n";
+  }
+  // A scenario run lists its steps even when there is one.
+  if (report.requests.size() > 1 || (!report.scenarios.empty() && !report.requests.empty())) {
+    out << (report.scenarios.empty() ? "<details><summary>Requests by name</summary>\n\n"
+                                     : "<details><summary>Steps</summary>\n\n");
+    write_rows_table(out, report.scenarios.empty() ? "request" : "step", report.requests);
     out << "\n</details>\n\n";
   }
   out << "<sub>kubeload";

@@ -164,7 +164,8 @@ void write_stage_table(std::ostream& out, const ReportModel& model) {
 }
 
 void write_request_table(std::ostream& out, const ReportModel& model) {
-  out << "\nRequests by name (latency in ms)\n";
+  out << (model.scenarios.empty() ? "\nRequests by name (latency in ms)\n"
+                                  : "\nSteps (latency in ms)\n");
   TextTable table(breakdown_columns({{"name", TextTable::Align::left}}));
   for (const NamedView& named : model.requests) {
     table.add_row(breakdown_cells({named.name}, named.result));
@@ -173,6 +174,31 @@ void write_request_table(std::ostream& out, const ReportModel& model) {
 }
 
 }  // namespace
+
+void write_scenario_table(std::ostream& out, const std::vector<ScenarioRow>& scenarios) {
+  out << "\nScenarios (iteration duration in ms)\n";
+  TextTable table({{"name", TextTable::Align::left},
+                   {"iterations"},
+                   {"per s"},
+                   {"failed"},
+                   {"failed %"},
+                   {"p50"},
+                   {"p95"},
+                   {"p99"},
+                   {"max"}});
+  for (const ScenarioRow& s : scenarios) {
+    std::vector<std::string> cells = {s.name, grouped(s.iterations),
+                                      grouped_fixed(s.iterations_per_second, 1), grouped(s.failed),
+                                      percent(s.failed_percent)};
+    // No iteration ended: no duration, "-" rather than a fake 0.
+    for (double value :
+         {s.duration_ms.p50, s.duration_ms.p95, s.duration_ms.p99, s.duration_ms.max}) {
+      cells.push_back(s.duration_measured ? ms(value) : "-");
+    }
+    table.add_row(std::move(cells));
+  }
+  table.write(out, "  ");
+}
 
 void write_text_report(std::ostream& out, const ReportModel& model) {
   const ResultView& run = model.run;
@@ -224,7 +250,11 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
 
   write_latency_table(out, run);
   if (model.stages.size() > 1) write_stage_table(out, model);
-  if (model.requests.size() > 1) write_request_table(out, model);
+  // A scenario run lists its steps even when there is one: the row is the step's.
+  if (model.requests.size() > 1 || (!model.scenarios.empty() && !model.requests.empty())) {
+    write_request_table(out, model);
+  }
+  if (!model.scenarios.empty()) write_scenario_table(out, model.scenarios);
 }
 
 }  // namespace kubeload::loadgen::report

@@ -18,6 +18,7 @@
 #include "kubeload/result.hpp"
 #include "kubeload/text.hpp"
 #include "reports/run_info.hpp"
+#include "reports/scenario_row.hpp"
 
 namespace kubeload::loadgen::report {
 
@@ -83,7 +84,8 @@ struct ReportModel {
   double time_per_request_across_ms = 0;  // wall time / requests
   ResultView run;
   std::vector<StageView> stages;
-  std::vector<NamedView> requests;
+  std::vector<NamedView> requests;  // named requests, or a scenario run's steps
+  std::vector<ScenarioRow> scenarios;
 };
 
 ReportModel build_report_model(const RunInfo& info, const RunResult& run);
@@ -133,5 +135,10 @@ class TextTable {
 // write_jmeter_report lays out, for an experiment's one row per variant.
 TextTable jmeter_table();
 std::vector<std::string> jmeter_row(std::string label, const ResultView& result);
+
+// The text report's table of scenario rows (name, iterations, per second,
+// failed, failed %, duration p50/p95/p99/max in ms), after a title line;
+// the gate text shares it.
+void write_scenario_table(std::ostream& out, const std::vector<ScenarioRow>& scenarios);
 
 }  // namespace kubeload::loadgen::report

@@ -119,18 +119,46 @@ Result result_from_json_at(const json& in, const std::string& path, HistogramDec
   return r;
 }
 
+ScenarioResult scenario_from_json_at(const json& in, const std::string& path,
+                                     HistogramDecoder& decoder) {
+  if (!in.is_object()) bad_field(path, "must be an object");
+  if (!in.contains("name") || !in.at("name").is_string()) bad_field(path + ".name", "is required");
+  ScenarioResult scenario;
+  scenario.name = in.at("name").get<std::string>();
+  scenario.iterations = get_count(in, "iterations", path);
+  scenario.iterations_failed = get_count(in, "failedIterations", path);
+  if (scenario.iterations_failed > scenario.iterations) {
+    bad_field(path + ".failedIterations", "is " + std::to_string(scenario.iterations_failed) +
+                                              ", more than the " +
+                                              std::to_string(scenario.iterations) + " iterations");
+  }
+  scenario.duration = get_histogram(in, "histogram", path, decoder);
+  // One duration per ended iteration (a row without its histogram, as a
+  // status shows it, has none to compare).
+  if (in.contains("histogram") && scenario.duration.total_count() != scenario.iterations) {
+    bad_field(path + ".histogram", "holds " + std::to_string(scenario.duration.total_count()) +
+                                       " durations for " + std::to_string(scenario.iterations) +
+                                       " iterations");
+  }
+  return scenario;
+}
+
 std::string layout_of(const Histogram& h) {
   return std::to_string(h.lowest_discernible()) + "/" + std::to_string(h.highest_trackable()) +
          "/" + std::to_string(h.significant_digits());
 }
 
+void require_same_layout(const Histogram& reference, const Histogram& h, const std::string& where) {
+  if (!reference.same_layout(h)) {
+    throw std::invalid_argument("cannot merge results: a histogram of " + where + " has layout " +
+                                layout_of(h) + " (lowest/highest/digits), expected " +
+                                layout_of(reference));
+  }
+}
+
 void require_same_layouts(const Histogram& reference, const Result& r, const std::string& where) {
   for (const Histogram* h : {&r.latency, &r.connect, &r.waiting}) {
-    if (!reference.same_layout(*h)) {
-      throw std::invalid_argument("cannot merge results: a histogram of " + where + " has layout " +
-                                  layout_of(*h) + " (lowest/highest/digits), expected " +
-                                  layout_of(reference));
-    }
+    require_same_layout(reference, *h, where);
   }
 }
 
@@ -156,6 +184,10 @@ const char* to_string(ErrorKind kind) noexcept {
       return "rstStream";
     case ErrorKind::goaway:
       return "goaway";
+    case ErrorKind::extract:
+      return "extract";
+    case ErrorKind::check:
+      return "check";
   }
   return "unknown";
 }
@@ -180,6 +212,10 @@ uint64_t& ErrorCounts::operator[](ErrorKind kind) noexcept {
       return rst_stream;
     case ErrorKind::goaway:
       return goaway;
+    case ErrorKind::extract:
+      return extract;
+    case ErrorKind::check:
+      return check;
   }
   return read;
 }
@@ -267,6 +303,19 @@ bool Result::operator==(const Result& other) const {
          retries == other.retries && tls == other.tls;
 }
 
+void ScenarioResult::merge(const ScenarioResult& other) {
+  require_same_layout(duration, other.duration, "scenario \"" + other.name + "\"");
+  iterations += other.iterations;
+  iterations_failed += other.iterations_failed;
+  duration.add(other.duration);
+}
+
+Histogram RunResult::iteration_durations() const {
+  Histogram all;
+  for (const ScenarioResult& scenario : scenarios) all.add(scenario.duration);
+  return all;
+}
+
 void RunResult::merge(const RunResult& other) {
   // Every histogram of both runs is checked before anything changes: a run
   // that cannot merge (a histogram of another layout, decoded from a
@@ -278,6 +327,9 @@ void RunResult::merge(const RunResult& other) {
     }
     for (const NamedResult& named : run->request_results) {
       require_same_layouts(result.latency, named.result, "request \"" + named.name + "\"");
+    }
+    for (const ScenarioResult& scenario : run->scenarios) {
+      require_same_layout(result.latency, scenario.duration, "scenario \"" + scenario.name + "\"");
     }
   }
   result.merge(other.result);
@@ -305,6 +357,15 @@ void RunResult::merge(const RunResult& other) {
       request_results.push_back(theirs);
     } else {
       mine->result.merge(theirs.result);
+    }
+  }
+  for (const ScenarioResult& theirs : other.scenarios) {
+    auto mine = std::find_if(scenarios.begin(), scenarios.end(),
+                             [&](const ScenarioResult& s) { return s.name == theirs.name; });
+    if (mine == scenarios.end()) {
+      scenarios.push_back(theirs);
+    } else {
+      mine->merge(theirs);
     }
   }
 }
@@ -377,6 +438,16 @@ json request_row(const NamedResult& named, bool with_histograms) {
   return row;
 }
 
+json scenario_row(const ScenarioResult& scenario, bool with_histograms) {
+  json row;
+  row["name"] = scenario.name;
+  row["iterations"] = scenario.iterations;
+  row["failedIterations"] = scenario.iterations_failed;
+  row["durationMs"] = latency_json(scenario.duration);
+  if (with_histograms) row["histogram"] = scenario.duration.encode_base64();
+  return row;
+}
+
 }  // namespace
 
 json stages_json(const RunResult& run, bool with_histograms) {
@@ -393,11 +464,22 @@ json request_results_json(const RunResult& run, bool with_histograms) {
   return rows;
 }
 
+json scenario_results_json(const RunResult& run, bool with_histograms) {
+  json rows = json::array();
+  for (const ScenarioResult& scenario : run.scenarios) {
+    rows.push_back(scenario_row(scenario, with_histograms));
+  }
+  return rows;
+}
+
 json to_json(const RunResult& run, bool with_histograms) {
   json out = document_head(run);
   out["result"] = result_row(run.result, with_histograms);
   out["stages"] = stages_json(run, with_histograms);
   out["requestResults"] = request_results_json(run, with_histograms);
+  if (!run.scenarios.empty()) {
+    out["scenarioResults"] = scenario_results_json(run, with_histograms);
+  }
   return out;
 }
 
@@ -413,9 +495,13 @@ ResultDocumentWriter::ResultDocumentWriter(std::shared_ptr<const RunResult> run,
 bool ResultDocumentWriter::next(std::string& piece) {
   // Pieces: the head, "result" and the opening of "stages"; a piece per
   // stage row; the step from "stages" to "requestResults"; a piece per
-  // request row; the end.
+  // request row; with scenarios, the step to "scenarioResults" and a piece
+  // per scenario row; the end.
   const std::size_t stages = run_->stages.size();
   const std::size_t requests = run_->request_results.size();
+  const std::size_t scenarios = run_->scenarios.size();
+  // The first piece after the request rows.
+  const std::size_t after_requests = stages + requests + 2;
   const std::size_t at = next_;
   piece.clear();
   if (at == 0) {
@@ -428,7 +514,12 @@ bool ResultDocumentWriter::next(std::string& piece) {
   } else if (at <= stages + 1 + requests) {
     if (at > stages + 2) piece = ",";
     piece += request_row(run_->request_results[at - stages - 2], true).dump();
-  } else if (at == stages + requests + 2) {
+  } else if (scenarios > 0 && at == after_requests) {
+    piece = "],\"scenarioResults\":[";
+  } else if (scenarios > 0 && at <= after_requests + scenarios) {
+    if (at > after_requests + 1) piece = ",";
+    piece += scenario_row(run_->scenarios[at - after_requests - 1], true).dump();
+  } else if (at == after_requests + (scenarios > 0 ? scenarios + 1 : 0)) {
     piece = "]}";
   } else {
     return false;
@@ -494,6 +585,19 @@ RunResult run_result_from_json(const json& in) {
       }
       run.request_results.push_back(NamedResult{rows[i].at("name").get<std::string>(),
                                                 result_from_json_at(rows[i], path, decoder)});
+    }
+  }
+  if (in.contains("scenarioResults")) {
+    const json& rows = in.at("scenarioResults");
+    if (!rows.is_array()) bad_field("scenarioResults", "must be an array");
+    if (rows.size() > kMaxScenarios) {
+      bad_field("scenarioResults", "at most " + std::to_string(kMaxScenarios) +
+                                       " rows (one per scenario of a spec), got " +
+                                       std::to_string(rows.size()));
+    }
+    for (size_t i = 0; i < rows.size(); ++i) {
+      run.scenarios.push_back(
+          scenario_from_json_at(rows[i], "scenarioResults[" + std::to_string(i) + "]", decoder));
     }
   }
   return run;

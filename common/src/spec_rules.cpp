@@ -338,10 +338,8 @@ void apply_cross_field_rules(LoadTestSpec& spec, const DecodedFields& seen, Fiel
   if (!seen.malformed("spec.load")) load_rules(spec, seen, errors);
 
   for (size_t i = 0; i < spec.thresholds.size(); ++i) {
-    const Threshold& threshold = spec.thresholds[i];
-    if (!threshold.request.empty() && request_names.count(threshold.request) == 0) {
-      errors.add(seen.threshold_paths[i], "unknown request " + quote(threshold.request) + " in " +
-                                              quote(threshold.expression));
+    if (std::string problem = threshold_row_problem(spec.thresholds[i], spec); !problem.empty()) {
+      errors.add(seen.threshold_paths[i], std::move(problem));
     }
   }
 

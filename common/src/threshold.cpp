@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "kubeload/result.hpp"
+#include "kubeload/spec.hpp"
 #include "kubeload/text.hpp"
 
 namespace kubeload {
@@ -18,7 +19,7 @@ struct MetricName {
   ThresholdMetric metric;
 };
 
-constexpr std::array<MetricName, 14> kMetrics{{
+constexpr std::array<MetricName, 16> kMetrics{{
     {"p50", ThresholdMetric::p50},
     {"p90", ThresholdMetric::p90},
     {"p95", ThresholdMetric::p95},
@@ -33,7 +34,23 @@ constexpr std::array<MetricName, 14> kMetrics{{
     {"failures", ThresholdMetric::failures},
     {"dropped", ThresholdMetric::dropped},
     {"late", ThresholdMetric::late},
+    {"iterations", ThresholdMetric::iterations},
+    {"failedIterations", ThresholdMetric::failedIterations},
 }};
+
+bool counts_iterations(ThresholdMetric metric) {
+  return metric == ThresholdMetric::iterations || metric == ThresholdMetric::failedIterations;
+}
+
+// "p50, p90, ..., min": the metrics `iteration.` takes, for its error message.
+std::string latency_metric_names() {
+  std::string names;
+  for (const MetricName& m : kMetrics) {
+    if (!is_latency(m.metric)) continue;
+    names += (names.empty() ? "" : ", ") + std::string(m.name);
+  }
+  return names;
+}
 
 bool is_name_char(char c) {
   return is_alnum(c) || c == '-' || c == '_';
@@ -74,6 +91,18 @@ class ThresholdParser {
                                     [&](const MetricName& m) { return m.name == metric_name; });
     if (known == kMetrics.end()) return fail("unknown metric " + quote(metric_name));
     threshold.metric = known->metric;
+    if (threshold.request == kIterationRow) {
+      // Reserved: the iteration durations, never a request or a scenario.
+      if (!is_latency(threshold.metric)) {
+        return fail(quote(metric_name) + " is not an iteration metric (" +
+                    std::string(kIterationRow) + ". takes " + latency_metric_names() + ")");
+      }
+      threshold.scope = ThresholdScope::iteration;
+      threshold.request.clear();
+    } else if (!threshold.request.empty()) {
+      threshold.scope =
+          counts_iterations(threshold.metric) ? ThresholdScope::scenario : ThresholdScope::request;
+    }
 
     skip_spaces();
     if (!read_operator(threshold.op)) {
@@ -181,7 +210,7 @@ class ThresholdParser {
         }
         threshold.value = value;
         return {};
-      default:  // requests, failures, dropped, late: counts
+      default:  // requests, failures, dropped, late, iterations, failedIterations: counts
         if (!unit.empty()) {
           return "unit " + quote(unit) + " is not valid for " + metric + " (use a bare number)";
         }
@@ -279,20 +308,78 @@ std::variant<Threshold, std::string> parse_threshold(std::string_view expression
   return ThresholdParser(expression).parse();
 }
 
+namespace {
+
+// The row a threshold names, as evaluate reads it; nullptr members when the
+// run does not have it.
+struct Subject {
+  const Result* result = nullptr;            // ThresholdScope::run and ::request
+  const ScenarioResult* scenario = nullptr;  // ThresholdScope::scenario
+};
+
+Subject subject_of(const Threshold& threshold, const RunResult& run) {
+  switch (threshold.scope) {
+    case ThresholdScope::run:
+      return {&run.result, nullptr};
+    case ThresholdScope::request: {
+      const auto row =
+          std::find_if(run.request_results.begin(), run.request_results.end(),
+                       [&](const NamedResult& named) { return named.name == threshold.request; });
+      return {row == run.request_results.end() ? nullptr : &row->result, nullptr};
+    }
+    case ThresholdScope::scenario: {
+      const auto row = std::find_if(
+          run.scenarios.begin(), run.scenarios.end(),
+          [&](const ScenarioResult& scenario) { return scenario.name == threshold.request; });
+      return {nullptr, row == run.scenarios.end() ? nullptr : &*row};
+    }
+    case ThresholdScope::iteration:
+      return {};
+  }
+  return {};
+}
+
+// iterations and failedIterations of the scenario row, or of every
+// scenario; nullopt when the run has no such row (or no scenarios at all).
+std::optional<uint64_t> iteration_count(const Threshold& threshold, const RunResult& run,
+                                        const Subject& subject) {
+  const auto count = [&](const ScenarioResult& s) {
+    return threshold.metric == ThresholdMetric::iterations ? s.iterations : s.iterations_failed;
+  };
+  if (threshold.scope == ThresholdScope::scenario) {
+    if (!subject.scenario) return std::nullopt;
+    return count(*subject.scenario);
+  }
+  if (threshold.scope != ThresholdScope::run || run.scenarios.empty()) return std::nullopt;
+  uint64_t sum = 0;
+  for (const ScenarioResult& scenario : run.scenarios) sum += count(scenario);
+  return sum;
+}
+
+}  // namespace
+
 ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
   ThresholdOutcome outcome{threshold.expression, "n/a", false, std::nullopt};
-
-  const Result* result = &run.result;
-  if (!threshold.request.empty()) {
-    const auto row =
-        std::find_if(run.request_results.begin(), run.request_results.end(),
-                     [&](const NamedResult& named) { return named.name == threshold.request; });
-    if (row == run.request_results.end()) return outcome;
-    result = &row->result;
-  }
+  const Subject subject = subject_of(threshold, run);
 
   double observed = 0;
-  if (is_latency(threshold.metric)) {
+  if (counts_iterations(threshold.metric)) {
+    const std::optional<uint64_t> count = iteration_count(threshold, run, subject);
+    if (!count) return outcome;
+    observed = static_cast<double>(*count);
+    outcome.observed = std::to_string(*count);
+  } else if (threshold.scope == ThresholdScope::iteration) {
+    const Histogram durations = run.iteration_durations();
+    if (!is_latency(threshold.metric) || durations.total_count() == 0) return outcome;
+    const std::optional<double> millis =
+        LatencySummary::of(durations).get(to_string(threshold.metric));
+    if (!millis) return outcome;
+    observed = *millis;
+    outcome.observed = format_significant(observed, 3, 1, false) + "ms";
+  } else if (!subject.result) {
+    return outcome;
+  } else if (is_latency(threshold.metric)) {
+    const Result* result = subject.result;
     if (result->latency.total_count() == 0) return outcome;
     const std::optional<double> millis =
         LatencySummary::of(result->latency).get(to_string(threshold.metric));
@@ -300,6 +387,7 @@ ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
     observed = *millis;
     outcome.observed = format_significant(observed, 3, 1, false) + "ms";
   } else {
+    const Result* result = subject.result;
     switch (threshold.metric) {
       case ThresholdMetric::errorRate:
         if (result->requests == 0) return outcome;
@@ -334,6 +422,48 @@ ThresholdOutcome evaluate(const Threshold& threshold, const RunResult& run) {
   outcome.value = observed;
   outcome.passed = compare(observed, threshold.op, threshold.value);
   return outcome;
+}
+
+std::string threshold_row_problem(const Threshold& threshold, const LoadTestSpec& spec) {
+  const std::string in = " in \"" + threshold.expression + "\"";
+  const bool scenarios = !spec.scenarios.empty();
+  switch (threshold.scope) {
+    case ThresholdScope::run:
+      if (counts_iterations(threshold.metric) && !scenarios) {
+        return std::string(to_string(threshold.metric)) + " counts iterations of spec.scenarios" +
+               ", and there are none" + in;
+      }
+      return "";
+    case ThresholdScope::iteration:
+      if (!scenarios) {
+        return std::string(kIterationRow) + " names the iterations of spec.scenarios" +
+               ", and there are none" + in;
+      }
+      return "";
+    case ThresholdScope::scenario:
+      for (const ScenarioSpec& scenario : spec.scenarios) {
+        if (scenario.name == threshold.request) return "";
+      }
+      return "unknown scenario \"" + threshold.request + "\"" + in;
+    case ThresholdScope::request:
+      for (const RequestSpec& request : spec.requests) {
+        if (request.name == threshold.request) return "";
+      }
+      for (const ScenarioSpec& scenario : spec.scenarios) {
+        for (const StepSpec& step : scenario.steps) {
+          if (step.name == threshold.request) return "";
+        }
+      }
+      for (const ScenarioSpec& scenario : spec.scenarios) {
+        if (scenario.name != threshold.request) continue;
+        return "\"" + threshold.request + "\" is a scenario: its rows are " + threshold.request +
+               ".iterations and " + threshold.request + ".failedIterations, and " +
+               std::string(kIterationRow) + "." + std::string(to_string(threshold.metric)) +
+               " reads every scenario's iteration durations" + in;
+      }
+      return (scenarios ? "unknown step \"" : "unknown request \"") + threshold.request + "\"" + in;
+  }
+  return "";
 }
 
 }  // namespace kubeload

@@ -67,8 +67,11 @@ void Http1ResponseParser::reset(bool head_request) noexcept {
   // copy through the stack, measurable at millions of responses per second.)
   static_assert(std::is_trivially_destructible_v<Http1ResponseParser>);
   const Limits limits = limits_;
+  Capture* const capture = capture_;
   std::construct_at(this, limits);
   head_request_ = head_request;
+  capture_ = capture;
+  if (capture_ != nullptr) capture_->clear();
 }
 
 bool Http1ResponseParser::headers_complete() const noexcept {
@@ -86,14 +89,25 @@ std::size_t Http1ResponseParser::feed(const char* data, std::size_t size) noexce
   const char* const end = data + size;
   while (p < end && status_ == Status::need_more) {
     switch (phase_) {
-      case Phase::head:
+      case Phase::head: {
+        const char* const from = p;
+        p = parse_head(p, end);
+        if (capture_ != nullptr) [[unlikely]]
+          capture_head(from, p);
+        break;
+      }
       case Phase::trailers:
         p = parse_head(p, end);
         break;
       case Phase::length_body:
+        if (capture_ != nullptr) [[unlikely]] {
+          capture_body(p, std::min<std::uint64_t>(remaining_, span_size(p, end)));
+        }
         p = consume_length_body(p, end);
         break;
       case Phase::close_body:
+        if (capture_ != nullptr) [[unlikely]]
+          capture_body(p, span_size(p, end));
         body_bytes_ += span_size(p, end);
         p = end;
         break;
@@ -102,6 +116,8 @@ std::size_t Http1ResponseParser::feed(const char* data, std::size_t size) noexce
         break;
       case Phase::chunk_data: {
         const std::uint64_t n = std::min<std::uint64_t>(remaining_, span_size(p, end));
+        if (capture_ != nullptr) [[unlikely]]
+          capture_body(p, n);
         body_bytes_ += n;
         remaining_ -= n;
         p += n;
@@ -140,6 +156,27 @@ void Http1ResponseParser::complete() noexcept {
 void Http1ResponseParser::fail(Error error) noexcept {
   status_ = Status::error;
   error_ = error;
+}
+
+// Called only while capturing. Appending may allocate until the caller's
+// buffers have grown; feed() is noexcept, so running out of memory there ends
+// the process, as it would anywhere else in a worker.
+void Http1ResponseParser::capture_head(const char* from, const char* to) {
+  if (interim_ended_) {
+    // parse_head() returned at the end of a 1xx response: everything kept so
+    // far, and this span, belonged to interim responses.
+    interim_ended_ = false;
+    capture_->head.clear();
+    return;
+  }
+  capture_->head.append(from, span_size(from, to));
+}
+
+void Http1ResponseParser::capture_body(const char* from, std::size_t size) {
+  std::string& body = capture_->body;
+  const std::size_t room = capture_->max_body - std::min(capture_->max_body, body.size());
+  if (size > room) capture_->body_truncated = true;
+  body.append(from, std::min(size, room));
 }
 
 const char* Http1ResponseParser::consume_length_body(const char* p, const char* end) noexcept {
@@ -284,7 +321,10 @@ const char* Http1ResponseParser::parse_head(const char* p, const char* end) noex
           ++p;
           finish_head_section();
           if (phase_ != Phase::head || status_ != Status::need_more) return p;
-          break;  // a 1xx response ended: the next one shares this budget
+          // A 1xx response ended. Return right at its end, so that a capture
+          // sees where it ended; the next response shares this section's budget.
+          section_bytes_ += span_size(start, p);
+          return p;
         }
         // A leading space is obs-fold (or a field hiding behind one); reject both.
         if (!is_token(c)) {
@@ -435,7 +475,8 @@ const char* Http1ResponseParser::parse_head(const char* p, const char* end) noex
         ++p;
         finish_head_section();
         if (phase_ != Phase::head || status_ != Status::need_more) return p;
-        break;
+        section_bytes_ += span_size(start, p);  // a 1xx response ended, as above
+        return p;
     }
   }
 
@@ -542,6 +583,7 @@ void Http1ResponseParser::finish_head_section() noexcept {
   // 1xx responses other than 101 are interim: the final response follows.
   if (status_code_ < 200 && status_code_ != 101) {
     start_response_head();
+    interim_ended_ = true;
     return;
   }
   choose_framing();
@@ -688,6 +730,32 @@ const char* Http1ResponseParser::parse_chunk_data_end(const char* p, const char*
     }
   }
   return p;
+}
+
+void split_header_fields(std::string_view head, std::vector<CapturedHeader>& out) {
+  constexpr auto trim_ows = [](std::string_view text) {
+    while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+    while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+    return text;
+  };
+  out.clear();
+  bool status_line_seen = false;
+  while (!head.empty()) {
+    const std::size_t lf = head.find('\n');
+    std::string_view line = head.substr(0, lf);
+    head.remove_prefix(lf == std::string_view::npos ? head.size() : lf + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!status_line_seen) {
+      status_line_seen = !line.empty();  // empty lines before the status line are tolerated
+      continue;
+    }
+    if (line.empty()) return;  // the end of the header section
+    const std::size_t colon = line.find(':');
+    // The parser accepted only "name: value" lines; a head cut short by an
+    // error may end in a piece of one, which is no field.
+    if (colon == std::string_view::npos || colon == 0) continue;
+    out.push_back(CapturedHeader{line.substr(0, colon), trim_ows(line.substr(colon + 1))});
+  }
 }
 
 }  // namespace kubeload::loadgen

@@ -5,6 +5,12 @@
 // server sends (garbage, a 1 GB header, an endless body, nothing) it costs
 // bounded memory: the header section is limited, the body is only counted.
 //
+// A scenario step needs the response itself (extraction, checks, cookies):
+// with a Capture set, the final response's header section and its decoded
+// body (up to a bound) are copied into buffers the caller owns and reuses, so
+// capturing allocates only while those buffers grow. Without one the parser
+// pays a single predictable branch per span of body or head it consumes.
+//
 // Framing follows RFC 9112 §6.3. What real servers send beyond the letter of
 // the RFC is accepted: lines ending in a bare LF, no space before an empty
 // reason phrase, stray empty lines before a status line, and a Content-Length
@@ -13,6 +19,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace kubeload::loadgen {
 
@@ -38,12 +47,45 @@ class Http1ResponseParser {
     std::size_t max_header_bytes = 64 * 1024;
   };
 
+  // Where a captured response goes. The caller owns it (one per virtual user
+  // or connection) and keeps it alive while it is set; the strings keep their
+  // capacity across responses.
+  struct Capture {
+    // A body that a scenario reads (JSON, a token in HTML) is small; a larger
+    // one is counted in body_bytes() but only its first max_body bytes kept.
+    static constexpr std::size_t default_max_body = 1024 * 1024;
+
+    // The final response's header section as received: any stray empty lines
+    // before the status line, the status line, the fields and the empty line
+    // that ends them; 1xx interim responses before it are left out. Bounded
+    // by Limits::max_header_bytes. Read it with split_header_fields().
+    std::string head;
+    // The body with the chunked framing removed (chunk sizes, extensions and
+    // trailers are not in it); Content-Length and close-delimited bodies as
+    // sent. Empty for HEAD, 1xx, 204 and 304.
+    std::string body;
+    std::size_t max_body = default_max_body;
+    bool body_truncated = false;  // the body was longer than max_body
+
+    void clear() noexcept {
+      head.clear();
+      body.clear();
+      body_truncated = false;
+    }
+  };
+
   Http1ResponseParser() noexcept : Http1ResponseParser(Limits{}) {}
   explicit Http1ResponseParser(Limits limits) noexcept;
 
   // Prepares for the next response. `head_request`: the response has no body
-  // whatever its headers say.
+  // whatever its headers say. Clears the capture, if one is set.
   void reset(bool head_request) noexcept;
+
+  // Captures the responses parsed from the next reset() on into `capture`;
+  // nullptr stops capturing. What a capture holds after an error is whatever
+  // had arrived, and not meant to be read.
+  void set_capture(Capture* capture) noexcept { capture_ = capture; }
+  Capture* capture() const noexcept { return capture_; }
 
   // Consumes bytes of the response. Returns how many were consumed: all of
   // them while status() is need_more; on complete, the bytes after the end of
@@ -129,8 +171,15 @@ class Http1ResponseParser {
   void choose_framing() noexcept;
   void complete() noexcept;
   void fail(Error error) noexcept;
+  void capture_head(const char* from, const char* to);
+  void capture_body(const char* from, std::size_t size);
 
   Limits limits_;
+  Capture* capture_ = nullptr;
+  // A 1xx interim response ended in the span parse_head() last returned (it
+  // returns right there, so that span ends with it): a capture drops the head
+  // kept so far instead of adding to it.
+  bool interim_ended_ = false;
   Status status_ = Status::need_more;
   Error error_ = Error::none;
   bool head_request_ = false;
@@ -177,5 +226,18 @@ class Http1ResponseParser {
   bool element_mismatch_ = false;
   bool element_ended_ = false;  // whitespace after the token
 };
+
+// A header field of a captured head, viewing the head's bytes.
+struct CapturedHeader {
+  std::string_view name;   // as received, any case
+  std::string_view value;  // without the whitespace around it
+};
+
+// Replaces `out` with the header fields of `head` (a Capture::head) in the
+// order received, repeated names (Set-Cookie) each on its own. Stray empty
+// lines and the status line are skipped; lines end in CRLF or a bare LF, as
+// the parser accepts. Allocates only while `out` grows: a caller that keeps
+// its vector pays nothing per response once it has the capacity.
+void split_header_fields(std::string_view head, std::vector<CapturedHeader>& out);
 
 }  // namespace kubeload::loadgen

@@ -94,7 +94,7 @@ spec:
       checks:
       - {json: /items, equals: "1"}
   load: {connections: 6, duration: ${DURATION_S}s}
-  thresholds: ["checkout.errorRate < 1%", "iterations >= $USERS"]
+  thresholds: ["checkout.errorRate < 1%", "iterations >= $USERS", "failedIterations == 0"]
 YAML
 
 # A run that cannot start (refused spec, pods that never run) ends Failed:

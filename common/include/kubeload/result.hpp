@@ -20,13 +20,25 @@ namespace kubeload {
 
 // How a request can fail. Every attempted request ends in exactly one outcome:
 // success or one of these.
-enum class ErrorKind { connect, timeout, read, write, status, length, dropped, rst_stream, goaway };
-inline constexpr int kErrorKindCount = 9;
+enum class ErrorKind {
+  connect,
+  timeout,
+  read,
+  write,
+  status,
+  length,
+  dropped,
+  rst_stream,
+  goaway,
+  extract,
+  check
+};
+inline constexpr int kErrorKindCount = 11;
 // Every kind, in the order reports and metrics list them.
 inline constexpr std::array<ErrorKind, kErrorKindCount> kAllErrorKinds = {
-    ErrorKind::connect, ErrorKind::timeout,    ErrorKind::read,
-    ErrorKind::write,   ErrorKind::status,     ErrorKind::length,
-    ErrorKind::dropped, ErrorKind::rst_stream, ErrorKind::goaway};
+    ErrorKind::connect, ErrorKind::timeout, ErrorKind::read,    ErrorKind::write,
+    ErrorKind::status,  ErrorKind::length,  ErrorKind::dropped, ErrorKind::rst_stream,
+    ErrorKind::goaway,  ErrorKind::extract, ErrorKind::check};
 const char* to_string(ErrorKind kind) noexcept;
 
 struct ErrorCounts {
@@ -43,11 +55,17 @@ struct ErrorCounts {
   uint64_t rst_stream = 0;
   // ... or went away (GOAWAY) before answering it.
   uint64_t goaway = 0;
+  // Scenarios (docs/scenarios.md): a step's complete response in which an
+  // extraction found nothing ...
+  uint64_t extract = 0;
+  // ... or a check of the response failed (its status and length were as expected).
+  uint64_t check = 0;
 
   uint64_t& operator[](ErrorKind kind) noexcept;
   uint64_t operator[](ErrorKind kind) const noexcept;
   uint64_t total() const noexcept {
-    return connect + timeout + read + write + status + length + dropped + rst_stream + goaway;
+    return connect + timeout + read + write + status + length + dropped + rst_stream + goaway +
+           extract + check;
   }
   void add(const ErrorCounts& other) noexcept;
   bool operator==(const ErrorCounts&) const = default;
@@ -97,7 +115,9 @@ inline constexpr std::array<std::pair<std::string_view, double LatencySummary::*
 struct Result {
   // Relations: requests = successes + errors.total(); failures = errors.total();
   // sum(status_codes) = requests that received a complete response
-  // (successes + errors.status + errors.length); latency/waiting/connect hold
+  // (successes + errors.status + errors.length + errors.extract +
+  // errors.check: a step fails extraction or a check only after its whole
+  // response arrived, so it is measured like a success); latency/waiting/connect hold
   // one value per complete response; error_latency one value per failure
   // without a complete response (connect, timeout, read, write, dropped,
   // rst_stream, goaway).
@@ -144,33 +164,56 @@ struct NamedResult {
   Result result;
 };
 
+// A scenario's iterations (docs/scenarios.md). Its steps' requests are
+// request rows (RunResult::request_results, named by step) and in the
+// headline result; this row counts whole iterations.
+struct ScenarioResult {
+  std::string name;
+  uint64_t iterations = 0;  // ended: completed, or ended early by a failed step
+  // Of those, the ones with a failed step (any error kind) or ended early.
+  uint64_t iterations_failed = 0;
+  // us, one value per ended iteration: from its start (its intended start in
+  // the open model) to the end of its last step, think times included.
+  Histogram duration;
+
+  void merge(const ScenarioResult& other);
+  bool operator==(const ScenarioResult& other) const = default;
+};
+
 // What one run produced: the headline result, one row per stage, one row per
-// named request. This is the JSON document that loadgen prints and workers serve.
+// named request (or step), one row per scenario. This is the JSON document
+// that loadgen prints and workers serve.
 struct RunResult {
   static constexpr const char* kVersion = "v1";
   Result result;
   std::vector<StageResult> stages;
   std::vector<NamedResult> request_results;
-  uint64_t warmup_requests = 0;  // sent during warm-up, not in `result`
-  bool finished = true;          // false for a partial result taken while running
+  std::vector<ScenarioResult> scenarios;  // empty unless the run ran scenarios
+  uint64_t warmup_requests = 0;           // sent during warm-up, not in `result`
+  bool finished = true;                   // false for a partial result taken while running
 
-  // Exact merge of concurrent runs (workers): stages by index, requests by name.
+  // Exact merge of concurrent runs (workers): stages by index, requests and
+  // scenarios by name.
   void merge(const RunResult& other);
+  // Every scenario's iteration durations in one histogram (`iteration.p95`).
+  Histogram iteration_durations() const;
 };
 
 // JSON (api.md field names). with_histograms=false drops the histogram strings,
 // for places (like a CR status) that show numbers only.
 void to_json(nlohmann::json& out, const Result& r, bool with_histograms = true);
 nlohmann::json to_json(const RunResult& run, bool with_histograms = true);
-// Its "stages" and "requestResults" rows alone (a LoadTest's status shows
-// them as numbers only).
+// Its "stages", "requestResults" and "scenarioResults" rows alone (a
+// LoadTest's status shows them as numbers only). "scenarioResults" is in a
+// document only when the run ran scenarios.
 nlohmann::json stages_json(const RunResult& run, bool with_histograms);
 nlohmann::json request_results_json(const RunResult& run, bool with_histograms);
+nlohmann::json scenario_results_json(const RunResult& run, bool with_histograms);
 
 // The same document as text, written piece by piece so that a worker serves
 // its final result without ever holding the whole text: the top-level
-// fields and "result", then one piece per row of "stages" and of
-// "requestResults" (and the brackets between). `head` (a JSON object) adds
+// fields and "result", then one piece per row of "stages", of
+// "requestResults" and of "scenarioResults" (and the brackets between). `head` (a JSON object) adds
 // top-level fields, such as a worker's index. Concatenated, the pieces parse
 // to to_json(*run) with `head`'s fields added.
 class ResultDocumentWriter {

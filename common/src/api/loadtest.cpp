@@ -442,6 +442,19 @@ std::vector<ResultRow> stage_rows(const LoadTestStatus& status) {
 std::vector<ResultRow> request_rows(const LoadTestStatus& status) {
   return rows_of(status.request_results);
 }
+std::vector<ScenarioResultRow> scenario_rows(const LoadTestStatus& status) {
+  std::vector<ScenarioResultRow> out;
+  if (!status.scenario_results || !status.scenario_results->is_array()) return out;
+  for (const json& item : *status.scenario_results) {
+    ScenarioResultRow row;
+    row.name = text(member(item, "name"));
+    row.iterations = count(member(item, "iterations")).value_or(0);
+    row.failed_iterations = count(member(item, "failedIterations")).value_or(0);
+    row.duration_ms = numbers_of(member(item, "durationMs"));
+    out.push_back(std::move(row));
+  }
+  return out;
+}
 
 StatusSpelling status_spelling(const json& loadtest) {
   const json& status = member(loadtest, "status");
@@ -514,6 +527,7 @@ void to_json(json& out, const LoadTestStatus& status) {
   if (status.search) out["search"] = to_json(*status.search);
   if (status.stages) out["stages"] = *status.stages;
   if (status.request_results) out["requestResults"] = *status.request_results;
+  if (status.scenario_results) out["scenarioResults"] = *status.scenario_results;
   if (status.target) out["target"] = to_json(*status.target);
   if (!status.thresholds.empty()) {
     json rows = json::array();
@@ -542,6 +556,9 @@ void from_json(const json& in, LoadTestStatus& status) {
   if (const json& stages = member(in, "stages"); stages.is_array()) status.stages = stages;
   if (const json& rows = member(in, "requestResults"); rows.is_array()) {
     status.request_results = rows;
+  }
+  if (const json& rows = member(in, "scenarioResults"); rows.is_array()) {
+    status.scenario_results = rows;
   }
   if (const json& target = member(in, "target"); target.is_object()) {
     status.target = target_usage(target);

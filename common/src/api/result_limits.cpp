@@ -92,9 +92,15 @@ class BoundedDomBuilder {
 }  // namespace
 
 ResultLimits result_limits(const LoadTestSpec& spec) {
-  // The whole run's row, a row per stage and one per request.
-  const std::size_t rows =
-      1 + spec.load.stages.size() + std::max<std::size_t>(1, spec.requests.size());
+  // The whole run's row, a row per stage, one per request or step (steps of
+  // several scenarios may share one: counted apart, this is an upper bound)
+  // and one per scenario (a scenario's row, one histogram and a few
+  // numbers, is bounded as generously as a request's).
+  std::size_t steps = 0;
+  for (const ScenarioSpec& scenario : spec.scenarios) steps += scenario.steps.size();
+  const std::size_t rows = 1 + spec.load.stages.size() +
+                           std::max<std::size_t>(1, spec.requests.size() + steps) +
+                           spec.scenarios.size();
   const std::size_t row_bytes =
       kHistogramsPerRow * max_histogram_bytes() + kStatusCodes * kStatusCodeBytes + kRowFieldBytes;
   ResultLimits limits;

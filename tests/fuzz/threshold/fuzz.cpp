@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto again = kubeload::parse_threshold(threshold.expression);
   const auto* same = std::get_if<kubeload::Threshold>(&again);
   if (same == nullptr || same->metric != threshold.metric || same->op != threshold.op ||
-      same->request != threshold.request || same->value != threshold.value) {
+      same->scope != threshold.scope || same->request != threshold.request ||
+      same->value != threshold.value) {
     std::abort();
   }
   return 0;

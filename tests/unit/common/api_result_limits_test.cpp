@@ -52,6 +52,22 @@ std::string final_document(const LoadTestSpec& spec) {
   for (std::size_t i = 0; i < spec.requests.size(); ++i) {
     run->request_results.push_back({"request-" + std::to_string(i), busy_result(random)});
   }
+  // A scenario run: a request row per step (no step name shared) and a row
+  // per scenario, its durations in many buckets.
+  std::uniform_int_distribution<int64_t> micros(1, Histogram::kDefaultHighest);
+  for (const ScenarioSpec& scenario : spec.scenarios) {
+    for (const StepSpec& step : scenario.steps) {
+      run->request_results.push_back({scenario.name + "-" + step.name, busy_result(random)});
+    }
+    ScenarioResult row{scenario.name, 0, 0, Histogram{}};
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t count = random() % 1000000000;
+      row.duration.record(micros(random), count);
+      row.iterations += count;
+    }
+    row.iterations_failed = row.iterations / 2;
+    run->scenarios.push_back(std::move(row));
+  }
   ResultHead head;
   head.loadtest_uid = "4a1c2d3e-0000-4000-8000-000000000001";
   head.started_at_ms = 1796134986468;
@@ -84,6 +100,38 @@ TEST(ResultLimits, AWorkersLargestRealDocumentFits) {
     const BoundedParse parsed = parse_bounded_result(document, limits);
     EXPECT_EQ(parsed.problem, "");
     EXPECT_EQ(parsed.document, nlohmann::json::parse(document));
+  }
+}
+
+LoadTestSpec scenario_spec(std::size_t scenarios, std::size_t steps_each) {
+  LoadTestSpec spec;
+  for (std::size_t i = 0; i < scenarios; ++i) {
+    ScenarioSpec scenario;
+    scenario.name = "scenario-" + std::to_string(i);
+    for (std::size_t j = 0; j < steps_each; ++j) {
+      scenario.steps.emplace_back();
+      scenario.steps.back().name = "step-" + std::to_string(j);
+    }
+    spec.scenarios.push_back(std::move(scenario));
+  }
+  return spec;
+}
+
+// Steps are request rows and scenarios rows of their own: both count.
+TEST(ResultLimits, AScenarioRunsLargestRealDocumentFits) {
+  EXPECT_LT(result_limits(scenario_spec(1, 1)).bytes, result_limits(scenario_spec(1, 4)).bytes);
+  EXPECT_LT(result_limits(scenario_spec(1, 4)).values, result_limits(scenario_spec(3, 4)).values);
+  for (const auto& [scenarios, steps] :
+       std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {1, 4}, {3, 5}}) {
+    SCOPED_TRACE(std::to_string(scenarios) + " scenarios of " + std::to_string(steps) + " steps");
+    const LoadTestSpec spec = scenario_spec(scenarios, steps);
+    const std::string document = final_document(spec);
+    const ResultLimits limits = result_limits(spec);
+    EXPECT_LT(document.size(), limits.bytes);
+    const BoundedParse parsed = parse_bounded_result(document, limits);
+    EXPECT_EQ(parsed.problem, "");
+    EXPECT_EQ(parsed.document, nlohmann::json::parse(document));
+    EXPECT_EQ(run_result_from_json(*parsed.document).scenarios.size(), scenarios);
   }
 }
 

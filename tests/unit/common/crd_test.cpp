@@ -501,7 +501,8 @@ TEST(Crd, ThresholdPatternAdmitsTheGrammar) {
   for (const char* text :
        {"p99 < 200ms", "errorRate < 1%", "rps >= 4800", "cart.p99 < 100ms", "p999<=1.5s",
         "requests == 100000", "failures > 0", "mean < 20", "min >= 0.5ms", "errorRate <= 0.01",
-        "rps > 10/s", "p50 < 100us", "dropped < 1", "late <= 100"}) {
+        "rps > 10/s", "p50 < 100us", "dropped < 1", "late <= 100", "iterations >= 1000",
+        "buy.failedIterations == 0", "iteration.p95 < 3s", "login.errorRate < 1%"}) {
     SCOPED_TRACE(text);
     ASSERT_TRUE(std::holds_alternative<kubeload::Threshold>(parse_threshold(text)));
     EXPECT_TRUE(std::regex_match(text, pattern));

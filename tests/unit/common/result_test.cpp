@@ -3,6 +3,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -224,9 +225,20 @@ std::string written_document(const std::shared_ptr<const RunResult>& run,
 TEST(ResultDocumentWriter, PiecesMakeTheDocumentWithTheHeadsFields) {
   const Result some = result_of(random_responses(5, 500), 2.0);
   const nlohmann::json head = {{"worker", 3}, {"loadTestUid", "6f1c"}, {"error", "interrupted"}};
-  // Every arrangement of rows: none, stages only, requests only, both, several.
-  for (const auto& [stages, requests] :
-       std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 0}, {0, 4}, {10, 5}}) {
+  // Every arrangement of rows: none, stages only, requests only, scenarios
+  // only, all, several.
+  for (const auto& [stages, requests, scenarios] :
+       std::vector<std::tuple<int, int, int>>{{0, 0, 0},
+                                              {1, 0, 0},
+                                              {0, 1, 0},
+                                              {1, 1, 0},
+                                              {3, 0, 0},
+                                              {0, 4, 0},
+                                              {10, 5, 0},
+                                              {0, 0, 1},
+                                              {0, 2, 1},
+                                              {2, 0, 3},
+                                              {4, 6, 2}}) {
     auto run = std::make_shared<RunResult>();
     run->result = some;
     run->warmup_requests = 9;
@@ -238,13 +250,20 @@ TEST(ResultDocumentWriter, PiecesMakeTheDocumentWithTheHeadsFields) {
     }
     for (int i = 0; i < requests; ++i)
       run->request_results.push_back(NamedResult{"r" + std::to_string(i), some});
+    for (int i = 0; i < scenarios; ++i) {
+      ScenarioResult scenario{"s" + std::to_string(i), 2, 1, Histogram{}};
+      scenario.duration.record(1'000'000 * (i + 1), 2);
+      run->scenarios.push_back(std::move(scenario));
+    }
     nlohmann::json expected = to_json(*run);
     expected.update(head);
     const std::string written = written_document(run, head);
     const auto parsed = nlohmann::json::parse(written, nullptr, false);
-    ASSERT_FALSE(parsed.is_discarded())
-        << stages << " stages, " << requests << " requests: " << written;
-    EXPECT_EQ(parsed, expected) << stages << " stages, " << requests << " requests";
+    const std::string rows = std::to_string(stages) + " stages, " + std::to_string(requests) +
+                             " requests, " + std::to_string(scenarios) + " scenarios";
+    ASSERT_FALSE(parsed.is_discarded()) << rows << ": " << written;
+    EXPECT_EQ(parsed, expected) << rows;
+    EXPECT_EQ(run_result_from_json(parsed).scenarios, run->scenarios) << rows;
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -62,10 +63,12 @@ Outcome observe(const Parser& parser, std::size_t consumed) {
 }
 
 // Feeds `input` cut at `cuts` (ascending offsets), stopping once the parser is
-// no longer asking for more; then signals EOF if asked to.
+// no longer asking for more; then signals EOF if asked to. With `capture`, the
+// response is captured into it.
 Outcome parse_in_pieces(std::string_view input, const std::vector<std::size_t>& cuts,
-                        bool head_request, bool eof_at_end) {
+                        bool head_request, bool eof_at_end, Parser::Capture* capture = nullptr) {
   Parser parser;
+  parser.set_capture(capture);
   parser.reset(head_request);
   std::size_t consumed = 0;
   std::size_t begin = 0;
@@ -462,6 +465,25 @@ TEST_P(ParserTableTest, ByteByByteGivesTheSameOutcome) {
   const Outcome bytewise = parse_in_pieces(c.input, cuts, c.head_request, c.eof_at_end);
   EXPECT_TRUE(same_outcome(bytewise, whole)) << "whole " << whole << "\nbytewise " << bytewise;
   expect_matches_table(c, bytewise);
+}
+
+// Capturing (http1_capture_test.cpp tests what it keeps) must not change what
+// the parser reports, wherever the input is cut.
+TEST_P(ParserTableTest, CapturingChangesNothingElse) {
+  const Case& c = GetParam();
+  const Outcome whole = parse_whole(c.input, c.head_request, c.eof_at_end);
+  Parser::Capture capture;
+  capture.max_body = 5;  // truncation too
+  for (std::size_t cut = 0; cut <= c.input.size(); ++cut) {
+    const Outcome captured =
+        parse_in_pieces(c.input, {cut}, c.head_request, c.eof_at_end, &capture);
+    ASSERT_TRUE(same_outcome(captured, whole))
+        << "cut at " << cut << "\nwithout capture " << whole << "\nwith capture    " << captured;
+    if (captured.status == Status::complete) {
+      EXPECT_EQ(capture.body.size(), std::min<std::uint64_t>(captured.body_bytes, 5));
+      EXPECT_EQ(capture.body_truncated, captured.body_bytes > 5);
+    }
+  }
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kubeload/data_mount.hpp"
 #include "kubeload/spec.hpp"
 #include "operator/config.hpp"
 #include "operator/job_builder.hpp"
@@ -476,6 +477,43 @@ TEST(OperatorJobBuilderGolden, EachRowChangesExactlyWhatItShould) {
     const json actual = build(loadtest, config);
     EXPECT_TRUE(expected == actual) << describe_diff(expected, actual);
   }
+}
+
+// spec.data is parsed elsewhere: the sources are set on the parsed spec, and
+// the Job is the golden one with their volumes and mounts.
+TEST(OperatorJobBuilderGolden, EachDataSourceFromAKeyIsMountedReadOnlyInItsOwnDirectory) {
+  const json loadtest = default_loadtest();
+  ParsedLoadTest parsed = parse_loadtest(loadtest.dump());
+  ASSERT_TRUE(parsed.ok());
+  DataSourceSpec users;
+  users.name = "users";
+  users.from = ObjectKeyRef{ObjectKeyRef::Kind::config_map, "shop-users", "users.csv"};
+  DataSourceSpec local;  // loadgen run's file: nothing to mount
+  local.name = "local";
+  local.file = "cards.csv";
+  DataSourceSpec cards;
+  cards.name = "Cards_2";
+  cards.format = DataSourceSpec::Format::jsonl;
+  cards.from = ObjectKeyRef{ObjectKeyRef::Kind::secret, "shop-cards", "cards.jsonl"};
+  parsed.spec.data = {users, local, cards};
+  json job = build_worker_job(loadtest, parsed.spec, default_config());
+
+  json expected = load_golden();
+  ASSERT_FALSE(expected.is_null()) << "no golden file " << golden_path();
+  expected.erase(kManifestKey);
+  container(expected)["volumeMounts"].push_back(json::parse(
+      R"({"name": "data-0", "mountPath": "/var/run/kubeload/data/users", "readOnly": true})"));
+  container(expected)["volumeMounts"].push_back(json::parse(
+      R"({"name": "data-2", "mountPath": "/var/run/kubeload/data/Cards_2", "readOnly": true})"));
+  pod_spec(expected)["volumes"].push_back(json::parse(
+      R"({"name": "data-0", "configMap": {"name": "shop-users",
+           "items": [{"key": "users.csv", "path": "rows"}]}})"));
+  pod_spec(expected)["volumes"].push_back(json::parse(
+      R"({"name": "data-2", "secret": {"secretName": "shop-cards",
+           "items": [{"key": "cards.jsonl", "path": "rows"}]}})"));
+  EXPECT_EQ(job, expected) << describe_diff(expected, job);
+  // Where the worker reads them: the mount's directory and the item's path.
+  EXPECT_EQ(data_mount_file("users"), "/var/run/kubeload/data/users/rows");
 }
 
 TEST(OperatorJobBuilder, DefaultJobHasTheShapeTheOperatorRelieson) {

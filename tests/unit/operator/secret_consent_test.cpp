@@ -214,3 +214,46 @@ TEST(SecretConsent, TheViewKeepsNoData) {
 }
 
 }  // namespace
+
+namespace {
+
+// The spec parser reads spec.data elsewhere; here the sources are set on the
+// parsed spec directly.
+DataSourceSpec data_source(const std::string& name, ObjectKeyRef::Kind kind,
+                           const std::string& object) {
+  DataSourceSpec source;
+  source.name = name;
+  source.from = ObjectKeyRef{kind, object, "users.csv"};
+  return source;
+}
+
+TEST(SecretConsent, TestDataFromASecretNeedsItsOwnConsentAndFromAConfigMapNone) {
+  Subject subject = loadtest_of("", "checkout", false);
+  subject.spec.data = {data_source("users", ObjectKeyRef::Kind::config_map, "users"),
+                       data_source("cards", ObjectKeyRef::Kind::secret, "cards")};
+  const std::vector<SecretReference> refs = secret_references(subject.spec);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].name, "cards");
+  EXPECT_EQ(refs[0].use, SecretUse::data);
+  EXPECT_EQ(refs[0].field, "spec.data[1].secretKeyRef.name");
+  EXPECT_EQ(secrets_to_read(subject.spec), std::set<std::string>{"cards"});
+
+  const ConsentDecision headers_only =
+      decide_secret_consent(subject.loadtest, subject.spec, {{"cards", secret("headers.ca")}});
+  ASSERT_TRUE(headers_only.refused);
+  EXPECT_EQ(*headers_only.refused,
+            "Secret \"cards\" (spec.data[1].secretKeyRef.name) has not consented to be read into "
+            "test data (spec.data): its label kubeload.dev/consent=headers.ca does not name data. "
+            "Its owner consents with `kubectl -n shop label secret cards "
+            "kubeload.dev/consent=headers.ca.data --overwrite`");
+  const ConsentDecision consented =
+      decide_secret_consent(subject.loadtest, subject.spec, {{"cards", secret("data")}});
+  EXPECT_FALSE(consented.refused);
+  EXPECT_FALSE(consented.missing);
+  const ConsentDecision missing = decide_secret_consent(subject.loadtest, subject.spec, {});
+  ASSERT_TRUE(missing.missing);
+  EXPECT_EQ(*missing.missing,
+            "Secret \"cards\" (spec.data[1].secretKeyRef.name) does not exist in namespace shop");
+}
+
+}  // namespace

@@ -350,6 +350,29 @@ TEST(OperatorStatus, AllFinalResultsMeetingThresholdsSucceedWithPass) {
   EXPECT_TRUE(status["result"].contains("histogram"));
 }
 
+// A scenario run's rows: numbers only, like the request rows, merged
+// across the workers.
+TEST(OperatorStatus, ScenarioRowsAreShownAsNumbersOnly) {
+  std::map<uint32_t, CollectedResult> results = worker_results(true);
+  for (auto& [index, result] : results) {
+    ScenarioResult buy{"buy", 10, index, Histogram{}};
+    buy.duration.record(1'500'000 + index * 1000, 10);
+    result.run.scenarios.push_back(std::move(buy));
+  }
+  Observed o = running(true);
+  o.results = folded(std::move(results));
+  const json status = status_of(o, kStartAt + seconds(31));
+  ASSERT_TRUE(status.contains("scenarioResults")) << status.dump();
+  const json& buy = status["scenarioResults"][0];
+  EXPECT_EQ(buy["name"], "buy");
+  EXPECT_EQ(buy["iterations"], 30);
+  EXPECT_EQ(buy["failedIterations"], 0 + 1 + 2);
+  EXPECT_NEAR(buy["durationMs"]["max"].get<double>(), 1502, 2);
+  EXPECT_FALSE(buy.contains("histogram"));
+  // A run without scenarios has no such rows.
+  EXPECT_FALSE(status_of(running(true), kStartAt + seconds(31)).contains("scenarioResults"));
+}
+
 TEST(OperatorStatus, MissedThresholdsSucceedWithFailNeverFailed) {
   // 5% errors and ~250 ms latencies miss both thresholds: the run worked,
   // the gate did not pass.

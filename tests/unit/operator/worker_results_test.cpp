@@ -63,6 +63,19 @@ CollectedResult worker_result(uint32_t worker, bool finished = true) {
   for (const std::string& name : kRequestNames) {
     run.request_results.push_back({name, result_of(random, 80, 60.0)});
   }
+  // Scenario rows: every worker ends iterations of "buy", only some of
+  // "browse", so a merge meets rows it has not seen yet.
+  std::lognormal_distribution<double> iteration(std::log(900000.0), 0.5);
+  for (const std::string& name : {std::string("buy"), std::string("browse")}) {
+    if (name == "browse" && worker % 3 == 0) continue;
+    ScenarioResult row{name, 0, 0, Histogram{}};
+    for (int i = 0; i < 30; ++i) {
+      ++row.iterations;
+      if (random() % 10 == 0) ++row.iterations_failed;
+      row.duration.record(std::llround(iteration(random)));
+    }
+    run.scenarios.push_back(std::move(row));
+  }
   nlohmann::json document = to_json(run);
   document["startedAtMs"] = 1764442800000 + worker;
   return collected_result_from_json(document);
@@ -87,6 +100,7 @@ void expect_same_run(const RunResult& actual, const RunResult& expected) {
     EXPECT_EQ(actual.request_results[i].name, expected.request_results[i].name);
     EXPECT_TRUE(actual.request_results[i].result == expected.request_results[i].result);
   }
+  EXPECT_EQ(actual.scenarios, expected.scenarios);
   EXPECT_EQ(actual.warmup_requests, expected.warmup_requests);
   EXPECT_EQ(actual.finished, expected.finished);
   // The documents the status is written from, histograms included, byte for byte.
@@ -101,6 +115,28 @@ TEST(WorkerResults, FoldingOneAtATimeEqualsMergingAllAtOnce) {
   ASSERT_TRUE(in_order.merged().has_value());
   expect_same_run(*in_order.merged(), expected);
   EXPECT_EQ(in_order.merged()->result.requests, kWorkers * kStages * 40);
+}
+
+// Two workers' /result documents with scenario rows: the merge holds every
+// iteration of both, to the histogram bucket.
+TEST(WorkerResults, ScenarioRowsOfTwoWorkersMergeExactly) {
+  const CollectedResult first = worker_result(1), second = worker_result(3);
+  ASSERT_EQ(first.run.scenarios.size(), 2u);
+  ASSERT_EQ(second.run.scenarios.size(), 1u);  // worker 3 ended no "browse" iteration
+  WorkerResults folded(2);
+  EXPECT_TRUE(folded.fold(0, first));
+  EXPECT_TRUE(folded.fold(1, second));
+  const RunResult& merged = *folded.merged();
+  ASSERT_EQ(merged.scenarios.size(), 2u);
+  const ScenarioResult& buy = merged.scenarios[0];
+  EXPECT_EQ(buy.name, "buy");
+  EXPECT_EQ(buy.iterations, 60u);
+  EXPECT_EQ(buy.iterations_failed,
+            first.run.scenarios[0].iterations_failed + second.run.scenarios[0].iterations_failed);
+  Histogram both = first.run.scenarios[0].duration;
+  both.add(second.run.scenarios[0].duration);
+  EXPECT_EQ(buy.duration, both);
+  EXPECT_EQ(merged.scenarios[1], first.run.scenarios[1]);  // "browse": worker 1's alone
 }
 
 TEST(WorkerResults, ArrivalOrderDoesNotChangeTheMerge) {

@@ -291,6 +291,46 @@ json search_loadtest() {
   return loadtest;
 }
 
+// A scenario run's status (docs/scenarios.md#results): its steps as request
+// rows, its scenarios' rows as numbers only, thresholds on both.
+json scenarios_loadtest() {
+  RunResult run;
+  const Result login = spread_result(1200, 3000, 4000, 0, 60);
+  Result checkout = spread_result(590, 9000, 30000, 0, 60);
+  checkout.errors.check = 6;  // complete 200s whose order id was missing
+  Result login_misses = login;
+  login_misses.errors.extract = 12;
+  run.request_results = {{"login", login_misses}, {"checkout", checkout}};
+  for (const NamedResult& step : run.request_results) run.result.merge(step.result);
+  ScenarioResult buy{"buy", 590, 18, Histogram{}};
+  for (uint64_t i = 0; i < 590; ++i) buy.duration.record(1'500'000 + 3'000 * (i % 300));
+  ScenarioResult browse{"browse", 610, 0, Histogram{}};
+  for (uint64_t i = 0; i < 610; ++i) browse.duration.record(400'000 + 1'000 * (i % 200));
+  run.scenarios = {buy, browse};
+
+  json loadtest = with_result(base_loadtest("checkout-scn4q"), run.result, {});
+  loadtest["spec"]["load"] = {{"connections", 20}, {"duration", "60s"}};
+  json& status = loadtest["status"];
+  status.erase("stages");
+  status["requestResults"] = request_results_json(run, false);
+  status["scenarioResults"] = scenario_results_json(run, false);
+  json thresholds = json::array();
+  for (const char* expression :
+       {"login.p99 < 20ms", "checkout.errorRate < 1%", "buy.failedIterations == 0",
+        "iterations >= 1000", "iteration.p95 < 3s"}) {
+    const ThresholdOutcome outcome =
+        evaluate(std::get<Threshold>(parse_threshold(expression)), run);
+    thresholds.push_back({{"expression", outcome.expression},
+                          {"observed", outcome.observed},
+                          {"passed", outcome.passed}});
+  }
+  status["thresholds"] = thresholds;
+  status["verdict"] = "Fail";
+  status["reason"] = "ThresholdsFailed";
+  status["message"] = "2 of 5 thresholds missed";
+  return loadtest;
+}
+
 struct Scenario {
   const char* name;
   json (*build)();
@@ -300,7 +340,8 @@ constexpr Scenario kScenarios[] = {
     {"passed", passed_loadtest},         {"gate_failed", gate_failed_loadtest},
     {"run_failed", run_failed_loadtest}, {"running", running_loadtest},
     {"shared", shared_loadtest},         {"experiment", experiment_loadtest},
-    {"search", search_loadtest},         {"saturated", saturated_loadtest}};
+    {"search", search_loadtest},         {"saturated", saturated_loadtest},
+    {"scenarios", scenarios_loadtest}};
 
 std::string render(ReportFormat format, const json& loadtest) {
   std::ostringstream out;
@@ -655,6 +696,39 @@ TEST(GateReportGolden, SearchInTheTextAndJmeterFormats) {
   const json loadtest = search_loadtest();
   check_golden("search.txt", render(ReportFormat::text, loadtest));
   check_golden("search.jmeter.txt", render(ReportFormat::jmeter, loadtest));
+}
+
+TEST(GateReportGolden, ScenariosInTheTextAbAndJmeterFormats) {
+  const json loadtest = scenarios_loadtest();
+  check_golden("scenarios.txt", render(ReportFormat::text, loadtest));
+  check_golden("scenarios.ab.txt", render(ReportFormat::ab, loadtest));
+  check_golden("scenarios.jmeter.txt", render(ReportFormat::jmeter, loadtest));
+}
+
+TEST(GateReportScenarios, EveryFormatShowsTheScenarioRowsAndTheNewErrorKinds) {
+  const json loadtest = scenarios_loadtest();
+  const GateReport report = gate_report_from_loadtest(loadtest);
+  ASSERT_EQ(report.scenarios.size(), 2u);
+  EXPECT_EQ(report.scenarios[0].name, "buy");
+  EXPECT_EQ(report.scenarios[0].iterations, 590u);
+  EXPECT_EQ(report.scenarios[0].failed, 18u);
+  EXPECT_TRUE(report.scenarios[0].duration_measured);
+  EXPECT_NEAR(report.scenarios[0].iterations_per_second, 590.0 / 60.0, 1e-9);
+  EXPECT_EQ(report.errors.extract, 12u);
+  EXPECT_EQ(report.errors.check, 6u);
+  // The same rows as a local run of the same result shows.
+  const std::string html = render(ReportFormat::html, loadtest);
+  EXPECT_NE(html.find("<h2>Scenarios</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Steps</h2>"), std::string::npos);
+  EXPECT_NE(html.find("extract 12, check 6"), std::string::npos);
+  EXPECT_NE(render(ReportFormat::markdown, loadtest).find("| buy | 590 | 18 (3.05%) |"),
+            std::string::npos);
+  EXPECT_NE(render(ReportFormat::junit, loadtest).find("scenario buy: 590 iterations, 18 failed"),
+            std::string::npos);
+  // A run without scenarios shows none of it.
+  const std::string plain = render(ReportFormat::html, passed_loadtest());
+  EXPECT_EQ(plain.find("Scenarios"), std::string::npos);
+  EXPECT_EQ(plain.find("extract"), std::string::npos);
 }
 
 TEST(GateReportSearch, TheSweepTableHasARowPerStepInTheOrderTheyRan) {

@@ -262,6 +262,48 @@ Scenario build_all_connect_errors() {
   return s;
 }
 
+// A scenario run (docs/scenarios.md): "buy" logs in, adds to the cart and
+// checks out, "browse" logs in and lists items; the two share the login
+// step's row. Some logins find no token (extract), some checkouts answer
+// without an order id (check), one cart call times out; "audit" ended no
+// iteration.
+Scenario build_scenario_journey() {
+  Scenario s{"scenario_journey", local_info("/shop/login"), RunResult()};
+  s.info.server_software = "kubeload-shop/1";
+  s.info.document_length = 0;
+  s.info.connections = 20;
+  ResponseShape shape;
+  shape.connect_us = 200;
+  shape.new_connection_every = 50;
+  shape.body_bytes = 180;
+  Result login, cart, checkout, items;
+  shape.first_total_us = 3000;
+  shape.spread_us = 2000;
+  add_responses(login, 200, 590, shape);
+  add_failed_responses(login, ErrorKind::extract, 200, 10, shape);
+  shape.first_total_us = 1500;
+  add_responses(cart, 200, 299, shape);
+  add_failures(cart, ErrorKind::timeout, 1, 80, 30'000'000);
+  shape.first_total_us = 8000;
+  shape.spread_us = 6000;
+  add_responses(checkout, 200, 293, shape);
+  add_failed_responses(checkout, ErrorKind::check, 200, 4, shape);
+  shape.first_total_us = 2500;
+  shape.body_bytes = 4200;
+  add_responses(items, 200, 600, shape);
+  for (Result* r : {&login, &cart, &checkout, &items}) r->duration_seconds = 30.0;
+  s.run.request_results = {
+      {"login", login}, {"cart", cart}, {"checkout", checkout}, {"items", items}};
+  for (const NamedResult& step : s.run.request_results) s.run.result.merge(step.result);
+  // 300 buy iterations: 10 ended at login (no token), 1 at the cart, 4 checkouts failed.
+  ScenarioResult buy{"buy", 300, 15, Histogram{}};
+  for (uint64_t i = 0; i < 300; ++i) buy.duration.record(2'000'000 + 5'000 * (i % 200));
+  ScenarioResult browse{"browse", 300, 0, Histogram{}};
+  for (uint64_t i = 0; i < 300; ++i) browse.duration.record(1'000'000 + 2'000 * (i % 100));
+  s.run.scenarios = {buy, browse, ScenarioResult{"audit", 0, 0, Histogram{}}};
+  return s;
+}
+
 // Building a scenario records thousands of samples: build each one once.
 const Scenario& plain_closed() {
   static const Scenario scenario = build_plain_closed();
@@ -287,10 +329,14 @@ const Scenario& all_connect_errors() {
   static const Scenario scenario = build_all_connect_errors();
   return scenario;
 }
+const Scenario& scenario_journey() {
+  static const Scenario scenario = build_scenario_journey();
+  return scenario;
+}
 
 std::vector<const Scenario*> all_scenarios() {
-  return {&plain_closed(),  &staged_mixed(), &open_model(),
-          &seed000_large(), &empty_run(),    &all_connect_errors()};
+  return {&plain_closed(), &staged_mixed(),       &open_model(),      &seed000_large(),
+          &empty_run(),    &all_connect_errors(), &scenario_journey()};
 }
 
 std::string render(ReportFormat format, const Scenario& s) {
@@ -669,10 +715,10 @@ TEST(ReportModel, StagedClosedModelWeighsConcurrencyByStageTime) {
 // ---------------------------------------------------------------------------
 // jmeter
 
-TEST(ReportJmeter, HasOneRowPerStagePlusTotalAllAligned) {
+TEST(ReportJmeter, HasOneRowPerStageAndPerNamedRequestPlusTotalAllAligned) {
   const std::string table = render(ReportFormat::jmeter, staged_mixed());
   const std::vector<std::string> lines = lines_of(table);
-  ASSERT_EQ(lines.size(), 1u + 3u + 1u) << table;
+  ASSERT_EQ(lines.size(), 1u + 3u + 2u + 1u) << table;
   EXPECT_EQ(lines[0].rfind("Label", 0), 0u);
   for (const char* header : {"Samples", "Average", "Median", "90% Line", "95% Line", "99% Line",
                              "Min", "Max", "Error %", "Throughput", "KB/sec"}) {
@@ -681,12 +727,61 @@ TEST(ReportJmeter, HasOneRowPerStagePlusTotalAllAligned) {
   EXPECT_EQ(lines[1].rfind("stage 0 (10 conns)", 0), 0u) << lines[1];
   EXPECT_EQ(lines[2].rfind("stage 1 (20 conns)", 0), 0u) << lines[2];
   EXPECT_EQ(lines[3].rfind("stage 2 (30 conns)", 0), 0u) << lines[3];
-  EXPECT_EQ(lines[4].rfind("TOTAL ", 0), 0u) << lines[4];
+  // As JMeter's row per sampler label.
+  const Scenario& s = staged_mixed();
+  EXPECT_EQ(lines[4].rfind("home ", 0), 0u) << lines[4];
+  EXPECT_NE(lines[4].find(" " + std::to_string(s.run.request_results[0].result.requests) + " "),
+            std::string::npos);
+  EXPECT_EQ(lines[5].rfind("cart ", 0), 0u) << lines[5];
+  EXPECT_EQ(lines[6].rfind("TOTAL ", 0), 0u) << lines[6];
   for (const std::string& line : lines) EXPECT_EQ(line.size(), lines[0].size()) << line;
   // The stage rows add up to the TOTAL's samples.
-  const Scenario& s = staged_mixed();
-  EXPECT_NE(lines[4].find(" " + std::to_string(s.run.result.requests) + " "), std::string::npos);
-  EXPECT_NE(lines[4].find("/sec"), std::string::npos);
+  EXPECT_NE(lines[6].find(" " + std::to_string(s.run.result.requests) + " "), std::string::npos);
+  EXPECT_NE(lines[6].find("/sec"), std::string::npos);
+}
+
+// A scenario run: a row per step (login shared by both scenarios), a row per
+// scenario as a Transaction Controller's, then the requests' TOTAL.
+TEST(ReportJmeter, AScenarioRunHasARowPerStepAndPerScenario) {
+  const std::vector<std::string> lines = lines_of(render(ReportFormat::jmeter, scenario_journey()));
+  ASSERT_EQ(lines.size(), 1u + 4u + 3u + 1u);
+  EXPECT_EQ(lines[1].rfind("login ", 0), 0u) << lines[1];
+  EXPECT_NE(lines[1].find(" 600 "), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find(" 1.67% "), std::string::npos) << lines[1];  // 10 extract of 600
+  // 300 iterations, 15 failed, over 30 s.
+  const std::regex buy(
+      R"(scenario buy +300 +\d+ +2\d{3} +\d+ +\d+ +\d+ +2000 +\d+ +5\.00% +10\.0/sec +-)");
+  EXPECT_TRUE(std::regex_match(lines[5], buy)) << lines[5];
+  EXPECT_EQ(lines[7].rfind("scenario audit ", 0), 0u) << lines[7];
+  EXPECT_NE(lines[7].find(" - "), std::string::npos) << lines[7];  // no duration, not 0
+  EXPECT_EQ(lines[8].rfind("TOTAL ", 0), 0u) << lines[8];
+  EXPECT_NE(lines[8].find(" 1797 "), std::string::npos) << lines[8];
+  for (const std::string& line : lines) EXPECT_EQ(line.size(), lines[0].size()) << line;
+}
+
+TEST(ReportText, AScenarioRunShowsItsStepsScenariosAndErrorKinds) {
+  const std::string text = render(ReportFormat::text, scenario_journey());
+  EXPECT_EQ(line_starting(text, "Outcome"),
+            "Outcome     1,782 ok, 15 errors (0.83%): 1 timeout, 10 extract, 4 check");
+  EXPECT_NE(text.find("\nSteps (latency in ms)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nScenarios (iteration duration in ms)\n"), std::string::npos) << text;
+  const std::regex buy(R"(  buy +300 +10\.0 +15 +5\.00% +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+)");
+  EXPECT_TRUE(std::regex_match(line_starting(text, "  buy "), buy)) << text;
+  const std::regex audit(R"(  audit +0 +0\.0 +0 +0\.00% +- +- +- +-)");
+  EXPECT_TRUE(std::regex_match(line_starting(text, "  audit "), audit)) << text;
+}
+
+TEST(ReportAb, AScenarioRunAddsItsErrorKindsAndALinePerScenario) {
+  const std::string ab = render(ReportFormat::ab, scenario_journey());
+  EXPECT_EQ(line_starting(ab, "Extraction failures"), "Extraction failures:    10");
+  EXPECT_EQ(line_starting(ab, "Check failures"), "Check failures:         4");
+  const std::regex browse(
+      R"(Scenario browse:        300 iterations, 0 failed; duration \(ms\) 50% 1\d{3}, 95% )"
+      R"(1\d{3}, 99% 1\d{3}, 100% 1\d{3})");
+  EXPECT_TRUE(std::regex_match(line_starting(ab, "Scenario browse"), browse)) << ab;
+  EXPECT_EQ(line_starting(ab, "Scenario audit"), "Scenario audit:         0 iterations, 0 failed");
+  // ab's own layout is unchanged by them: the percentage table still ends the requests' part.
+  EXPECT_NE(ab.find(" (longest request)\n\nScenario buy:"), std::string::npos) << ab;
 }
 
 TEST(ReportJmeter, LabelsOpenModelStagesByRateAndPlainRunsWithTotalOnly) {

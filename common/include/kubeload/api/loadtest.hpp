@@ -270,12 +270,13 @@ struct LoadTestStatus {
   std::optional<double> error_percent;
   std::optional<WorkerCounts> workers;
   // The merged result in the result encoding of kubeload/result.hpp (with
-  // its histograms), and its stage and named-request rows as numbers only.
-  // Opaque to the schema (x-kubernetes-preserve-unknown-fields): kept as
-  // written; ResultFigures reads what decisions need of them.
+  // its histograms), and its stage, named-request and scenario rows as
+  // numbers only. Opaque to the schema (x-kubernetes-preserve-unknown-fields):
+  // kept as written; ResultFigures reads what decisions need of them.
   std::optional<nlohmann::json> result;
   std::optional<nlohmann::json> stages;
   std::optional<nlohmann::json> request_results;
+  std::optional<nlohmann::json> scenario_results;
   std::optional<TargetUsageStatus> target;
   std::vector<ThresholdRow> thresholds;
   std::optional<BaselineOutcome> baseline;
@@ -334,6 +335,17 @@ std::optional<ResultRow> result_row(const LoadTestStatus& status);
 // that is not an object too: result_from_json says what is wrong with it).
 std::vector<ResultRow> stage_rows(const LoadTestStatus& status);
 std::vector<ResultRow> request_rows(const LoadTestStatus& status);
+
+// One item of status.scenarioResults (a ScenarioResult as numbers only:
+// kubeload/result.hpp's scenario_results_json without histograms). A field
+// that is missing or not a number reads as 0 (a duration figure as absent).
+struct ScenarioResultRow {
+  std::string name;
+  uint64_t iterations = 0;
+  uint64_t failed_iterations = 0;
+  std::map<std::string, double> duration_ms;  // "p95" -> 2040.5, "max", ...
+};
+std::vector<ScenarioResultRow> scenario_rows(const LoadTestStatus& status);
 
 // A client (kubectl kubeload, the reports) shows the phase and verdict as the
 // status spells them: one of a newer operator reads as unset in

@@ -45,11 +45,13 @@ inline constexpr std::string_view kManagedBy = "kubeload-operator";
 inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
 // On a Secret, set by its owner: the uses a LoadTest may make of it,
 // joined by '.' (a label value holds no comma): "headers" (spec.requests[]
-// .headersFrom), "ca" (spec.target.tls.caFrom), "headers.ca". Without it no
-// LoadTest reads the Secret, whoever applied the LoadTest (docs/security.md).
+// .headersFrom), "ca" (spec.target.tls.caFrom), "data" (spec.data[]
+// .secretKeyRef), "headers.ca", ... Without it no LoadTest reads the Secret,
+// whoever applied the LoadTest (docs/security.md).
 inline constexpr std::string_view kConsentLabel = "kubeload.dev/consent";
 inline constexpr std::string_view kConsentHeaders = "headers";
 inline constexpr std::string_view kConsentCa = "ca";
+inline constexpr std::string_view kConsentData = "data";
 
 // On each LoadTest a LoadTestSchedule creates: the schedule's name. The
 // operator finds a schedule's runs by it, and a run's event wakes its schedule.

@@ -2,9 +2,9 @@
 // How large a worker's /result document may be for a given spec (issue 26):
 // the operator reads documents from pods it cannot fully trust, so each is
 // bounded by what the spec's shape can produce (rows: the whole run, each
-// stage, each request) before a byte of it is held, and checked value by value
-// as the document is built (a 4 MB array of zeros would
-// otherwise be 2 million JSON nodes).
+// stage, each request or scenario step, each scenario) before a byte of it is held, and checked
+// value by value as the document is built (a 4 MB array of zeros would otherwise be 2 million JSON
+// nodes).
 
 #include <cstddef>
 #include <cstdint>
