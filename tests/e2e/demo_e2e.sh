@@ -7,7 +7,9 @@
 # Checks that the demo exits 0, prints `kubectl get lt -o wide` with a row
 # per cluster example, that the cluster runs did not overlap in time (each
 # run's latency and target CPU are its own), that each has its target's CPU,
-# and that the local part printed its verdicts and seed 000's 64-bit total.
+# that the local part printed its verdicts and seed 000's 64-bit total, and
+# that the scenario example ran on both sides: locally with a row per step
+# and the shop's own counts, in the cluster to a finished row.
 # Needs the local cluster (scripts/cluster; brought up if it is not).
 # Last line: `demo-e2e: N passed, M failed`; SKIP (exit 0) where the machine
 # cannot run a local cluster.
@@ -16,7 +18,7 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cluster="$root/scripts/cluster"
 NAMESPACE=kubeload-demo  # scripts/demo's
-CLUSTER_RUNS=(nginx-open-400rps nginx-concurrency-sweep checkout-mix)
+CLUSTER_RUNS=(nginx-open-400rps nginx-concurrency-sweep checkout-mix shop-journey)
 was_up=0
 checkout=""
 
@@ -88,7 +90,18 @@ done
 check "at least one cluster run has nginx's CPU" bash -c "grep -qE ' cpu$' <<<'$windows'"
 
 check "the local part printed a verdict per example" \
-  bash -c "sed -n '/== verdicts/,\$p' '$log' | grep -cE ' (Pass|Fail)$' | grep -qx 4"
+  bash -c "sed -n '/== verdicts/,\$p' '$log' | grep -cE ' (Pass|Fail)$' | grep -qx 5"
+# The text report of a scenario run lists its steps under "Steps".
+rows_per_step() { # report
+  local step
+  grep -q '^Steps' <<<"$1" || return 1
+  for step in login items cart checkout; do grep -qE "^ +$step " <<<"$1" || return 1; done
+}
+journey=$(sed -n '/== loadgen run examples\/shop-journey.yaml/,/^== /p' "$log")
+check "the local scenario run printed a row per step" rows_per_step "$journey"
+shop_logins=$(sed -n 's/^The shop counted requests: login \([0-9]*\),.*/\1/p' "$log" | tail -1)
+check "the shop counted the local scenario run's logins (${shop_logins:-none})" \
+  test "${shop_logins:-0}" -gt 0
 total=$(sed -n 's/^Total transferred: *\([0-9-]*\) bytes.*/\1/p' "$log" | tail -1)
 check "seed 000: ab's report layout, total transferred 1000 x 6 MB ($total bytes, not a 32-bit wrap)" \
   test "${total:-0}" -gt 6000000000

@@ -1585,6 +1585,42 @@ def check_fixture_fault_server_wire(env):
     expect(delta["requests"] == 16, f"/__stats counted {delta['requests']} requests, want 16")
 
 
+def check_fixture_fault_server_listen_address(env):
+    """fault_server --listen ADDRESS (the shop's image binds 0.0.0.0 in its pod,
+    cluster/shop-image): the default and an explicit address are bound and
+    announced as "listening ADDRESS:PORT", with --h2 too; a text that is not an
+    address, and an address this machine does not have, are refused naming
+    it. Only loopback is bound here: no test listens beyond this machine."""
+    expect(env.fault_server.address == LOOPBACK,
+           f"without --listen the server announced {env.fault_server.address!r}, want {LOOPBACK}")
+    for args in (["--listen", LOOPBACK], ["--listen", LOOPBACK, "--h2", "ok"]):
+        server = FaultServer(env.fault_server.binary, env.workdir, args)
+        server.start()
+        try:
+            expect(server.address == LOOPBACK, f"{args}: announced {server.address!r}")
+            # Both answer GET /__stats over HTTP/1.1 (the h2c one too).
+            expect(server.stats().get("requests") == 0, f"{args}: /__stats not answered")
+        finally:
+            server.stop()
+    refusals = [("localhost", 2, "invalid --listen address 'localhost'"),
+                ("127.0.0.256", 2, "invalid --listen address '127.0.0.256'")]
+    # 192.0.2.1 (TEST-NET-1) is no address of this machine, so binding it fails,
+    # unless the kernel was told to bind any address (ip_nonlocal_bind).
+    with open("/proc/sys/net/ipv4/ip_nonlocal_bind") as nonlocal_bind:
+        if nonlocal_bind.read().strip() == "0":
+            refusals.append(("192.0.2.1", 1, "cannot listen on 192.0.2.1:0: "))
+    for address, want_status, want_message in refusals:
+        try:
+            done = subprocess.run([env.fault_server.binary, "--listen", address, "--port", "0"],
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=10)
+        except subprocess.TimeoutExpired:
+            raise CheckFailure(f"--listen {address}: served instead of refusing")
+        expect(done.returncode == want_status and want_message in done.stderr,
+               f"--listen {address}: exit {done.returncode}, stderr {done.stderr!r}; "
+               f"want exit {want_status} and {want_message!r}")
+
+
 def check_fixture_nginx_serves_and_logs(env):
     tag = "fixture"
     connection = http.client.HTTPConnection(LOOPBACK, env.nginx.port, timeout=10)
@@ -1882,6 +1918,7 @@ def check_worker_refuses_secret_header_with_line_break_without_echo(env):
 CHECKS = (
     check_fixture_nginx_serves_and_logs,
     check_fixture_fault_server_wire,
+    check_fixture_fault_server_listen_address,
     check_shop_journey_tokens_reach_every_step,
     check_shop_refusals_are_counted,
     check_shop_logging_in_again_makes_the_old_token_stale,

@@ -286,6 +286,7 @@ class FaultServer:
         name = "-".join(["fault_server", *[a.lstrip("-") for a in self.args]])
         self.stderr_path = os.path.join(workdir, name + ".stderr")
         self.process = None
+        self.address = None  # as announced: 127.0.0.1 unless `args` give --listen
         self.port = None
 
     def start(self, timeout_s=10):
@@ -295,12 +296,13 @@ class FaultServer:
                                             stdout=subprocess.PIPE, stderr=stderr_file)
         ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
         line = self.process.stdout.readline().decode(errors="replace").strip() if ready else ""
-        match = re.fullmatch(r"listening 127\.0\.0\.1:(\d+)", line)
+        match = re.fullmatch(r"listening (\S+):(\d+)", line)
         if not match:
             stop_process(self.process, "fault_server")
             raise RuntimeError(f"fault_server did not announce its port (got {line!r}): "
                                f"{read_tail(self.stderr_path)}")
-        self.port = int(match[1])
+        self.address = match[1]
+        self.port = int(match[2])
 
     def stop(self):
         stop_process(self.process, "fault_server")

@@ -45,7 +45,7 @@ check "--list names each tier once" \
 for name in format unit unit-asan unit-tsan integration integration-asan integration-tsan \
   reports gitops layering docs-reference hdr-interop cluster-processes test-args \
   plugin-completion chart fuzz packaging cluster-e2e kube-client-e2e operator-e2e \
-  lifecycle-e2e plugin-e2e chart-e2e security-e2e target-usage-e2e dashboards demo; do
+  lifecycle-e2e scenario-e2e plugin-e2e chart-e2e security-e2e target-usage-e2e dashboards demo; do
   check "--list has $name" contains "$(printf ' %s ' "${listed[@]}")" " $name "
 done
 # The registry's order is the order the script runs its tiers in.
