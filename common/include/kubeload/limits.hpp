@@ -31,7 +31,6 @@ inline constexpr double kMaxRate = 1e9;  // requests per second
 // server admits, the parser admits, and a worker or the operator never holds more.
 inline constexpr size_t kMaxRequests = 100;          // spec.requests
 inline constexpr size_t kMaxStages = 100;            // spec.load.stages
-inline constexpr size_t kMaxScenarios = 32;          // spec.scenarios
 inline constexpr size_t kMaxThresholds = 100;        // spec.thresholds
 inline constexpr size_t kMaxHeaders = 100;           // spec.requests[].headers
 inline constexpr size_t kMaxHeadersFrom = 50;        // spec.requests[].headersFrom

@@ -654,6 +654,7 @@ kubeload::api::LoadTestStatus every_status_field() {
   status.result = nlohmann::json{{"requests", 10}};
   status.stages = nlohmann::json::array({{{"index", 0}}});
   status.request_results = nlohmann::json::array({{{"name", "home"}}});
+  status.scenario_results = nlohmann::json::array({{{"name", "buy"}}});
   const UsageFigures usage{0.5, 0.75, 1 << 20, 0};
   status.target = TargetUsageStatus{"shop",
                                     "app=web",
