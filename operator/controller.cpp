@@ -10,6 +10,7 @@
 
 #include "kubeload/json_access.hpp"
 #include "kubeload/names.hpp"
+#include "kubeload/spec_in_cluster.hpp"
 #include "operator/bounded_parallel.hpp"
 #include "operator/experiment_plan.hpp"
 #include "operator/job_builder.hpp"
@@ -123,7 +124,7 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
     throw std::runtime_error("reading " + namespace_ + "/" + name + ": " + fetched.describe());
   }
   Observation observed;
-  observed.parsed = parse_loadtest(fetched.body.dump());
+  observed.parsed = parse_loadtest_for_cluster(fetched.body.dump());
   observed.loadtest = fetched.body.get<api::LoadTest>();
   observed.now = clock_();
   // reconcile_experiment lists their rounds or steps

@@ -6,6 +6,7 @@
 
 #include "kubeload/api/meta.hpp"
 #include "kubeload/spec.hpp"
+#include "kubeload/spec_in_cluster.hpp"
 #include "operator/conditions.hpp"
 #include "operator/cron.hpp"
 #include "operator/job_builder.hpp"
@@ -100,7 +101,7 @@ std::string spec_problem(const api::LoadTestSchedule& schedule, std::optional<Cr
     return e.what();
   }
   const ParsedLoadTest parsed =
-      parse_loadtest(build_scheduled_loadtest(schedule, api::whole_seconds(now)).dump());
+      parse_loadtest_for_cluster(build_scheduled_loadtest(schedule, api::whole_seconds(now)).dump());
   if (parsed.ok()) return "";
   std::string out;
   for (const FieldError& error : parsed.errors) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kubeload/spec.hpp"
+#include "kubeload/spec_in_cluster.hpp"
 
 namespace kubeload {
 namespace {
@@ -268,7 +269,7 @@ INSTANTIATE_TEST_SUITE_P(
              "spec.experiment: not with spec.scenarios yet: it runs a request mix"}},
         InvalidScenario{"threshold_on_unknown_step",
                         kTarget + kLoad + kOneScenario + "thresholds: ['b.p99 < 1s']",
-                        {"spec.thresholds[0]: unknown request \"b\" in \"b.p99 < 1s\""}}),
+                        {"spec.thresholds[0]: unknown step \"b\" in \"b.p99 < 1s\""}}),
     PrintRule);
 
 INSTANTIATE_TEST_SUITE_P(
@@ -625,6 +626,22 @@ TEST(SpecScenarios, AVariableIsTheWholeScenarios) {
                                "scenarios:\n- name: s\n  steps:\n  - {name: a, path: '/x/${id}'}\n"
                                "  - {name: b, extract: [{name: id, json: /id}]}\n"));
   EXPECT_TRUE(parsed.ok()) << ::testing::PrintToString(messages(parsed));
+}
+
+TEST(SpecScenarios, ALocalFileIsRefusedInTheClusterOnly) {
+  const ParsedLoadTest local = parse_loadtest(kShop);
+  ASSERT_TRUE(local.ok()) << ::testing::PrintToString(messages(local));
+  const ParsedLoadTest cluster = parse_loadtest_for_cluster(kShop);
+  ASSERT_EQ(cluster.errors.size(), 1u);
+  EXPECT_EQ(cluster.errors[0].path, "spec.data[0].file");
+  EXPECT_NE(cluster.errors[0].message.find("\"users.csv\""), std::string::npos)
+      << cluster.errors[0].message;
+  EXPECT_NE(cluster.errors[0].message.find("configMapKeyRef"), std::string::npos);
+  // The same spec with its rows from a ConfigMap runs in the cluster.
+  std::string from_config_map = kShop;
+  from_config_map.replace(from_config_map.find("file: users.csv"), 15,
+                          "configMapKeyRef: {name: shop-users, key: users.csv}");
+  EXPECT_TRUE(parse_loadtest_for_cluster(from_config_map).ok());
 }
 
 TEST(SpecScenarios, AnEmptyScenarioListIsARequestMix) {
