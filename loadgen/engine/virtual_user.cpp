@@ -6,6 +6,14 @@
 namespace kubeload::loadgen {
 namespace {
 
+// A rendered value that would end its line (CR, LF, NUL), or a path with a
+// space: sent, it would split the request (an extracted value is the
+// server's text, not ours to trust).
+bool breaks_request_line(std::string_view text, bool path) noexcept {
+  return text.find_first_of(path ? std::string_view("\r\n\0 ", 4) : std::string_view("\r\n\0", 3)) !=
+         std::string_view::npos;
+}
+
 // A uniform draw in [0, 1) from the top 53 bits.
 double unit_interval(scenario::Random& random) {
   return static_cast<double>(random.next() >> 11) * 0x1.0p-53;
@@ -93,7 +101,7 @@ bool VirtualUser::render_step(const Target& target, uint32_t worker, int64_t now
 
   // The path first, on its own: the cookie jar matches cookies against it.
   path_.clear();
-  if (!step.path.render(context, path_).complete) return false;
+  if (!step.path.render(context, path_).complete || breaks_request_line(path_, true)) return false;
   std::string& wire = outgoing_.wire;
   wire.clear();
   wire += step.judge.method;
@@ -104,7 +112,9 @@ bool VirtualUser::render_step(const Target& target, uint32_t worker, int64_t now
   for (const auto& [name, value] : step.headers) {
     wire += name;
     wire += ": ";
+    const std::size_t value_start = wire.size();
     if (!value.render(context, wire).complete) return false;
+    if (breaks_request_line(std::string_view(wire).substr(value_start), false)) return false;
     wire += "\r\n";
   }
   if (scenario.cookies && !step.own_cookie) {

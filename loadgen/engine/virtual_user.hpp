@@ -76,7 +76,9 @@ class VirtualUser {
   bool begin_iteration(uint32_t scenario, Clock::time_point start, bool counted,
                        DataCursors& cursors);
   // Renders the current step into outgoing(). False: a variable it names
-  // has no value (the step fails with kind `extract`, unsent).
+  // has no value, or a value would split the request (CR, LF or NUL in a
+  // header, those or a space in the path): the step fails with kind
+  // `extract`, unsent.
   bool render_step(const Target& target, uint32_t worker, int64_t now_unix_ms);
   // Judges the current step's response (`transport`: the connection's
   // outcome; `response`: its status, headers and body when complete), takes

@@ -15,6 +15,7 @@
 #include "loadgen/engine/engine_choice.hpp"
 #include "loadgen/engine/runner.hpp"
 #include "loadgen/engine/scenario_plan.hpp"
+#include "loadgen/engine/virtual_user.hpp"
 #include "loadgen/engine/worker.hpp"
 
 namespace kubeload::loadgen {
@@ -200,6 +201,32 @@ TEST_P(ScenarioEngine, AFailedCheckAndAMissedExtractionAreErrorsOfTheirOwn) {
   ASSERT_EQ(outcome.result.scenarios.size(), 2u);
   EXPECT_EQ(outcome.result.scenarios[0].iterations_failed, 10u);
   EXPECT_EQ(outcome.result.scenarios[1].iterations_failed, 10u);
+}
+
+// A value the server sent that would split the request (a header line
+// ended, a second request smuggled in) is never sent: the step fails unsent.
+TEST(VirtualUserRendering, AValueThatWouldSplitTheRequestIsNotSent) {
+  const LoadTestSpec spec = token_journey(8080, 1, 1);
+  RunPlan plan = scenario_plan(spec, Engine::epoll);
+  VirtualUser vu(*plan.scenarios, 0, 1);
+  DataCursors cursors(*plan.scenarios, plan.part);
+  ScenarioScratch scratch;
+  for (const std::string& token : {std::string("t1"), std::string(R"(t1\r\nX-Injected: 1)"),
+                                   std::string(R"(t1\nGET / HTTP/1.1)")}) {
+    SCOPED_TRACE(token);
+    ASSERT_TRUE(vu.begin_iteration(0, Clock::now(), true, cursors));
+    ASSERT_TRUE(vu.render_step(plan.target, 0, 0));  // login: nothing to fill in
+    const std::string body = R"({"token":")" + token + R"("})";
+    const scenario::ResponseView response{200, {}, body};
+    ASSERT_EQ(vu.finish_step(Outcome::success, &response, 0, scratch).outcome, Outcome::success);
+    const bool clean = token == "t1";
+    EXPECT_EQ(vu.render_step(plan.target, 0, 0), clean);
+    if (clean) {
+      EXPECT_NE(vu.outgoing().wire.find("\r\nAuthorization: Bearer t1\r\n"), std::string::npos)
+          << vu.outgoing().wire;
+    }
+    vu.end_iteration();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ScenarioEngine, ::testing::Values(Engine::epoll, Engine::io_uring),
