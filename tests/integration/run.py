@@ -1915,6 +1915,235 @@ def check_worker_refuses_secret_header_with_line_break_without_echo(env):
         stop_process(process, "loadgen worker")
 
 
+# ---------------------------------------------------------------- scenarios (docs/scenarios.md)
+
+
+SHOP_JOURNEY_STEPS = """\
+      steps:
+        - name: login
+          method: POST
+          path: /shop/login
+          headers: {Content-Type: application/json}
+          body: '{"user": "${user.name}", "password": "${user.password}"}'
+          expect: {status: [200]}
+          extract:
+            - {name: token, json: /token}
+          checks:
+            - {json: /user, matches: "u[0-9a-f]{8}-[0-9]+"}
+        - name: items
+          path: /shop/items
+          expect: {status: [200]}
+          extract:
+            - {name: item, json: /items/3/id}
+        - name: cart
+          method: POST
+          path: /shop/cart
+          headers: {Authorization: "Bearer ${token}", X-Shop-User: "${user.name}"}
+          body: '{"item": ${item}}'
+          expect: {status: [200]}
+        - name: checkout
+          method: POST
+          path: /shop/checkout
+          headers: {X-Shop-User: "${user.name}"}
+          expect: {status: [200]}
+          checks:
+            - {json: /items, equals: "1"}
+"""
+
+
+def scenario_manifest(env, name, load, scenarios, data="", thresholds=()):
+    """A LoadTest of scenarios against the fault server's shop, on the check's engine."""
+    engine = f", engine: {env.engine}" if env.engine else ""
+    text = ("apiVersion: kubeload.dev/v1alpha1\nkind: LoadTest\n"
+            f"metadata: {{name: {name}}}\nspec:\n"
+            f"  target: {{url: '{env.fault_server.url('/shop/items')}'}}\n"
+            f"  load: {{{load}{engine}}}\n")
+    if data:
+        text += data
+    text += "  scenarios:\n" + scenarios
+    if thresholds:
+        text += "  thresholds:\n" + "".join(f"    - '{t}'\n" for t in thresholds)
+    path = os.path.join(env.workdir, f"{name}.yaml")
+    with open(path, "w") as out:
+        out.write(text)
+    return path
+
+
+def write_users(env, name, users):
+    path = os.path.join(env.workdir, name)
+    with open(path, "w") as out:
+        out.write("name,password\n" + "".join(f"{u},pw-{u}\n" for u in users))
+    return name
+
+
+def scenario_rows(report):
+    return {row["name"]: row for row in report["requestResults"]}
+
+
+def check_scenario_shop_journey_counts_tokens_and_unique_rows(env):
+    """A 4-step journey (login, items, cart, checkout) with a unique data row
+    per iteration: the shop's per-endpoint counters equal loadgen's per-step
+    rows, each user logged in, carted and checked out exactly once, and every
+    later step carried its own login's token (none mismatched, invalid, stale)."""
+    prefix = shop_user_prefix()
+    users = [f"{prefix}-{i}" for i in range(23)]
+    data = ("  data:\n    - name: user\n"
+            f"      file: {write_users(env, prefix + '.csv', users)}\n"
+            "      mode: unique\n")
+    path = scenario_manifest(env, "journey", "connections: 4, duration: 60s",
+                             "    - name: buy\n" + SHOP_JOURNEY_STEPS, data,
+                             thresholds=("iterations == 23", "login.errorRate == 0%"))
+    requests_before, _, stats_before = shop_counts(env)
+    run = run_loadgen(env, ["run", path, "-q", "--format", "json", "-t", "2"])
+    expect(run.returncode == 0, f"exit {run.returncode}: {run.stderr[-400:]}")
+    report = json.loads(run.stdout)
+    result = report["result"]
+    check_consistent(result)
+    rows = scenario_rows(report)
+    want = {"login": 23, "items": 23, "cart": 23, "checkout": 23}
+    got = {name: rows[name]["requests"] for name in want}
+    expect(got == want, f"loadgen's step rows {got}, want {want}")
+    expect(result["failures"] == 0, f"failures {result['errors']}")
+    scenarios = report["scenarioResults"]
+    expect([s["name"] for s in scenarios] == ["buy"] and scenarios[0]["iterations"] == 23 and
+           scenarios[0]["failedIterations"] == 0, f"scenarioResults {scenarios}")
+    requests_after, _, stats = shop_counts(env)
+    expect_shop_deltas(requests_before, requests_after, {**want, "other": 0})
+    for user in users:
+        got = stats["users"].get(user)
+        expect(got == {"logins": 1, "carts": 1, "checkouts": 1},
+               f"user {user}: server counted {got}, want each row used exactly once")
+    for counter in ("invalidTokens", "mismatchedTokens", "staleTokens"):
+        expect(stats[counter] == stats_before[counter],
+               f"{counter} went from {stats_before[counter]} to {stats[counter]}")
+
+
+def check_scenario_iterations_bound_the_run(env):
+    """load.iterations: exactly that many iterations end, each with all its steps."""
+    prefix = shop_user_prefix()
+    data = ("  data:\n    - name: user\n"
+            f"      file: {write_users(env, prefix + '.csv', [f'{prefix}-{i}' for i in range(7)])}\n")
+    path = scenario_manifest(env, "iterations", "connections: 3, iterations: 40",
+                             "    - name: buy\n" + SHOP_JOURNEY_STEPS, data)
+    requests_before, _, _ = shop_counts(env)
+    run = run_loadgen(env, ["run", path, "-q", "--format", "json", "-t", "2"])
+    expect(run.returncode == 0, f"exit {run.returncode}: {run.stderr[-400:]}")
+    report = json.loads(run.stdout)
+    rows = scenario_rows(report)
+    got = {name: rows[name]["requests"] for name in ("login", "items", "cart", "checkout")}
+    expect(got == {"login": 40, "items": 40, "cart": 40, "checkout": 40}, f"steps {got}")
+    expect(report["scenarioResults"][0]["iterations"] == 40,
+           f"scenarioResults {report['scenarioResults']}")
+    requests_after, _, _ = shop_counts(env)
+    expect_shop_deltas(requests_before, requests_after,
+                       {"login": 40, "items": 40, "cart": 40, "checkout": 40, "other": 0})
+
+
+def check_scenario_extraction_miss_and_failed_check_are_their_own_errors(env):
+    """An extraction that finds nothing is an `extract` error and ends the
+    iteration (the next step is never sent); a failed check is a `check` error."""
+    steps = """\
+    - name: miss
+      steps:
+        - name: miss-items
+          path: /shop/items
+          extract:
+            - {name: nothing, json: /items/99/id}
+        - name: never-sent
+          path: /shop/items
+    - name: wrong
+      steps:
+        - name: wrong-items
+          path: /shop/items
+          checks:
+            - {bodyContains: "no such text"}
+"""
+    path = scenario_manifest(env, "misses", "connections: 2, iterations: 20", steps)
+    requests_before, _, _ = shop_counts(env)
+    run = run_loadgen(env, ["run", path, "-q", "--format", "json"])
+    expect(run.returncode == 0, f"exit {run.returncode}: {run.stderr[-400:]}")
+    report = json.loads(run.stdout)
+    check_consistent(report["result"])
+    rows = scenario_rows(report)
+    expect(rows["miss-items"]["requests"] == 10 and rows["miss-items"]["errors"]["extract"] == 10,
+           f"miss-items {rows['miss-items']['requests']} {rows['miss-items']['errors']}")
+    expect("never-sent" not in rows or rows["never-sent"]["requests"] == 0,
+           f"a step after a missed extraction was sent: {rows.get('never-sent')}")
+    expect(rows["wrong-items"]["requests"] == 10 and rows["wrong-items"]["errors"]["check"] == 10,
+           f"wrong-items {rows['wrong-items']['requests']} {rows['wrong-items']['errors']}")
+    by_name = {s["name"]: s for s in report["scenarioResults"]}
+    expect(by_name["miss"]["iterations"] == 10 and by_name["miss"]["failedIterations"] == 10,
+           f"miss {by_name['miss']}")
+    requests_after, _, _ = shop_counts(env)
+    expect(requests_after["items"] - requests_before["items"] == 20,
+           f"the shop served {requests_after['items'] - requests_before['items']} item lists, want 20")
+
+
+def check_scenario_think_time_paces_each_virtual_user(env):
+    """Two virtual users thinking 250 ms after each step for 1.5 s: about six
+    iterations each, not thousands; the iteration duration holds no think time
+    after the last step."""
+    steps = """\
+    - name: browse
+      steps:
+        - name: list
+          path: /shop/items
+          thinkTime: {constant: 250ms}
+"""
+    path = scenario_manifest(env, "think", "connections: 2, duration: 1500ms", steps)
+    run = run_loadgen(env, ["run", path, "-q", "--format", "json"])
+    expect(run.returncode == 0, f"exit {run.returncode}: {run.stderr[-400:]}")
+    report = json.loads(run.stdout)
+    requests = report["result"]["requests"]
+    expect(10 <= requests <= 14, f"{requests} requests, want 12 +-2 (2 users x 1.5 s / 250 ms)")
+    duration = report["scenarioResults"][0]["durationMs"]
+    expect(duration["max"] < 200, f"an iteration took {duration['max']} ms: think time counted")
+
+
+def check_scenario_open_model_starts_iterations_at_the_rate(env):
+    """Open model: 40 iterations/s for 2 s start exactly 80 iterations."""
+    steps = """\
+    - name: browse
+      steps:
+        - name: list
+          path: /shop/items
+        - name: again
+          path: /shop/items
+"""
+    path = scenario_manifest(env, "open", "rate: 40, duration: 2s", steps)
+    run = run_loadgen(env, ["run", path, "-q", "--format", "json"])
+    expect(run.returncode == 0, f"exit {run.returncode}: {run.stderr[-400:]}")
+    report = json.loads(run.stdout)
+    rows = scenario_rows(report)
+    expect(rows["list"]["requests"] == 80 and rows["again"]["requests"] == 80,
+           f"list {rows['list']['requests']}, again {rows['again']['requests']}, want 80 each")
+    expect(report["scenarioResults"][0]["iterations"] == 80, f"{report['scenarioResults']}")
+
+
+def check_scenario_unknown_variable_is_refused_before_the_run(env):
+    steps = """\
+    - name: typo
+      steps:
+        - name: login
+          method: POST
+          path: /shop/login
+          extract:
+            - {name: token, json: /token}
+        - name: cart
+          method: POST
+          path: /shop/cart
+          headers: {Authorization: "Bearer ${tokn}"}
+"""
+    path = scenario_manifest(env, "typo", "connections: 1, iterations: 1", steps)
+    requests_before, _, _ = shop_counts(env)
+    run = run_loadgen(env, ["run", path, "-q"])
+    expect(run.returncode == 2, f"exit {run.returncode}, want 2: {run.stderr[-300:]}")
+    for needle in ("spec.scenarios[0].steps[1]", "tokn"):
+        expect(needle in run.stderr, f"{needle!r} not named in {run.stderr!r}")
+    requests_after, _, _ = shop_counts(env)
+    expect(requests_after == requests_before, "a request was sent")
+
+
 CHECKS = (
     check_fixture_nginx_serves_and_logs,
     check_fixture_fault_server_wire,
@@ -1923,6 +2152,12 @@ CHECKS = (
     check_shop_refusals_are_counted,
     check_shop_logging_in_again_makes_the_old_token_stale,
     check_shop_cart_keeps_up_with_loadgen,
+    check_scenario_shop_journey_counts_tokens_and_unique_rows,
+    check_scenario_iterations_bound_the_run,
+    check_scenario_extraction_miss_and_failed_check_are_their_own_errors,
+    check_scenario_think_time_paces_each_virtual_user,
+    check_scenario_open_model_starts_iterations_at_the_rate,
+    check_scenario_unknown_variable_is_refused_before_the_run,
     check_engine_is_named_and_forced,
     check_engine_when_the_kernel_refuses_io_uring,
     check_nginx_n1000_c10,
@@ -2032,6 +2267,8 @@ def runs_on_each_engine(check):
     name = check_name(check)
     if name.startswith(("nginx_h2c_", "h2_fault_")):
         return True  # h2c
+    if name.startswith("scenario_") and "refused" not in name:
+        return True  # spec.load.engine in the manifest
     return (name.startswith(("nginx_", "fault_", "connection_refused", "localhost_"))
             and "https" not in name and "h2" not in name)
 
