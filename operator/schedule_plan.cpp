@@ -100,8 +100,8 @@ std::string spec_problem(const api::LoadTestSchedule& schedule, std::optional<Cr
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
-  const ParsedLoadTest parsed =
-      parse_loadtest_for_cluster(build_scheduled_loadtest(schedule, api::whole_seconds(now)).dump());
+  const ParsedLoadTest parsed = parse_loadtest_for_cluster(
+      build_scheduled_loadtest(schedule, api::whole_seconds(now)).dump());
   if (parsed.ok()) return "";
   std::string out;
   for (const FieldError& error : parsed.errors) {

@@ -407,8 +407,7 @@ void Connection::fail(Outcome outcome, const boost::system::error_code&) {
 // RFC 9110 section 9.2.2: only an idempotent request may be sent again
 // without the user's say-so; the server may have acted on the first one.
 bool Connection::may_resend() const noexcept {
-  return worker_.plan().retry_non_idempotent ||
-         is_idempotent_method(slot_.outgoing->method);
+  return worker_.plan().retry_non_idempotent || is_idempotent_method(slot_.outgoing->method);
 }
 
 void Connection::finish(Outcome outcome, bool response_complete, Clock::time_point now) {

@@ -207,11 +207,11 @@ void LiveMetrics::update(const LiveSnapshot& total) {
              before.bytes_received);
     increase(families_->bytes_sent.Add(with({{"request", name}})), now.bytes_sent,
              before.bytes_sent);
-    observe_increase(families_->duration.Add(with({{"request", name}}),
-                                             prometheus::Histogram::BucketBoundaries(
-                                                 live_latency_bounds())),
-                     now.latency_buckets, now.latency_count, now.latency_sum_seconds,
-                     before.latency_buckets, before.latency_count, before.latency_sum_seconds);
+    observe_increase(
+        families_->duration.Add(with({{"request", name}}),
+                                prometheus::Histogram::BucketBoundaries(live_latency_bounds())),
+        now.latency_buckets, now.latency_count, now.latency_sum_seconds, before.latency_buckets,
+        before.latency_count, before.latency_sum_seconds);
   }
   const LiveSnapshot::PerScenario no_iterations;
   for (size_t i = 0; i < scenario_names_.size() && i < total.scenarios.size(); ++i) {

@@ -40,8 +40,7 @@ class LiveMetrics {
   // `scenario_names`: a scenario run's scenarios, whose iterations get
   // series of their own (label `scenario`); the steps are the requests.
   LiveMetrics(const std::string& listen_address, MetricLabels labels,
-              std::vector<std::string> request_names,
-              std::vector<std::string> scenario_names = {});
+              std::vector<std::string> request_names, std::vector<std::string> scenario_names = {});
   // Without an exposer, for callers that serve the registry themselves.
   LiveMetrics(MetricLabels labels, std::vector<std::string> request_names,
               std::vector<std::string> scenario_names = {});

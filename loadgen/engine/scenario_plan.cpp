@@ -59,9 +59,9 @@ scenario::CheckRule check_rule(const CheckSpec& c) {
 void compile_template(const std::string& field_path, const std::string& text,
                       const scenario::Vocabulary& vocabulary, scenario::Template& out,
                       std::vector<std::string>& errors) {
-  auto compiled = scenario::Template::compile(field_path, text, vocabulary);
+  auto compiled = scenario::Template::compile("", text, vocabulary);
   if (auto* problem = std::get_if<std::string>(&compiled)) {
-    errors.push_back(std::move(*problem));
+    errors.push_back(field_path + ": " + *problem);
     return;
   }
   out = std::move(std::get<scenario::Template>(compiled));
@@ -114,15 +114,10 @@ std::variant<ScenarioPlan, std::vector<std::string>> compile_scenarios(const Loa
 
   for (size_t si = 0; si < spec.scenarios.size(); ++si) {
     const ScenarioSpec& s = spec.scenarios[si];
-    // A scenario's variables are those its steps extract; the vocabulary
-    // holds every scenario's, each scenario's templates checked against its own.
-    scenario::Vocabulary own{{}, plan.vocabulary.sources};
+    // The vocabulary holds every scenario's variables; the spec parser has
+    // checked that each template names only its own scenario's.
     for (const StepSpec& step : s.steps) {
       for (const ExtractSpec& e : step.extract) {
-        if (std::find(own.variables.begin(), own.variables.end(), e.variable) ==
-            own.variables.end()) {
-          own.variables.push_back(e.variable);
-        }
         if (std::find(plan.vocabulary.variables.begin(), plan.vocabulary.variables.end(),
                       e.variable) == plan.vocabulary.variables.end()) {
           plan.vocabulary.variables.push_back(e.variable);
@@ -149,50 +144,37 @@ std::variant<ScenarioPlan, std::vector<std::string>> compile_scenarios(const Loa
         }
       }
       c.judge.expected_length = step.expect.body_length;
-      // Templates are compiled against the whole vocabulary (slots are the
-      // run's), after checking each names only its own scenario's variables.
-      auto compile_checked = [&](const std::string& path, const std::string& text,
-                                 scenario::Template& out) {
-        std::vector<std::string> own_errors;
-        scenario::Template ignored;
-        compile_template(path, text, own, ignored, own_errors);
-        if (!own_errors.empty()) {
-          errors.insert(errors.end(), own_errors.begin(), own_errors.end());
-          return;
-        }
-        compile_template(path, text, plan.vocabulary, out, errors);
-      };
-      compile_checked(field(si, ti, "path"), step.path.empty() ? target.path : step.path, c.path);
+      compile_template(field(si, ti, "path"), step.path.empty() ? target.path : step.path,
+                       plan.vocabulary, c.path, errors);
       c.header_lines = standard_header_lines(target, step.headers, spec.load.keep_alive);
       for (const auto& [name, value] : step.headers) {
         if (is_framing_header(name)) continue;
         c.own_cookie = c.own_cookie || lowercase(name) == "cookie";
         scenario::Template value_template;
-        compile_checked(field(si, ti, "headers." + name), value, value_template);
+        compile_template(field(si, ti, "headers." + name), value, plan.vocabulary, value_template,
+                         errors);
         c.headers.emplace_back(name, std::move(value_template));
       }
-      compile_checked(field(si, ti, "body"), step.body, c.body);
+      compile_template(field(si, ti, "body"), step.body, plan.vocabulary, c.body, errors);
       c.content_length = !step.body.empty() || step.method == "POST" || step.method == "PUT" ||
                          step.method == "PATCH";
       for (size_t ei = 0; ei < step.extract.size(); ++ei) {
         const ExtractSpec& e = step.extract[ei];
-        auto extractor = scenario::Extractor::compile(
-            field(si, ti, "extract[" + std::to_string(ei) + "]"), extract_rule(e));
+        auto extractor = scenario::Extractor::compile("", extract_rule(e));
         if (auto* problem = std::get_if<std::string>(&extractor)) {
-          errors.push_back(std::move(*problem));
+          errors.push_back(field(si, ti, "extract[" + std::to_string(ei) + "]: ") + *problem);
           continue;
         }
-        const auto slot = static_cast<size_t>(
-            std::find(plan.vocabulary.variables.begin(), plan.vocabulary.variables.end(),
-                      e.variable) -
-            plan.vocabulary.variables.begin());
+        const auto slot =
+            static_cast<size_t>(std::find(plan.vocabulary.variables.begin(),
+                                          plan.vocabulary.variables.end(), e.variable) -
+                                plan.vocabulary.variables.begin());
         c.extractions.push_back({slot, std::move(std::get<scenario::Extractor>(extractor))});
       }
       for (size_t ci = 0; ci < step.checks.size(); ++ci) {
-        auto check = scenario::Check::compile(field(si, ti, "checks[" + std::to_string(ci) + "]"),
-                                              check_rule(step.checks[ci]));
+        auto check = scenario::Check::compile("", check_rule(step.checks[ci]));
         if (auto* problem = std::get_if<std::string>(&check)) {
-          errors.push_back(std::move(*problem));
+          errors.push_back(field(si, ti, "checks[" + std::to_string(ci) + "]: ") + *problem);
           continue;
         }
         c.checks.push_back(std::move(std::get<scenario::Check>(check)));
@@ -221,9 +203,9 @@ std::vector<std::string> prepare_scenarios(RunPlan& plan, const LoadTestSpec& sp
   for (const DataSourceSpec& source : spec.data) {
     // A ConfigMap's or Secret's rows are where the operator mounted them;
     // a file is found beside the manifest.
-    const std::filesystem::path path =
-        source.from ? std::filesystem::path(data_mount_file(source.name))
-                    : std::filesystem::path(data_dir) / source.file;
+    const std::filesystem::path path = source.from
+                                           ? std::filesystem::path(data_mount_file(source.name))
+                                           : std::filesystem::path(data_dir) / source.file;
     std::ifstream in(path, std::ios::binary);
     if (!in) {
       errors.push_back("spec.data: cannot read the rows of \"" + source.name + "\" from " +
@@ -242,12 +224,9 @@ std::vector<std::string> prepare_scenarios(RunPlan& plan, const LoadTestSpec& sp
       errors.push_back("spec.data: " + *problem);
       continue;
     }
-    auto& parsed = std::get<scenario::DataTable>(table);
-    if (parsed.rows() == 0) {
-      errors.push_back("spec.data: \"" + source.name + "\" has no rows (" + path.string() + ")");
-      continue;
-    }
-    tables.emplace_back(source.name, std::make_shared<const scenario::DataTable>(std::move(parsed)));
+    // DataTable::parse refuses a table without rows: every mode has one to give.
+    tables.emplace_back(source.name, std::make_shared<const scenario::DataTable>(
+                                         std::move(std::get<scenario::DataTable>(table))));
   }
   if (!errors.empty()) return errors;
   auto compiled = compile_scenarios(spec, plan.target, tables);

@@ -5,9 +5,9 @@
 // virtual_user.hpp's.
 
 #include <bitset>
-#include <filesystem>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>

@@ -10,8 +10,8 @@ namespace {
 // space: sent, it would split the request (an extracted value is the
 // server's text, not ours to trust).
 bool breaks_request_line(std::string_view text, bool path) noexcept {
-  return text.find_first_of(path ? std::string_view("\r\n\0 ", 4) : std::string_view("\r\n\0", 3)) !=
-         std::string_view::npos;
+  return text.find_first_of(path ? std::string_view("\r\n\0 ", 4)
+                                 : std::string_view("\r\n\0", 3)) != std::string_view::npos;
 }
 
 // A uniform draw in [0, 1) from the top 53 bits.
@@ -47,7 +47,8 @@ VirtualUser::VirtualUser(const ScenarioPlan& plan, uint64_t index, uint64_t seed
       values_(plan.vocabulary.variables.size()),
       views_(plan.vocabulary.variables.size()),
       columns_(plan.column_count) {
-  for (const DataBinding& binding : plan.data) sequential_.emplace_back(binding.table->rows(), index);
+  for (const DataBinding& binding : plan.data)
+    sequential_.emplace_back(binding.table->rows(), index);
 }
 
 bool VirtualUser::begin_iteration(uint32_t scenario, Clock::time_point start, bool counted,
@@ -69,7 +70,8 @@ bool VirtualUser::begin_iteration(uint32_t scenario, Clock::time_point start, bo
     if (!row) return false;
     const std::size_t columns = binding.table->columns().size();
     for (std::size_t column = 0; column < columns; ++column) {
-      columns_[binding.first_column + column] = binding.table->cell(static_cast<std::size_t>(*row), column);
+      columns_[binding.first_column + column] =
+          binding.table->cell(static_cast<std::size_t>(*row), column);
     }
   }
   scenario_ = scenario;
@@ -191,7 +193,8 @@ std::chrono::nanoseconds VirtualUser::think_time(const ThinkTime& think) {
       return think.constant;
     case Distribution::uniform: {
       const auto span = static_cast<double>((think.max - think.min).count());
-      return think.min + std::chrono::nanoseconds{static_cast<int64_t>(span * unit_interval(random_))};
+      return think.min +
+             std::chrono::nanoseconds{static_cast<int64_t>(span * unit_interval(random_))};
     }
     case Distribution::exponential: {
       // Inverse transform: -mean ln(1 - u); u < 1, so at most about 37 means.

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "common/scenario/cookie_jar.hpp"
-#include "common/scenario/row_cursor.hpp"
 #include "common/scenario/random.hpp"
 #include "common/scenario/regex.hpp"
 #include "common/scenario/response.hpp"
+#include "common/scenario/row_cursor.hpp"
 #include "loadgen/engine/http1_parser.hpp"
 #include "loadgen/engine/plan.hpp"
 #include "loadgen/engine/request_slot.hpp"
@@ -37,8 +37,8 @@ struct StepVerdict {
 struct ScenarioScratch {
   scenario::MatchScratch match;
   std::string value;
-  std::vector<CapturedHeader> fields;      // the response's header fields...
-  std::vector<scenario::Header> headers;   // ... as extraction reads them
+  std::vector<CapturedHeader> fields;     // the response's header fields...
+  std::vector<scenario::Header> headers;  // ... as extraction reads them
 };
 
 // The `unique` rows one part (worker thread) hands out, one cursor per
@@ -99,7 +99,7 @@ class VirtualUser {
   scenario::CookieJar jar_;
   std::vector<std::string> values_;  // by variable slot
   std::vector<std::optional<std::string_view>> views_;
-  std::vector<std::string_view> columns_;  // the current rows' cells, by column slot
+  std::vector<std::string_view> columns_;             // the current rows' cells, by column slot
   std::vector<scenario::SequentialRows> sequential_;  // by source (used when sequential)
   RequestTemplate outgoing_;
   std::string path_;  // the rendered path, which the cookie jar matches

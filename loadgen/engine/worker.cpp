@@ -568,8 +568,7 @@ void Worker::run_virtual_user(Connection& connection, Clock::time_point now) {
   }
 }
 
-void Worker::start_step(Connection& connection, Clock::time_point intended,
-                        Clock::time_point now) {
+void Worker::start_step(Connection& connection, Clock::time_point intended, Clock::time_point now) {
   VirtualUser& vu = vus_[connection.index()];
   const CompiledStep& step = plan_.scenarios->scenarios[vu.scenario()].steps[vu.step()];
   RequestSlot slot;

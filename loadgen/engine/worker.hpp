@@ -197,9 +197,7 @@ class Worker final : public ConnectionOwner {
   void on_wake_alarm();
   // Whether a virtual user's iteration may go on: not after an interrupt
   // or the planned end (what is in flight drains; iterations are cut short).
-  bool iterations_may_continue() const noexcept {
-    return !stopping_ || finish_iterations_on_stop_;
-  }
+  bool iterations_may_continue() const noexcept { return !stopping_ || finish_iterations_on_stop_; }
 
   RunPlan plan_;
   std::vector<tcp::endpoint> endpoints_;
@@ -281,8 +279,8 @@ class Worker final : public ConnectionOwner {
   // Lanes waiting for their time (think time, pacing, a back-off), as a heap
   // on the earliest; a lane is in it at most once.
   std::vector<std::pair<Clock::time_point, uint32_t>> sleepers_;
-  std::vector<uint8_t> sleeping_;     // by lane
-  std::vector<uint8_t> vu_stopped_;   // by lane: its unique rows ran out
+  std::vector<uint8_t> sleeping_;    // by lane
+  std::vector<uint8_t> vu_stopped_;  // by lane: its unique rows ran out
   uint64_t active_iterations_ = 0;
   // The run ended by its count (iterations): iterations in progress run to
   // their end before the worker finishes.

@@ -142,7 +142,8 @@ TEST(ScenarioThreshold, StepsAreRequestRowsAndRequestCountsStayOnTheMergedResult
 
 TEST(ScenarioThreshold, WhatTheRunDoesNotHaveNeverPasses) {
   const RunResult run = scenario_run();
-  for (const char* text : {"nope.iterations >= 0", "nope.failedIterations == 0", "nope.p99 < 3600s"}) {
+  for (const char* text :
+       {"nope.iterations >= 0", "nope.failedIterations == 0", "nope.p99 < 3600s"}) {
     const ThresholdOutcome outcome = evaluate(must_parse(text), run);
     EXPECT_FALSE(outcome.passed) << text;
     EXPECT_EQ(outcome.observed, "n/a") << text;

@@ -68,8 +68,9 @@ class TokenServer {
             if (self->token.empty() || !bearer || !cookie) ++self->server.mismatches_;
             body = R"({"ok":true})";
           }
-          const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " +
-                                       std::to_string(body.size()) + "\r\n" + extra + "\r\n" + body;
+          const std::string response =
+              "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra +
+              "\r\n" + body;
           asio::write(self->socket, asio::buffer(response), ec);
           if (ec) return;
         }
@@ -229,7 +230,8 @@ TEST(VirtualUserRendering, AValueThatWouldSplitTheRequestIsNotSent) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ScenarioEngine, ::testing::Values(Engine::epoll, Engine::io_uring),
+INSTANTIATE_TEST_SUITE_P(Engines, ScenarioEngine,
+                         ::testing::Values(Engine::epoll, Engine::io_uring),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 // Allocations on the worker thread for a whole run; the difference between a
@@ -254,9 +256,8 @@ TEST(ScenarioEngineSteadyState, AStepRenderedFromTemplatesDoesNotAllocate) {
   TokenServer server;
   const uint64_t short_run =
       worker_allocations(scenario_plan(token_journey(server.port(), 4, 300), Engine::epoll), 900);
-  const uint64_t long_run =
-      worker_allocations(scenario_plan(token_journey(server.port(), 4, 5'300), Engine::epoll),
-                         15'900);
+  const uint64_t long_run = worker_allocations(
+      scenario_plan(token_journey(server.port(), 4, 5'300), Engine::epoll), 15'900);
   // 15,000 more steps (5,000 logins with their extraction and cookie, 10,000
   // requests rendered with the token); the snapshots allocate a little.
   EXPECT_LT(long_run - std::min(long_run, short_run), 200u)
