@@ -1,22 +1,10 @@
 #!/usr/bin/env bash
-# Builds loadgen, kubeload-operator and kubectl-kubeload in build/ (configuring
-# it when it is new, as on a fresh clone), then localhost/kubeload/kubeload:dev
-# from them, and imports it into the local cluster's nodes (scripts/cluster
-# build-image). The image's programs are listed here only: whoever needs the
-# image runs this script, not a build of their own that has to agree with it.
+# Builds loadgen, kubeload-operator and kubectl-kubeload in build/, then
+# localhost/kubeload/kubeload:dev from them, and imports it into the local
+# cluster's nodes (cluster/host-built-image.sh). The image's programs are
+# listed here only: whoever needs the image runs this script, not a build of
+# their own that has to agree with it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-tag="${1:-localhost/kubeload/kubeload:dev}"
-binaries=(loadgen kubeload-operator kubectl-kubeload)
-build="$root/build"
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$build" -G Ninja >/dev/null
-fi
-cmake --build "$build" --target "${binaries[@]}"
-context="$(mktemp -d)"
-trap 'rm -rf "$context"' EXIT
-cp "$root/cluster/kubeload-image/Containerfile" "$context/"
-for binary in "${binaries[@]}"; do
-  strip -o "$context/$binary" "$build/bin/$binary"
-done
-"$root/scripts/cluster" build-image "$tag" "$context/Containerfile" "$context"
+exec "$root/cluster/host-built-image.sh" "${1:-localhost/kubeload/kubeload:dev}" \
+  "$root/cluster/kubeload-image/Containerfile" loadgen kubeload-operator kubectl-kubeload
