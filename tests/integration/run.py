@@ -2101,7 +2101,8 @@ def check_scenario_think_time_paces_each_virtual_user(env):
 
 
 def check_scenario_open_model_starts_iterations_at_the_rate(env):
-    """Open model: 40 iterations/s for 2 s start exactly 80 iterations."""
+    """Open model: 40 iterations/s for 2 s start exactly 80 iterations, from one
+    arrival sequence that the 3 threads take turns in (not 3 x 80)."""
     steps = """\
     - name: browse
       steps:
@@ -2111,13 +2112,46 @@ def check_scenario_open_model_starts_iterations_at_the_rate(env):
           path: /shop/items
 """
     path = scenario_manifest(env, "open", "rate: 40, duration: 2s", steps)
-    run = run_loadgen(env, ["run", path, "-q", "--format", "json"])
+    run = run_loadgen(env, ["run", path, "-q", "--format", "json", "-t", "3"])
     expect(run.returncode == 0, f"exit {run.returncode}: {run.stderr[-400:]}")
     report = json.loads(run.stdout)
     rows = scenario_rows(report)
     expect(rows["list"]["requests"] == 80 and rows["again"]["requests"] == 80,
            f"list {rows['list']['requests']}, again {rows['again']['requests']}, want 80 each")
     expect(report["scenarioResults"][0]["iterations"] == 80, f"{report['scenarioResults']}")
+
+
+def check_scenario_warmup_and_stages(env):
+    """Warm-up iterations are sent and not counted; each stage's virtual users
+    run in it, and the steps' rows add up to the stages' requests."""
+    steps = """\
+    - name: browse
+      steps:
+        - name: list
+          path: /shop/items
+        - name: again
+          path: /shop/items
+"""
+    path = scenario_manifest(
+        env, "staged", "warmup: 300ms, stages: [{duration: 500ms, connections: 1}, "
+        "{duration: 500ms, connections: 3}]", steps)
+    requests_before, _, _ = shop_counts(env)
+    run = run_loadgen(env, ["run", path, "-q", "--format", "json"])
+    expect(run.returncode == 0, f"exit {run.returncode}: {run.stderr[-400:]}")
+    report = json.loads(run.stdout)
+    check_consistent(report["result"])
+    stages = report["stages"]
+    expect(len(stages) == 2 and all(s["requests"] > 0 for s in stages),
+           f"stages {[(s.get('connections'), s['requests']) for s in stages]}")
+    rows = scenario_rows(report)
+    counted = rows["list"]["requests"] + rows["again"]["requests"]
+    expect(counted == report["result"]["requests"] == sum(s["requests"] for s in stages),
+           f"rows {counted}, result {report['result']['requests']}")
+    expect(report["warmupRequests"] > 0, "no warm-up requests")
+    requests_after, _, _ = shop_counts(env)
+    served = requests_after["items"] - requests_before["items"]
+    expect(served == counted + report["warmupRequests"],
+           f"the shop served {served}, loadgen counted {counted} + {report['warmupRequests']} warm-up")
 
 
 def check_scenario_unknown_variable_is_refused_before_the_run(env):
@@ -2157,6 +2191,7 @@ CHECKS = (
     check_scenario_extraction_miss_and_failed_check_are_their_own_errors,
     check_scenario_think_time_paces_each_virtual_user,
     check_scenario_open_model_starts_iterations_at_the_rate,
+    check_scenario_warmup_and_stages,
     check_scenario_unknown_variable_is_refused_before_the_run,
     check_engine_is_named_and_forced,
     check_engine_when_the_kernel_refuses_io_uring,
