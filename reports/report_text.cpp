@@ -44,6 +44,13 @@ std::string load_of(const StageView& stage) {
 }
 
 std::string load_description(const ReportModel& model) {
+  // A scenario run's connections are its virtual users, its arrivals iterations.
+  const bool scenarios = !model.scenarios.empty();
+  const char* per_second = scenarios ? " iterations/s" : " requests/s";
+  const auto users = [&](uint64_t n) {
+    return scenarios ? plural(n, "virtual user", "virtual users")
+                     : plural(n, "connection", "connections");
+  };
   std::string text = model.open_model ? "open model, " : "closed model, ";
   if (model.stages.size() > 1) {
     // The headline numbers cover every stage; name them all, not just the first.
@@ -55,13 +62,12 @@ std::string load_description(const ReportModel& model) {
                                     : "-";
     }
     text += std::to_string(model.stages.size()) + " stages of " + levels +
-            (model.open_model ? " requests/s" : " connections");
+            (model.open_model ? per_second : scenarios ? " virtual users" : " connections");
   } else if (model.open_model) {
-    text += compact_number(model.target_rate) + " requests/s";
-    if (model.info.connections > 0)
-      text += ", up to " + plural(model.info.connections, "connection", "connections");
+    text += compact_number(model.target_rate) + per_second;
+    if (model.info.connections > 0) text += ", up to " + users(model.info.connections);
   } else {
-    text += plural(model.info.connections, "connection", "connections");
+    text += users(model.info.connections);
   }
   text += model.info.workers ? ", " + plural(*model.info.workers, "worker", "workers")
                              : ", " + plural(model.info.threads, "thread", "threads");
