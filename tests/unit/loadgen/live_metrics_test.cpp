@@ -60,5 +60,45 @@ TEST(LiveMetrics, StatusCodeSeriesAreCapped) {
   EXPECT_EQ(counted.other, 42 - 16);
 }
 
+// A scenario run: the steps are the `request` series, and each scenario has
+// its iterations, failed iterations and iteration durations under `scenario`,
+// at zero from the first scrape, each counted once across updates.
+TEST(LiveMetrics, ScenariosHaveIterationSeriesOfTheirOwn) {
+  LiveMetrics metrics({"journey", "shop", "0", "http1"}, {"login", "cart"}, {"buy", "browse"});
+  const auto text = [&] {
+    return prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
+  };
+  const auto value = [&](const std::string& name, const std::string& scenario) {
+    const std::regex series(name + R"re(\{[^}]*scenario=")re" + scenario + R"re("[^}]*\} (\S+))re");
+    std::smatch match;
+    const std::string all = text();
+    return std::regex_search(all, match, series) ? std::stod(match[1]) : -1.0;
+  };
+  EXPECT_EQ(value("kubeload_iterations_total", "buy"), 0);
+  EXPECT_EQ(value("kubeload_iterations_failed_total", "browse"), 0);
+  EXPECT_EQ(value("kubeload_iteration_duration_seconds_count", "buy"), 0);
+
+  LiveSnapshot snapshot;
+  snapshot.requests.resize(2);
+  snapshot.scenarios.resize(2);
+  snapshot.scenarios[0].iterations = 7;
+  snapshot.scenarios[0].failed = 2;
+  snapshot.scenarios[0].duration_buckets.assign(live_latency_bounds().size(), 7);
+  snapshot.scenarios[0].duration_count = 7;
+  snapshot.scenarios[0].duration_sum_seconds = 0.0035;
+  metrics.update(snapshot);
+  snapshot.scenarios[0].iterations = 9;
+  snapshot.scenarios[0].duration_buckets.assign(live_latency_bounds().size(), 9);
+  snapshot.scenarios[0].duration_count = 9;
+  snapshot.scenarios[0].duration_sum_seconds = 0.0045;
+  metrics.update(snapshot);
+
+  EXPECT_EQ(value("kubeload_iterations_total", "buy"), 9);
+  EXPECT_EQ(value("kubeload_iterations_failed_total", "buy"), 2);
+  EXPECT_EQ(value("kubeload_iteration_duration_seconds_count", "buy"), 9);
+  EXPECT_EQ(value("kubeload_iterations_total", "browse"), 0);
+  EXPECT_NE(text().find(R"(request="cart")"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kubeload::loadgen
