@@ -62,7 +62,9 @@ std::string load_description(const ReportModel& model) {
                                     : "-";
     }
     text += std::to_string(model.stages.size()) + " stages of " + levels +
-            (model.open_model ? per_second : scenarios ? " virtual users" : " connections");
+            (model.open_model ? per_second
+             : scenarios      ? " virtual users"
+                              : " connections");
   } else if (model.open_model) {
     text += compact_number(model.target_rate) + per_second;
     if (model.info.connections > 0) text += ", up to " + users(model.info.connections);
