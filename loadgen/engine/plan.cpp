@@ -7,7 +7,6 @@
 
 #include "kubeload/text.hpp"
 #include "kubeload/url.hpp"
-#include "loadgen/engine/scenario_plan.hpp"
 
 namespace kubeload::loadgen {
 namespace {
@@ -265,6 +264,16 @@ uint64_t arrivals_within(std::chrono::nanoseconds length, double rate) noexcept 
   while (n > 0 && arrival_offset(n - 1, rate) >= length) --n;
   while (arrival_offset(n, rate) < length) ++n;
   return n;
+}
+
+std::vector<std::string> step_rows(const LoadTestSpec& spec) {
+  std::vector<std::string> rows;
+  for (const ScenarioSpec& s : spec.scenarios) {
+    for (const StepSpec& step : s.steps) {
+      if (std::find(rows.begin(), rows.end(), step.name) == rows.end()) rows.push_back(step.name);
+    }
+  }
+  return rows;
 }
 
 RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t threads) {

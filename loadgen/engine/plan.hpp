@@ -199,6 +199,11 @@ std::chrono::nanoseconds arrival_offset(uint64_t k, double rate) noexcept;
 // Open model: how many arrivals of the whole sequence fall in [0, length).
 uint64_t arrivals_within(std::chrono::nanoseconds length, double rate) noexcept;
 
+// The result rows of the scenarios' steps, one per distinct step name in
+// order of first appearance (steps of several scenarios that share a name
+// share a row, as JMeter's samplers with one label do).
+std::vector<std::string> step_rows(const LoadTestSpec& spec);
+
 // A LoadTest spec (already validated) as a local plan. `target_url` is the
 // resolved target (the spec's url, or a service address made reachable).
 RunPlan plan_from_spec(const LoadTestSpec& spec, const Target& target, uint32_t threads);

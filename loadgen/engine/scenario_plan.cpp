@@ -113,16 +113,6 @@ class MappedFile {
 
 }  // namespace
 
-std::vector<std::string> step_rows(const LoadTestSpec& spec) {
-  std::vector<std::string> rows;
-  for (const ScenarioSpec& s : spec.scenarios) {
-    for (const StepSpec& step : s.steps) {
-      if (std::find(rows.begin(), rows.end(), step.name) == rows.end()) rows.push_back(step.name);
-    }
-  }
-  return rows;
-}
-
 std::variant<ScenarioPlan, std::vector<std::string>> compile_scenarios(const LoadTestSpec& spec,
                                                                        const Target& target,
                                                                        const DataTables& data) {

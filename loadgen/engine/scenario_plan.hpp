@@ -84,11 +84,6 @@ struct ScenarioPlan {
   static constexpr std::size_t kDefaultMaxBodyBytes = 1 << 20;
 };
 
-// The result rows of the scenarios' steps, one per distinct step name in
-// order of first appearance (steps of several scenarios that share a name
-// share a row, as JMeter's samplers with one label do).
-std::vector<std::string> step_rows(const LoadTestSpec& spec);
-
 // Compiles the spec's scenarios (already validated by the spec parser)
 // against the data that was read. Every problem at once, each naming its
 // field (`spec.scenarios[0].steps[1].path: unknown column "mail" of data
