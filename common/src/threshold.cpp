@@ -37,10 +37,6 @@ constexpr std::array<MetricName, 16> kMetrics{{
     {"failedIterations", ThresholdMetric::failedIterations},
 }};
 
-bool counts_iterations(ThresholdMetric metric) {
-  return metric == ThresholdMetric::iterations || metric == ThresholdMetric::failedIterations;
-}
-
 // "p50, p90, ..., min": the metrics `iteration.` takes, for its error message.
 std::string latency_metric_names() {
   std::string names;
@@ -285,6 +281,10 @@ std::string_view to_string(ThresholdOp op) noexcept {
       return "==";
   }
   return "?";
+}
+
+bool counts_iterations(ThresholdMetric metric) noexcept {
+  return metric == ThresholdMetric::iterations || metric == ThresholdMetric::failedIterations;
 }
 
 bool is_latency(ThresholdMetric metric) {

@@ -14,9 +14,7 @@ std::string threshold_row_problem(const Threshold& threshold, const LoadTestSpec
   const bool scenarios = !spec.scenarios.empty();
   switch (threshold.scope) {
     case ThresholdScope::run:
-      if ((threshold.metric == ThresholdMetric::iterations ||
-           threshold.metric == ThresholdMetric::failedIterations) &&
-          !scenarios) {
+      if (counts_iterations(threshold.metric) && !scenarios) {
         return std::string(to_string(threshold.metric)) + " counts iterations of spec.scenarios" +
                ", and there are none" + in;
       }

@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/scenario/response.hpp"
+
 namespace kubeload::loadgen {
 
 class Http1ResponseParser {
@@ -227,11 +229,11 @@ class Http1ResponseParser {
   bool element_ended_ = false;  // whitespace after the token
 };
 
-// A header field of a captured head, viewing the head's bytes.
-struct CapturedHeader {
-  std::string_view name;   // as received, any case
-  std::string_view value;  // without the whitespace around it
-};
+// A header field of a captured head, viewing the head's bytes (name as
+// received, any case; value without the whitespace around it): the field
+// extraction, checks and the cookie jar read, so a step hands them over as
+// they are.
+using CapturedHeader = scenario::Header;
 
 // Replaces `out` with the header fields of `head` (a Capture::head) in the
 // order received, repeated names (Set-Cookie) each on its own. Stray empty

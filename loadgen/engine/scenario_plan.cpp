@@ -2,6 +2,7 @@
 
 #include "kubeload/data_mount.hpp"
 #include "kubeload/text.hpp"
+#include "loadgen/engine/event_loop.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace kubeload::loadgen {
 namespace {
@@ -78,15 +80,15 @@ void compile_template(const std::string& field_path, const std::string& text,
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.is_open()) {
       error_ = std::strerror(errno);
       return;
     }
     struct stat status {};
-    if (::fstat(fd, &status) == 0 && status.st_size > 0) {
+    if (::fstat(fd.get(), &status) == 0 && status.st_size > 0) {
       void* mapped =
-          ::mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+          ::mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
       if (mapped != MAP_FAILED) {
         data_ = mapped;
         size_ = static_cast<size_t>(status.st_size);
@@ -94,7 +96,6 @@ class MappedFile {
         error_ = std::strerror(errno);
       }
     }
-    ::close(fd);
   }
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -128,7 +129,6 @@ std::variant<ScenarioPlan, std::vector<std::string>> compile_scenarios(const Loa
       continue;
     }
     DataBinding binding;
-    binding.name = source.name;
     binding.table = found->second;
     binding.mode = source.mode;
     binding.on_exhausted = source.on_exhausted;

@@ -7,7 +7,6 @@
 #include <bitset>
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,7 +61,6 @@ struct CompiledScenario {
 // A data source as the virtual users read it: its rows, how they are handed
 // out, and where its columns sit in the vocabulary's column slots.
 struct DataBinding {
-  std::string name;
   std::shared_ptr<const scenario::DataTable> table;
   DataSourceSpec::Mode mode = DataSourceSpec::Mode::sequential;
   DataSourceSpec::OnExhausted on_exhausted = DataSourceSpec::OnExhausted::stop;

@@ -37,8 +37,7 @@ struct StepVerdict {
 struct ScenarioScratch {
   scenario::MatchScratch match;
   std::string value;
-  std::vector<CapturedHeader> fields;     // the response's header fields...
-  std::vector<scenario::Header> headers;  // ... as extraction reads them
+  std::vector<CapturedHeader> headers;  // the response's header fields
 };
 
 // The `unique` rows one part (worker thread) hands out, one cursor per

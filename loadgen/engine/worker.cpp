@@ -63,6 +63,13 @@ void add_completion(Result& r, const Completion& done) {
   }
 }
 
+// Wall-clock time for ${now} and cookie expiry (the steady Clock has no epoch).
+int64_t unix_now_ms() noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
   return std::max<int64_t>(
       0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
@@ -577,9 +584,7 @@ void Worker::start_step(Connection& connection, Clock::time_point intended, Cloc
   slot.stage = vu.iteration_counted() && !phase().warmup ? phase().stage_index : -1;
   slot.intended = intended;
   ++in_flight_;
-  const int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+  const int64_t unix_ms = unix_now_ms();
   if (vu.render_step(plan_.target, plan_.worker_index, unix_ms)) {
     return connection.start(slot, now);
   }
@@ -599,20 +604,13 @@ void Worker::on_step_complete(Connection& connection, const RequestSlot& slot,
   const scenario::ResponseView* response = nullptr;
   if (done.response_complete) {
     const Http1ResponseParser::Capture& captured = connection.captured();
-    ScenarioScratch& scratch = *scenario_scratch_;
-    split_header_fields(captured.head, scratch.fields);
-    scratch.headers.clear();
-    for (const CapturedHeader& field : scratch.fields) {
-      scratch.headers.push_back({field.name, field.value});
-    }
+    split_header_fields(captured.head, scenario_scratch_->headers);
     view.status = static_cast<unsigned>(done.status);
-    view.headers = scratch.headers;
+    view.headers = scenario_scratch_->headers;
     view.body = captured.body;
     response = &view;
   }
-  const int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+  const int64_t unix_ms = unix_now_ms();
   const StepVerdict verdict = vu.finish_step(done.outcome, response, unix_ms, *scenario_scratch_);
   if (verdict.outcome == done.outcome) {
     record(slot, done);

@@ -81,6 +81,8 @@ std::string threshold_row_problem(const Threshold& threshold, const LoadTestSpec
 
 // A latency metric (p50 ... max, mean, min): compared in milliseconds.
 bool is_latency(ThresholdMetric metric);
+// A count of iterations (iterations, failedIterations): a scenario's row.
+bool counts_iterations(ThresholdMetric metric) noexcept;
 
 // The metric's name as written in expressions ("p99", "errorRate").
 std::string_view to_string(ThresholdMetric metric) noexcept;
