@@ -26,7 +26,10 @@ What runs, all stopped (and the namespace deleted) at the end, also on failure:
     kubeload-dash) as two `loadgen worker` processes, started with POST /start
     the way the operator does, loading fault_server with a weighted mix
     (/slow/5, /ok, /status/503) in two stages; its live metrics are the
-    workers' /metrics; an open-model plain run, `loadgen -r 200
+    workers' /metrics; a scenario LoadTest "dash-journey" (one worker, two
+    virtual users logging in to fault_server's shop, carrying the token to
+    the cart and the checkout, 15 ms of think time) for the iteration
+    panels; an open-model plain run, `loadgen -r 200
     --metrics-addr ...` against nginx (labels loadtest="local", no namespace),
     for the target rate and the late/dropped counters;
   - Debian's prometheus with a temp config and temp storage, scraping the
@@ -50,11 +53,13 @@ Checks:
     /api/v1/query (a syntax error is a 400) and returns at least one finite
     sample; panels that need an open-model run (they use
     kubeload_target_requests_per_second)
-    must be empty for the closed-model LoadTest;
+    must be empty for the closed-model LoadTest and the journey, and the
+    iteration panels (kubeload_iteration*) for every run but the journey;
   - a few panels' values against what the run is known to produce (the
     workers and runs present, status codes 200/503, only "status" errors, the
     stage, target rate 200/s and achieved ~200/s, p50 of /slow/5 in the 5-10 ms
-    bucket), once a whole 5 s rate window of scrapes is in; on the operator
+    bucket, the journey's one scenario iterating with none failed and its
+    p50 in the 10-25 ms bucket), once a whole 5 s rate window of scrapes is in; on the operator
     side, the phase and verdict counts, and each LoadTest's phase, verdict,
     RPS, p50, p99, error ratio and requests equal to its status as
     `kubectl get loadtests -o json` reads it back; reconciles/s > 0;
@@ -127,6 +132,8 @@ BUILTINS = {"__rate_interval": "5s", "__interval": "1s", "__range": "1m", "__ran
             "__range_ms": "60000"}
 NAMESPACE = "kubeload-dash"
 CLOSED = "dash-closed"
+JOURNEY = "dash-journey"  # a scenario LoadTest: the iteration panels' data
+JOURNEY_STEPS = ("login", "items", "cart", "checkout")
 OPEN = "local"  # a plain `loadgen --metrics-addr` run is labelled loadtest="local"
 # The LoadTests the operator runs on the local cluster, in NAMESPACE.
 PASSING = "dash-pass"
@@ -514,6 +521,63 @@ def closed_spec(target_url):
             "workers": 2,
         },
     }
+
+
+def journey_spec(target_url):
+    """The shop journey of examples/shop-journey.yaml, its users numbered
+    instead of read from a file, with 15 ms of think time so that two virtual
+    users iterate about a hundred times a second, not as fast as two cores
+    shared with Prometheus allow."""
+    bearer = {"Authorization": "Bearer ${token}", "X-Shop-User": "dash-${vu}"}
+    return {
+        "apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+        "metadata": {"name": JOURNEY, "namespace": NAMESPACE,
+                     "labels": {"kubeload.dev/test": "dashboards"}},
+        "spec": {
+            "target": {"url": target_url},
+            "scenarios": [{"name": "buy", "steps": [
+                {"name": "login", "method": "POST", "path": "/shop/login",
+                 "body": '{"user": "dash-${vu}", "password": "pw"}',
+                 "extract": [{"name": "token", "json": "/token"}]},
+                {"name": "items", "path": "/shop/items",
+                 "extract": [{"name": "item", "json": "/items/3/id"}],
+                 "thinkTime": {"constant": "15ms"}},
+                {"name": "cart", "method": "POST", "path": "/shop/cart", "headers": bearer,
+                 "body": '{"item": ${item}}'},
+                {"name": "checkout", "method": "POST", "path": "/shop/checkout",
+                 "headers": bearer, "checks": [{"json": "/items", "equals": "1"}]},
+            ]}],
+            "load": {"duration": "120s", "connections": 2, "timeout": "5s"},
+            "workers": 1,
+        },
+    }
+
+
+def start_workers(processes, args, workdir, spec, count, token):
+    """count `loadgen worker` processes of one LoadTest, as its pods would be,
+    started together with POST /start; their metrics ports."""
+    name = spec["metadata"]["name"]
+    spec_path = os.path.join(workdir, f"{name}.json")
+    with open(spec_path, "w") as out:
+        json.dump(spec, out)
+    ports = []
+    for index in range(count):
+        port = free_port()
+        log = os.path.join(workdir, f"{name}-worker-{index}.log")
+        process = spawn(processes, f"loadgen worker {name}/{index}", [
+            args.loadgen, "worker", "--spec", spec_path, "--index", str(index),
+            "--workers", str(count), "--listen", f"{LOOPBACK}:{port}", "-t", "1",
+            "--termination-log", os.path.join(workdir, f"{name}-termination-{index}"),
+            "--linger", "5m"], log, env=dict(os.environ, KUBELOAD_WORKER_TOKEN=token))
+        if not wait_http(f"http://{LOOPBACK}:{port}/healthz", process, 15):
+            raise RuntimeError(f"loadgen worker {name}/{index} did not come up: {read_tail(log)}")
+        ports.append(port)
+    for port in ports:
+        status, body = http_get(f"http://{LOOPBACK}:{port}/start", data=b"",
+                                headers={"Authorization": f"Bearer {token}"})
+        if status != 202:
+            raise RuntimeError(f"POST /start on worker :{port}: {status} {body[:200]!r}")
+    return ports
 
 
 # ------------------------------------------------------------ the local cluster
@@ -970,7 +1034,7 @@ class PanelCheck:
         self.ok = ok
         self.done = ok
         summary = {"finite": "series (finite values) per target",
-                   "empty": "empty as it should be (open-model panel, closed-model run)",
+                   "empty": "empty as it should be (a panel of another kind of run: open model, scenarios)",
                    "syntax": "syntax only (no operator running)"}[self.want]
         self.detail = ", ".join(parts) if not ok else f"{summary}: {', '.join(parts)}"
 
@@ -986,6 +1050,11 @@ def panel_checks(dashboard, doc, cases):
 
 def uses_target_rate(panel):
     return any("kubeload_target_requests_per_second" in t["expr"] for t in panel["targets"])
+
+
+def uses_iterations(panel):
+    """A scenario run's panel (kubeload_iterations_total and the like)."""
+    return any("kubeload_iteration" in t["expr"] for t in panel["targets"])
 
 
 def variable_query(doc, name):
@@ -1342,31 +1411,12 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
     processes.add("nginx", nginx.stop)
     nginx.start()
 
-    # The closed-model LoadTest: two workers in pod mode, started together.
-    spec_path = os.path.join(workdir, "closed.json")
-    with open(spec_path, "w") as out:
-        json.dump(closed_spec(fault.url("/")), out)
-    workers = []
-    # The run's token, as the operator would hand it to its worker pods.
-    worker_token = os.urandom(16).hex()
-    for index in range(2):
-        port = free_port()
-        process = spawn(processes, f"loadgen worker {index}", [
-            args.loadgen, "worker", "--spec", spec_path, "--index", str(index), "--workers", "2",
-            "--listen", f"{LOOPBACK}:{port}", "-t", "1",
-            "--termination-log", os.path.join(workdir, f"termination-{index}"),
-            "--linger", "5m"], os.path.join(workdir, f"worker-{index}.log"),
-            env=dict(os.environ, KUBELOAD_WORKER_TOKEN=worker_token))
-        if not wait_http(f"http://{LOOPBACK}:{port}/healthz", process, 15):
-            raise RuntimeError(f"loadgen worker {index} did not come up: "
-                               f"{read_tail(os.path.join(workdir, f'worker-{index}.log'))}")
-        workers.append(port)
-        scrape["kubeload-loadgen"].append(f"{LOOPBACK}:{port}")
-    for port in workers:
-        status, body = http_get(f"http://{LOOPBACK}:{port}/start", data=b"",
-                                headers={"Authorization": f"Bearer {worker_token}"})
-        if status != 202:
-            raise RuntimeError(f"POST /start on worker :{port}: {status} {body[:200]!r}")
+    # The closed-model LoadTest (two workers in pod mode) and the scenario
+    # LoadTest (one), each with its run's token, as the operator would hand
+    # it to its worker pods.
+    for spec, count in ((closed_spec(fault.url("/")), 2), (journey_spec(fault.url("/")), 1)):
+        for port in start_workers(processes, args, workdir, spec, count, os.urandom(16).hex()):
+            scrape["kubeload-loadgen"].append(f"{LOOPBACK}:{port}")
 
     # The open-model run: plain loadgen with --metrics-addr.
     metrics_port = free_port()
@@ -1404,13 +1454,17 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
     checks = []
     if run_doc:
         closed_values = {"namespace": NAMESPACE, "loadtest": CLOSED}
+        journey_values = {"namespace": NAMESPACE, "loadtest": JOURNEY}
         checks += panel_checks("kubeload-run.json", run_doc, [
             ("all", {}, lambda p: "finite"),
             (f"loadtest={CLOSED}", {k: regex_value(v) for k, v in closed_values.items()},
+             lambda p: "empty" if uses_target_rate(p) or uses_iterations(p) else "finite"),
+            (f"loadtest={JOURNEY}", {k: regex_value(v) for k, v in journey_values.items()},
              lambda p: "empty" if uses_target_rate(p) else "finite"),
-            (f"loadtest={OPEN}", {"loadtest": regex_value(OPEN)}, lambda p: "finite"),
+            (f"loadtest={OPEN}", {"loadtest": regex_value(OPEN)},
+             lambda p: "empty" if uses_iterations(p) else "finite"),
             ("worker=1, request=unavailable", {"worker": "1", "request": "unavailable"},
-             lambda p: "empty" if uses_target_rate(p) else "finite"),
+             lambda p: "empty" if uses_target_rate(p) or uses_iterations(p) else "finite"),
         ])
     if results_doc:
         if run_operator:
@@ -1455,7 +1509,8 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
             ("Requests/s by load test and worker", "A", {}, "one series per worker of each run",
              lambda got: sorted((l.get("namespace", ""), l["loadtest"], l["worker"])
                                 for l, _ in got) ==
-             [("", OPEN, "0"), (NAMESPACE, CLOSED, "0"), (NAMESPACE, CLOSED, "1")]
+             [("", OPEN, "0"), (NAMESPACE, CLOSED, "0"), (NAMESPACE, CLOSED, "1"),
+              (NAMESPACE, JOURNEY, "0")]
              and all(v > 0 for _, v in got)),
             ("Responses by status code", "A", closed,
              "200 and 503 (the mix's /status/503); code=\"0\" (no response) exists at zero",
@@ -1473,6 +1528,14 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
             ("Latency quantiles", "A", dict(closed, request="slow"),
              "p50 of /slow/5 in the (5 ms, 10 ms] bucket",
              lambda got: len(got) == 1 and 0.005 <= got[0][1] <= 0.010),
+            ("Iterations/s by scenario", "A", {"loadtest": JOURNEY},
+             "one series, scenario buy, iterating",
+             lambda got: [(l.get("scenario"), v > 0) for l, v in got] == [("buy", True)]),
+            ("Iterations/s by scenario", "B", {"loadtest": JOURNEY}, "no failed iteration",
+             lambda got: [(l.get("scenario"), v) for l, v in got] == [("buy", 0.0)]),
+            ("Iteration duration", "A", {"loadtest": JOURNEY},
+             "p50 in the (10 ms, 25 ms] bucket (15 ms of think time and four quick steps)",
+             lambda got: len(got) == 1 and 0.010 <= got[0][1] <= 0.025),
         ])
     if results_doc and run_operator:
         value_checks(report, prometheus, "kubeload-results.json", results_doc,
@@ -1482,9 +1545,10 @@ def run_live_checks(report, args, docs, processes, workdir, cluster):
     if run_doc:
         check_variables(report, prometheus, "kubeload-run.json", run_doc, {
             "namespace": {NAMESPACE},
-            "loadtest": {CLOSED, OPEN},
+            "loadtest": {CLOSED, JOURNEY, OPEN},
             "worker": {"0", "1"},
-            "request": {"slow", "ok", "unavailable", "default"},
+            "request": {"slow", "ok", "unavailable", "default", *JOURNEY_STEPS},
+            "scenario": {"buy"},
         })
     if results_doc and run_operator:
         check_variables(report, prometheus, "kubeload-results.json", results_doc, {
