@@ -6,9 +6,10 @@
 
 nginx runs as an ordinary process (not the system service) from a generated
 config in a temporary directory; fault_server is the fixture built from
-tests/fixtures/fault_server. Every check prints `PASS name` or `FAIL name: why`;
-the last line is `integration: N passed, M failed` and the exit status is 1 if
-any check failed.
+tests/fixtures/fault_server. Every check prints `PASS name (T s)` or
+`FAIL name (T s): why` (T: its wall time); the last line is
+`integration: N passed, M failed` and the exit status is 1 if any check
+failed.
 
 The central cross-check: the requests nginx logs must equal the requests
 loadgen reports plus its warm-up, and the bytes nginx logs as sent must equal
@@ -2387,17 +2388,20 @@ def main():
         for name, check, engine in selected:
             env.engine = engine
             nginx.tag_suffix = f"-{engine}" if engine else ""
+            # Each check's wall time, so the tier's time can be accounted for.
+            started = time.monotonic()
+            took = lambda: f"({time.monotonic() - started:.1f} s)"  # noqa: E731
             try:
                 check(env)
             except CheckFailure as failure:
                 failed += 1
-                print(f"FAIL {name}: {failure}", flush=True)
+                print(f"FAIL {name} {took()}: {failure}", flush=True)
             except Exception as error:  # a broken harness must fail the check, not the run
                 failed += 1
-                print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
+                print(f"FAIL {name} {took()}: {type(error).__name__}: {error}", flush=True)
             else:
                 passed += 1
-                print(f"PASS {name}", flush=True)
+                print(f"PASS {name} {took()}", flush=True)
             if fault_server.process.poll() is not None:
                 print(f"note: fault_server exited ({fault_server.process.returncode}): "
                       f"{read_tail(fault_server.stderr_path)}", file=sys.stderr)
