@@ -169,6 +169,7 @@ std::optional<Observation> Reconciler::observe(const std::string& namespace_,
   if (need.target) measure_target(*need.target, observed);
   if (need.target_service) look_up_target_service(*need.target_service, observed);
   if (!need.secrets.empty()) look_up_secrets(need.secrets, observed);
+  if (!need.config_maps.empty()) look_up_config_maps(need.config_maps, observed);
   if (need.other_runs) look_up_other_runs(observed);
   return observed;
 }
@@ -197,6 +198,27 @@ void Reconciler::look_up_secrets(const std::set<std::string>& names, Observation
                                read.describe());
     }
     observed.secrets[name] = std::move(view);
+  }
+}
+
+void Reconciler::look_up_config_maps(const std::set<std::string>& names, Observation& observed) {
+  observed.config_maps_looked_up = true;
+  const std::string& namespace_ = observed.loadtest.metadata.namespace_;
+  for (const std::string& name : names) {
+    // The whole object: its keys are what the decision needs, and the
+    // kubelet will read the data anyway (at most 1 MiB, once, before the
+    // Job exists).
+    const kube::Response read = client_.get(kube::resources::configmaps(namespace_), name);
+    ConfigMapKeysView view;
+    if (read.ok()) {
+      view = config_map_keys_view(read.body);
+    } else if (read.http_status == 403) {
+      view.unreadable = read.describe();
+    } else if (!read.is_not_found()) {
+      throw std::runtime_error("reading ConfigMap " + namespace_ + "/" + name + ": " +
+                               read.describe());
+    }
+    observed.config_maps[name] = std::move(view);
   }
 }
 

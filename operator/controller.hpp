@@ -101,6 +101,7 @@ class Reconciler {
   // The metadata (never the data) of the Secrets the spec names, into
   // observed.secrets: 403 is recorded as unreadable, 404 as not found.
   void look_up_secrets(const std::set<std::string>& names, Observation& observed);
+  void look_up_config_maps(const std::set<std::string>& names, Observation& observed);
   // The other LoadTests as the watch cache holds them, into
   // observed.other_runs.
   void look_up_other_runs(Observation& observed);

@@ -18,6 +18,7 @@
 #include "kubeload/api/loadtest.hpp"
 #include "kubeload/api/loadtest_result.hpp"
 #include "kubeload/spec.hpp"
+#include "operator/config_map_refs.hpp"
 #include "operator/secret_consent.hpp"
 #include "operator/shared_target.hpp"
 #include "operator/target_destinations.hpp"
@@ -111,6 +112,11 @@ struct Observation {
   // (secret_consent.hpp) ...
   bool secrets_looked_up = false;
   std::map<std::string, SecretMetadataView> secrets;
+  // ... the ConfigMaps whose keys the worker pods mount (spec.data,
+  // caFrom), by name, at the same time: whether each key is there
+  // (config_map_refs.hpp) ...
+  bool config_maps_looked_up = false;
+  std::map<std::string, ConfigMapKeysView> config_maps;
   // ... the target's resource use ...
   std::optional<TargetMeasurement> target_measurement;
   // ... and, once the run ended (or all its results are in), the other

@@ -8,6 +8,7 @@
 #include "kubeload/duration.hpp"
 #include "kubeload/json_access.hpp"
 #include "kubeload/text.hpp"
+#include "operator/config_map_refs.hpp"
 #include "operator/generator_saturation.hpp"
 #include "operator/job_builder.hpp"
 #include "operator/phase.hpp"
@@ -358,6 +359,7 @@ Lookups lookups_for(const Observation& o, const OperatorConfig& config) {
         need.target_service.reset();
       }
       need.secrets = secrets_to_read(spec);
+      need.config_maps = config_maps_to_read(spec);
     }
     // Every worker's final result in: kept by an earlier pass (not taken
     // again) or folded in this one.
@@ -451,9 +453,11 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
                              "the API server refused " + object + ": " + o.create_refused->message};
       } else if (const Lookups need = lookups_for(o, config);
                  (need.target_service && !o.target_service_looked_up) ||
-                 (!need.secrets.empty() && !o.secrets_looked_up)) {
-        // Where the target leads, and whether the owners of the Secrets it
-        // names consent, are decided before anything is created.
+                 (!need.secrets.empty() && !o.secrets_looked_up) ||
+                 (!need.config_maps.empty() && !o.config_maps_looked_up)) {
+        // Where the target leads, whether the owners of the Secrets it
+        // names consent and whether the ConfigMap keys it mounts are there
+        // are decided before anything is created.
         waiting_for_lookup = true;
       } else if (const ConsentDecision consent = decide_secret_consent(o.loadtest, spec, o.secrets);
                  consent.refused) {
@@ -483,6 +487,20 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
           failure =
               RunFailure{Reason::TargetNotFound, *missing + " after timeouts.start (" +
                                                      format_duration(spec.start_timeout) + ")"};
+        } else {
+          waiting_for_named_object = true;
+          run.waiting_for = *missing + " yet: waiting for it until timeouts.start (" +
+                            format_duration(spec.start_timeout) + ")";
+        }
+      } else if (const auto missing =
+                     missing_config_map_key(spec, metadata.namespace_, o.config_maps)) {
+        // The same wait for a ConfigMap key the workers mount: without it
+        // their pods would never start, and timeouts.start would fail the
+        // run without saying why. Its workers are what is not ready.
+        if (const auto deadline = start_deadline(o); deadline && o.now > *deadline) {
+          failure =
+              RunFailure{Reason::WorkersNotReady, *missing + " after timeouts.start (" +
+                                                      format_duration(spec.start_timeout) + ")"};
         } else {
           waiting_for_named_object = true;
           run.waiting_for = *missing + " yet: waiting for it until timeouts.start (" +

@@ -214,6 +214,9 @@ struct Lookups {
   // The Secrets the spec names, at the same time: the metadata of each, for
   // their owners' consent (secret_consent.hpp).
   std::set<std::string> secrets;
+  // And the ConfigMaps whose keys it mounts into the worker pods: whether
+  // each is there (config_map_refs.hpp).
+  std::set<std::string> config_maps;
   std::optional<TargetRequest> target;
   // The other runs, to decide whether they shared the target
   // (plan_shared_target), from the LoadTest watch cache.

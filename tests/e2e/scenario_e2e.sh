@@ -2,7 +2,9 @@
 # End to end: a scenario (docs/scenarios.md) on the local Kubernetes
 # (scripts/cluster), kubeload-operator on the host. The shop
 # (cluster/shop-image, cluster/manifests/shop-target.yaml) runs behind its
-# Service; 60 users are the rows of a ConfigMap; a LoadTest of 3 workers and
+# Service; 60 users are the rows of a ConfigMap, created after the LoadTest
+# (an order a GitOps tool may apply them in: the run must wait Pending, its
+# message naming the ConfigMap, with no Job, then run); a LoadTest of 3 workers and
 # 6 virtual users runs the shop journey (log in, take the token, list items,
 # take an id, add it to the cart, check out) with the rows handed out
 # `unique` and `onExhausted: stop`, for at most 60 s. The run must end by
@@ -49,9 +51,6 @@ users_file=$(mktemp /tmp/scenario-e2e-users.XXXXXX)
   echo "name,password"
   for i in $(seq -w 1 "$USERS"); do echo "e2e-user-$i,pw-$i"; done
 } >"$users_file"
-check "the users' ConfigMap created" \
-  kubectl -n "$NS" create configmap e2e-users --from-file=users.csv="$users_file"
-
 started_at=$SECONDS
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: kubeload.dev/v1alpha1
@@ -96,6 +95,25 @@ spec:
   load: {connections: 6, duration: ${DURATION_S}s}
   thresholds: ["checkout.errorRate < 1%", "iterations >= $USERS", "failedIterations == 0"]
 YAML
+
+# The GitOps order in which the LoadTest comes before its data: the run
+# waits Pending, naming the ConfigMap, and creates nothing (a worker pod
+# would wait in ContainerCreating, saying why only in an Event) ...
+waiting_for_users() {
+  for _ in $(seq 1 30); do
+    contains "$(jp journey '{.status.phase} {.status.message}')" \
+      'Pending ConfigMap "e2e-users" (spec.data\[0\].configMapKeyRef.name) does not exist' && return 0
+    sleep 1
+  done
+  return 1
+}
+check "without its ConfigMap the run waits Pending, naming it ($(jp journey '{.status.phase}: {.status.message}'))" \
+  waiting_for_users
+check "... and has created no Job ($(kubectl -n "$NS" get jobs -o name 2>/dev/null | xargs))" \
+  test -z "$(kubectl -n "$NS" get jobs -o name 2>/dev/null)"
+# ... until it comes.
+check "the users' ConfigMap created after the LoadTest" \
+  kubectl -n "$NS" create configmap e2e-users --from-file=users.csv="$users_file"
 
 # A run that cannot start (refused spec, pods that never run) ends Failed:
 # wait for either, then say which.

@@ -194,7 +194,8 @@ json checkout_slices_json(const std::string& managed_by = "endpointslice-control
 // "shop" as the API server holds them, by name; any other is not found.
 Observation observe(const json& loadtest, Timestamp now, const OperatorConfig& config = {},
                     const json& slices = checkout_slices_json(),
-                    const std::map<std::string, json>& secrets = {}) {
+                    const std::map<std::string, json>& secrets = {},
+                    const std::map<std::string, json>& config_maps = {}) {
   Observation o;
   o.loadtest = loadtest;
   o.parsed = parse_loadtest(loadtest.dump());
@@ -212,6 +213,14 @@ Observation observe(const json& loadtest, Timestamp now, const OperatorConfig& c
       const auto found = secrets.find(name);
       o.secrets[name] =
           found == secrets.end() ? SecretMetadataView{} : secret_metadata_view(found->second);
+    }
+  }
+  if (!need.config_maps.empty()) {
+    o.config_maps_looked_up = true;
+    for (const std::string& name : need.config_maps) {
+      const auto found = config_maps.find(name);
+      o.config_maps[name] =
+          found == config_maps.end() ? ConfigMapKeysView{} : config_map_keys_view(found->second);
     }
   }
   return o;
@@ -1048,6 +1057,74 @@ TEST(ReconcilePlan, ASecretNotFoundIsWaitedForUntilTheStartTimeout) {
       "Secret \"api-token\" (spec.requests[0].headersFrom[0].secretKeyRef.name) does not exist "
       "in namespace shop",
       "SecretNotConsented");
+}
+
+// The ConfigMap keys the worker pods mount: a scenario's data and a CA
+// bundle. A pod whose key is missing would wait in ContainerCreating, saying
+// why only in an Event; the run waits for it, naming it, until
+// timeouts.start, then fails WorkersNotReady naming it.
+const std::string kWithConfigMapData = R"({
+  "data": [{"name": "user", "configMapKeyRef": {"name": "users", "key": "rows"}}],
+  "scenarios": [{"name": "buy", "steps": [{"name": "login", "path": "/login/${user.name}"}]}]})";
+
+json config_map(const json& data) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", "users"}, {"namespace", "shop"}}},
+          {"data", data}};
+}
+
+TEST(ReconcilePlan, TheConfigMapsTheWorkersMountAreReadBeforeAnythingIsCreated) {
+  const OperatorConfig config = test_config();
+  Observation unread = observe(loadtest_json(kWithConfigMapData), kCreated + seconds(5), config);
+  EXPECT_EQ(lookups_for(unread, config).config_maps, std::set<std::string>{"users"});
+  unread.config_maps_looked_up = false;
+  unread.config_maps.clear();
+  const ReconcilePlan waiting = plan(unread, config);
+  EXPECT_FALSE(creates_anything(waiting)) << testing::PrintToString(names(waiting));
+  EXPECT_EQ(waiting.requeue_after, kPollForLookup);
+  // Once the Job exists they are not read again, nor for a run that names none.
+  Observation started = observe(loadtest_json(kWithConfigMapData), kCreated + seconds(6), config);
+  started.loadtest.status = S({{"phase", "Pending"}});
+  started.job = job_view(job_json());
+  EXPECT_TRUE(lookups_for(started, config).config_maps.empty());
+  EXPECT_TRUE(lookups_for(observe(loadtest_json(), kCreated + seconds(5), config), config)
+                  .config_maps.empty());
+}
+
+TEST(ReconcilePlan, AConfigMapNotFoundIsWaitedForUntilTheStartTimeout) {
+  expect_waited_for_until_the_start_timeout(
+      loadtest_json(kWithConfigMapData),
+      "ConfigMap \"users\" (spec.data[0].configMapKeyRef.name) does not exist in namespace shop",
+      "WorkersNotReady");
+  expect_waited_for_until_the_start_timeout(
+      loadtest_json(R"({"target": {"url": "https://checkout.shop.svc:8443/",
+                                   "tls": {"caFrom": {"configMapKeyRef":
+                                           {"name": "users", "key": "ca.crt"}}}}})"),
+      "ConfigMap \"users\" (spec.target.tls.caFrom.configMapKeyRef.name) does not exist in "
+      "namespace shop",
+      "WorkersNotReady");
+}
+
+TEST(ReconcilePlan, AConfigMapWithoutTheKeyIsWaitedForAndWithItTheJobIsCreated) {
+  const OperatorConfig config = test_config();
+  const ReconcilePlan no_key =
+      plan(observe(loadtest_json(kWithConfigMapData), kCreated + seconds(5), config,
+                   checkout_slices_json(), {}, {{"users", config_map({{"users.csv", "name\n"}})}}),
+           config);
+  EXPECT_FALSE(creates_anything(no_key)) << testing::PrintToString(names(no_key));
+  EXPECT_EQ(J(no_key.status).value("phase", ""), "Pending");
+  EXPECT_NE(J(no_key.status)
+                .value("message", "")
+                .find("ConfigMap \"users\" has no key \"rows\" (spec.data[0].configMapKeyRef.key) "
+                      "yet: waiting for it until timeouts.start (5m)"),
+            std::string::npos)
+      << J(no_key.status).dump();
+  const ReconcilePlan with_key =
+      plan(observe(loadtest_json(kWithConfigMapData), kCreated + seconds(5), config,
+                   checkout_slices_json(), {}, {{"users", config_map({{"rows", "name\nann\n"}})}}),
+           config);
+  EXPECT_EQ(names(with_key).back(), "CreateJob");
 }
 
 // A GitOps tool applies the Service and the LoadTest together, in any
