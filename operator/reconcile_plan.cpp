@@ -415,8 +415,22 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
   std::optional<RunFailure>& failure = run.failure;
   bool waiting_for_old_job = false;
   bool waiting_for_lookup = false;  // what lookups_for asks for, before anything is created
-  // A Secret or the target Service the spec names, that does not exist yet.
+  // A Secret, the target Service or a ConfigMap key the spec names, that
+  // does not exist yet.
   bool waiting_for_named_object = false;
+  // Applied with the LoadTest, what it names may come a moment after it: the
+  // run waits for it as it waits for its workers, until timeouts.start, then
+  // fails for `reason`, naming it.
+  const auto wait_for_named_object = [&](Reason reason, const std::string& missing) {
+    const std::string start_timeout = format_duration(spec.start_timeout);
+    if (const auto deadline = start_deadline(o); deadline && o.now > *deadline) {
+      failure = RunFailure{reason, missing + " after timeouts.start (" + start_timeout + ")"};
+    } else {
+      waiting_for_named_object = true;
+      run.waiting_for =
+          missing + " yet: waiting for it until timeouts.start (" + start_timeout + ")";
+    }
+  };
   std::vector<uint64_t> running_done;  // requests done by each worker still running
   std::set<uint32_t> finishing;        // workers told to exit in this plan
   // Those of them whose results this pass keeps: told after the status is
@@ -468,44 +482,16 @@ ReconcilePlan plan(const Observation& o, const OperatorConfig& config) {
         // rule).
         failure = RunFailure{Reason::PolicyViolation, *refused};
       } else if (consent.missing) {
-        // It may be created yet (applied with the LoadTest, after it): the
-        // run waits for it as it waits for its workers, until timeouts.start.
-        if (const auto deadline = start_deadline(o); deadline && o.now > *deadline) {
-          failure =
-              RunFailure{Reason::SecretNotConsented, *consent.missing + " after timeouts.start (" +
-                                                         format_duration(spec.start_timeout) + ")"};
-        } else {
-          waiting_for_named_object = true;
-          run.waiting_for = *consent.missing + " yet: waiting for it until timeouts.start (" +
-                            format_duration(spec.start_timeout) + ")";
-        }
+        wait_for_named_object(Reason::SecretNotConsented, *consent.missing);
       } else if (const auto missing = missing_target_service(o)) {
-        // Applied with the LoadTest, it may come a moment after it: the run
-        // waits for it until timeouts.start, as for a Secret (without it, no
-        // cluster address of it is decided for the workers).
-        if (const auto deadline = start_deadline(o); deadline && o.now > *deadline) {
-          failure =
-              RunFailure{Reason::TargetNotFound, *missing + " after timeouts.start (" +
-                                                     format_duration(spec.start_timeout) + ")"};
-        } else {
-          waiting_for_named_object = true;
-          run.waiting_for = *missing + " yet: waiting for it until timeouts.start (" +
-                            format_duration(spec.start_timeout) + ")";
-        }
+        // Without it, no cluster address of it is decided for the workers.
+        wait_for_named_object(Reason::TargetNotFound, *missing);
       } else if (const auto missing =
                      missing_config_map_key(spec, metadata.namespace_, o.config_maps)) {
-        // The same wait for a ConfigMap key the workers mount: without it
-        // their pods would never start, and timeouts.start would fail the
-        // run without saying why. Its workers are what is not ready.
-        if (const auto deadline = start_deadline(o); deadline && o.now > *deadline) {
-          failure =
-              RunFailure{Reason::WorkersNotReady, *missing + " after timeouts.start (" +
-                                                      format_duration(spec.start_timeout) + ")"};
-        } else {
-          waiting_for_named_object = true;
-          run.waiting_for = *missing + " yet: waiting for it until timeouts.start (" +
-                            format_duration(spec.start_timeout) + ")";
-        }
+        // Without it the workers' pods would never start, and timeouts.start
+        // would fail the run without saying why: its workers are what is not
+        // ready.
+        wait_for_named_object(Reason::WorkersNotReady, *missing);
       } else {
         const TargetServiceView* target = o.target_service ? &*o.target_service : nullptr;
         recorded_addresses =
