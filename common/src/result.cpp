@@ -370,117 +370,154 @@ void RunResult::merge(const RunResult& other) {
   }
 }
 
-void to_json(json& out, const Result& r, bool with_histograms) {
+namespace {
+
+// What a row carries: a report's (counters and every summary, with or
+// without the histograms), or the exchange's (what merges exactly and
+// nothing derived from it).
+enum class RowForm { report, report_with_histograms, exchange };
+
+// The facts a merge adds up, as both forms spell them. The exchange leaves
+// out what reads as zero or empty when absent (result_from_json_at's
+// defaults): an error kind that never happened, an empty histogram.
+void write_mergeable(json& out, const Result& r, RowForm form) {
+  const bool exchange = form == RowForm::exchange;
   out["requests"] = r.requests;
-  out["failures"] = r.failures();
-  out["errorRate"] = r.error_rate();
-  out["rps"] = std::round(r.rps() * 10.0) / 10.0;
   out["durationSeconds"] = r.duration_seconds;
   out["drainSeconds"] = r.drain_seconds;
   out["bytesReceived"] = r.bytes_received;
   out["bodyBytesReceived"] = r.body_bytes_received;
   out["bytesSent"] = r.bytes_sent;
-  out["latencyMs"] = latency_json(r.latency);
-  out["connectMs"] = latency_json(r.connect);
-  out["waitingMs"] = latency_json(r.waiting);
-  out["errorLatencyMs"] = latency_json(r.error_latency);
   json codes = json::object();
   for (const auto& [code, count] : r.status_codes) codes[std::to_string(code)] = count;
   out["statusCodes"] = std::move(codes);
   json errors = json::object();
-  for (ErrorKind kind : kAllErrorKinds) errors[to_string(kind)] = r.errors[kind];
+  for (ErrorKind kind : kAllErrorKinds) {
+    if (!exchange || r.errors[kind] != 0) errors[to_string(kind)] = r.errors[kind];
+  }
   out["errors"] = std::move(errors);
   if (r.rate) {
-    out["rate"] = {
-        {"target", r.rate->target}, {"late", r.rate->late}, {"dropped", r.errors.dropped}};
+    out["rate"] = {{"target", r.rate->target}, {"late", r.rate->late}};
+    // For readers of the rate block; the count itself is errors.dropped.
+    if (!exchange) out["rate"]["dropped"] = r.errors.dropped;
   }
   out["retries"] = r.retries;
   if (r.tls) {
     out["tls"] = {{"handshakes", r.tls->handshakes}, {"sessionsReused", r.tls->sessions_reused}};
   }
-  if (with_histograms) {
-    out["histogram"] = r.latency.encode_base64();
-    out["connectHistogram"] = r.connect.encode_base64();
-    out["waitingHistogram"] = r.waiting.encode_base64();
-    out["errorHistogram"] = r.error_latency.encode_base64();
-  }
+  if (form == RowForm::report) return;
+  const auto histogram = [&](const char* key, const Histogram& h) {
+    if (!exchange || h.total_count() != 0) out[key] = h.encode_base64();
+  };
+  histogram("histogram", r.latency);
+  histogram("connectHistogram", r.connect);
+  histogram("waitingHistogram", r.waiting);
+  histogram("errorHistogram", r.error_latency);
 }
 
-namespace {
+// What a report shows beside the facts, all derived from them.
+void write_summaries(json& out, const Result& r) {
+  out["failures"] = r.failures();
+  out["errorRate"] = r.error_rate();
+  out["rps"] = std::round(r.rps() * 10.0) / 10.0;
+  out["latencyMs"] = latency_json(r.latency);
+  out["connectMs"] = latency_json(r.connect);
+  out["waitingMs"] = latency_json(r.waiting);
+  out["errorLatencyMs"] = latency_json(r.error_latency);
+}
 
-// The document's rows, shared by to_json and ResultDocumentWriter.
+void write_row(json& out, const Result& r, RowForm form) {
+  write_mergeable(out, r, form);
+  if (form != RowForm::exchange) write_summaries(out, r);
+}
+
+RowForm report_form(bool with_histograms) {
+  return with_histograms ? RowForm::report_with_histograms : RowForm::report;
+}
+
+// The document's rows, shared by to_json, to_exchange_json and
+// ResultDocumentWriter.
 json document_head(const RunResult& run) {
   return {{"version", RunResult::kVersion},
           {"finished", run.finished},
           {"warmupRequests", run.warmup_requests}};
 }
 
-json result_row(const Result& result, bool with_histograms) {
+json result_row(const Result& result, RowForm form) {
   json row;
-  to_json(row, result, with_histograms);
+  write_row(row, result, form);
   return row;
 }
 
-json stage_row(const StageResult& stage, bool with_histograms) {
+json stage_row(const StageResult& stage, RowForm form) {
   json row;
   row["index"] = stage.index;
   row["plannedDurationSeconds"] = stage.duration_seconds_planned;
   if (stage.connections) row["connections"] = *stage.connections;
   if (stage.rate) row["targetRate"] = *stage.rate;
-  to_json(row, stage.result, with_histograms);
+  write_row(row, stage.result, form);
   return row;
 }
 
-json request_row(const NamedResult& named, bool with_histograms) {
+json request_row(const NamedResult& named, RowForm form) {
   json row;
   row["name"] = named.name;
-  to_json(row, named.result, with_histograms);
+  write_row(row, named.result, form);
   return row;
 }
 
-json scenario_row(const ScenarioResult& scenario, bool with_histograms) {
+json scenario_row(const ScenarioResult& scenario, RowForm form) {
   json row;
   row["name"] = scenario.name;
   row["iterations"] = scenario.iterations;
   row["failedIterations"] = scenario.iterations_failed;
-  row["durationMs"] = latency_json(scenario.duration);
-  if (with_histograms) row["histogram"] = scenario.duration.encode_base64();
+  if (form != RowForm::exchange) row["durationMs"] = latency_json(scenario.duration);
+  if (form != RowForm::report &&
+      (form != RowForm::exchange || scenario.duration.total_count() != 0))
+    row["histogram"] = scenario.duration.encode_base64();
   return row;
+}
+
+template <typename Row, typename Write>
+json rows_json(const std::vector<Row>& rows, RowForm form, Write write) {
+  json out = json::array();
+  for (const Row& row : rows) out.push_back(write(row, form));
+  return out;
+}
+
+json document_json(const RunResult& run, RowForm form) {
+  json out = document_head(run);
+  out["result"] = result_row(run.result, form);
+  out["stages"] = rows_json(run.stages, form, stage_row);
+  out["requestResults"] = rows_json(run.request_results, form, request_row);
+  if (!run.scenarios.empty()) out["scenarioResults"] = rows_json(run.scenarios, form, scenario_row);
+  return out;
 }
 
 }  // namespace
 
+void to_json(json& out, const Result& r, bool with_histograms) {
+  write_row(out, r, report_form(with_histograms));
+}
+
 json stages_json(const RunResult& run, bool with_histograms) {
-  json rows = json::array();
-  for (const StageResult& stage : run.stages) rows.push_back(stage_row(stage, with_histograms));
-  return rows;
+  return rows_json(run.stages, report_form(with_histograms), stage_row);
 }
 
 json request_results_json(const RunResult& run, bool with_histograms) {
-  json rows = json::array();
-  for (const NamedResult& named : run.request_results) {
-    rows.push_back(request_row(named, with_histograms));
-  }
-  return rows;
+  return rows_json(run.request_results, report_form(with_histograms), request_row);
 }
 
 json scenario_results_json(const RunResult& run, bool with_histograms) {
-  json rows = json::array();
-  for (const ScenarioResult& scenario : run.scenarios) {
-    rows.push_back(scenario_row(scenario, with_histograms));
-  }
-  return rows;
+  return rows_json(run.scenarios, report_form(with_histograms), scenario_row);
 }
 
 json to_json(const RunResult& run, bool with_histograms) {
-  json out = document_head(run);
-  out["result"] = result_row(run.result, with_histograms);
-  out["stages"] = stages_json(run, with_histograms);
-  out["requestResults"] = request_results_json(run, with_histograms);
-  if (!run.scenarios.empty()) {
-    out["scenarioResults"] = scenario_results_json(run, with_histograms);
-  }
-  return out;
+  return document_json(run, report_form(with_histograms));
+}
+
+json to_exchange_json(const RunResult& run) {
+  return document_json(run, RowForm::exchange);
 }
 
 ResultDocumentWriter::ResultDocumentWriter(std::shared_ptr<const RunResult> run, const json& head)
@@ -503,22 +540,23 @@ bool ResultDocumentWriter::next(std::string& piece) {
   // The first piece after the request rows.
   const std::size_t after_requests = stages + requests + 2;
   const std::size_t at = next_;
+  constexpr RowForm kForm = RowForm::exchange;
   piece.clear();
   if (at == 0) {
-    piece = head_ + ",\"result\":" + result_row(run_->result, true).dump() + ",\"stages\":[";
+    piece = head_ + ",\"result\":" + result_row(run_->result, kForm).dump() + ",\"stages\":[";
   } else if (at <= stages) {
     if (at > 1) piece = ",";
-    piece += stage_row(run_->stages[at - 1], true).dump();
+    piece += stage_row(run_->stages[at - 1], kForm).dump();
   } else if (at == stages + 1) {
     piece = "],\"requestResults\":[";
   } else if (at <= stages + 1 + requests) {
     if (at > stages + 2) piece = ",";
-    piece += request_row(run_->request_results[at - stages - 2], true).dump();
+    piece += request_row(run_->request_results[at - stages - 2], kForm).dump();
   } else if (scenarios > 0 && at == after_requests) {
     piece = "],\"scenarioResults\":[";
   } else if (scenarios > 0 && at <= after_requests + scenarios) {
     if (at > after_requests + 1) piece = ",";
-    piece += scenario_row(run_->scenarios[at - after_requests - 1], true).dump();
+    piece += scenario_row(run_->scenarios[at - after_requests - 1], kForm).dump();
   } else if (at == after_requests + (scenarios > 0 ? scenarios + 1 : 0)) {
     piece = "]}";
   } else {

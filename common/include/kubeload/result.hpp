@@ -210,12 +210,22 @@ nlohmann::json stages_json(const RunResult& run, bool with_histograms);
 nlohmann::json request_results_json(const RunResult& run, bool with_histograms);
 nlohmann::json scenario_results_json(const RunResult& run, bool with_histograms);
 
-// The same document as text, written piece by piece so that a worker serves
-// its final result without ever holding the whole text: the top-level
-// fields and "result", then one piece per row of "stages", of
-// "requestResults" and of "scenarioResults" (and the brackets between). `head` (a JSON object) adds
-// top-level fields, such as a worker's index. Concatenated, the pieces parse
-// to to_json(*run) with `head`'s fields added.
+// The exchange encoding (a worker's final result to the operator): the same
+// fields and histograms a merge adds up, none of what a report derives from
+// them (percentiles, rates, failure totals, scenario durations in ms), and
+// no error kind that never happened nor empty histogram: run_result_from_json
+// reads what is left out as zero or empty, so it reads back the same
+// RunResult in a third of the text, which is most of what the operator's
+// last pass over a thousand workers costs.
+nlohmann::json to_exchange_json(const RunResult& run);
+
+// The exchange document as text, written piece by piece so that a worker
+// serves its final result without ever holding the whole text: the
+// top-level fields and "result", then one piece per row of "stages", of
+// "requestResults" and of "scenarioResults" (and the brackets between).
+// `head` (a JSON object) adds top-level fields, such as a worker's index.
+// Concatenated, the pieces parse to to_exchange_json(*run) with `head`'s
+// fields added.
 class ResultDocumentWriter {
  public:
   ResultDocumentWriter(std::shared_ptr<const RunResult> run, const nlohmann::json& head);

@@ -97,7 +97,7 @@ ResultHead result_head_from_json(const json& document) {
 }
 
 json to_json(const ResultDocument& document) {
-  json out = kubeload::to_json(document.run);
+  json out = to_exchange_json(document.run);
   out.update(to_json(document.head));
   return out;
 }

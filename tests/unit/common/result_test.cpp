@@ -255,7 +255,7 @@ TEST(ResultDocumentWriter, PiecesMakeTheDocumentWithTheHeadsFields) {
       scenario.duration.record(1'000'000 * (i + 1), 2);
       run->scenarios.push_back(std::move(scenario));
     }
-    nlohmann::json expected = to_json(*run);
+    nlohmann::json expected = to_exchange_json(*run);
     expected.update(head);
     const std::string written = written_document(run, head);
     const auto parsed = nlohmann::json::parse(written, nullptr, false);
@@ -276,11 +276,84 @@ TEST(ResultDocumentWriter, NoPieceHoldsMoreThanOneRow) {
     run->request_results.push_back(NamedResult{"r" + std::to_string(i), run->result});
   std::size_t largest = 0;
   const std::string written = written_document(run, nlohmann::json::object(), &largest);
-  nlohmann::json one_row;
-  to_json(one_row, run->result);
+  RunResult only_totals;
+  only_totals.result = run->result;
+  const nlohmann::json one_row = to_exchange_json(only_totals)["result"];
   // One row and the separators around it; the document is 41 rows.
   EXPECT_LT(largest, one_row.dump().size() + 200);
   EXPECT_GT(written.size(), 40 * one_row.dump().size());
+}
+
+// A run with a row of every kind, some error kinds and histograms empty.
+RunResult run_of_every_row() {
+  RunResult run;
+  run.result = result_of(random_responses(7, 800), 2.0);
+  run.result.errors.timeout = 3;
+  run.result.error_latency.record(900, 3);
+  run.result.rate = RateCounts{50.0, 4};
+  run.result.tls = TlsCounts{12, 9};
+  run.warmup_requests = 5;
+  run.stages.push_back(StageResult{0, 1.0, 4u, std::nullopt, run.result});
+  const Result idle;
+  run.stages.push_back(StageResult{1, 1.0, std::nullopt, 25.0, idle});
+  run.request_results.push_back(NamedResult{"login", run.result});
+  run.request_results.push_back(NamedResult{"idle", idle});
+  ScenarioResult buy{"buy", 3, 1, Histogram{}};
+  buy.duration.record(40'000, 3);
+  run.scenarios.push_back(std::move(buy));
+  run.scenarios.push_back(ScenarioResult{"never", 0, 0, Histogram{}});
+  return run;
+}
+
+TEST(ResultExchange, ReadsBackAsTheSameRunAndTheSameReport) {
+  const RunResult run = run_of_every_row();
+  const RunResult read = run_result_from_json(to_exchange_json(run));
+  EXPECT_EQ(read.result, run.result);
+  ASSERT_EQ(read.stages.size(), run.stages.size());
+  for (size_t i = 0; i < run.stages.size(); ++i) {
+    EXPECT_EQ(read.stages[i].index, run.stages[i].index);
+    EXPECT_EQ(read.stages[i].connections, run.stages[i].connections);
+    EXPECT_EQ(read.stages[i].rate, run.stages[i].rate);
+    EXPECT_EQ(read.stages[i].result, run.stages[i].result) << "stage " << i;
+  }
+  ASSERT_EQ(read.request_results.size(), run.request_results.size());
+  for (size_t i = 0; i < run.request_results.size(); ++i) {
+    EXPECT_EQ(read.request_results[i].name, run.request_results[i].name);
+    EXPECT_EQ(read.request_results[i].result, run.request_results[i].result) << "request " << i;
+  }
+  EXPECT_EQ(read.scenarios, run.scenarios);
+  EXPECT_EQ(read.warmup_requests, run.warmup_requests);
+  // Everything a report derives comes out the same from what was left.
+  EXPECT_EQ(to_json(read), to_json(run));
+}
+
+TEST(ResultExchange, CarriesNothingDerivedNorEmpty) {
+  const RunResult run = run_of_every_row();
+  const nlohmann::json exchange = to_exchange_json(run);
+  const nlohmann::json report = to_json(run);
+  EXPECT_LT(exchange.dump().size(), report.dump().size());
+  for (const nlohmann::json& row :
+       {exchange["result"], exchange["stages"][0], exchange["stages"][1],
+        exchange["requestResults"][0], exchange["requestResults"][1]}) {
+    for (const char* derived : {"latencyMs", "connectMs", "waitingMs", "errorLatencyMs", "failures",
+                                "errorRate", "rps"}) {
+      EXPECT_FALSE(row.contains(derived)) << derived << " in " << row.dump().substr(0, 200);
+    }
+    for (const auto& [kind, count] : row["errors"].items()) EXPECT_NE(count, 0) << kind;
+  }
+  EXPECT_EQ(exchange["result"]["errors"],
+            (nlohmann::json{{"status", run.result.errors.status}, {"timeout", 3}}));
+  EXPECT_FALSE(exchange["result"]["rate"].contains("dropped"));
+  EXPECT_TRUE(exchange["result"].contains("histogram"));
+  // An empty row: its counters, none of its histograms.
+  EXPECT_EQ(exchange["requestResults"][1]["requests"], 0);
+  for (const char* histogram :
+       {"histogram", "connectHistogram", "waitingHistogram", "errorHistogram"}) {
+    EXPECT_FALSE(exchange["requestResults"][1].contains(histogram)) << histogram;
+  }
+  EXPECT_FALSE(exchange["scenarioResults"][0].contains("durationMs"));
+  EXPECT_TRUE(exchange["scenarioResults"][0].contains("histogram"));
+  EXPECT_FALSE(exchange["scenarioResults"][1].contains("histogram"));
 }
 
 TEST(ResultDocumentWriter, RefusesAHeadThatIsNotAnObject) {

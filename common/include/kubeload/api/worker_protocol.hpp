@@ -8,8 +8,8 @@
 //   POST /start?at=<unix ms>   -> StartAnswer
 //   GET /result                -> while running a ProgressDocument, after the
 //                                 run the final result: ResultHead's fields
-//                                 and the RunResult encoding, histograms
-//                                 included (ResultDocumentWriter). Read as a
+//                                 and the RunResult's exchange encoding
+//                                 (ResultDocumentWriter). Read as a
 //                                 ResultDocument either way.
 //   POST /finish               -> FinishAnswer
 //   the termination message    -> TerminationSummary (a few headline numbers)
