@@ -125,7 +125,7 @@ json to_config_map_data(const KeptResults& kept) {
     workers[std::to_string(index)] = std::move(facts);
   }
   json data = {{kUidKey, kept.loadtest_uid}, {kWorkersKey, workers.dump()}};
-  if (kept.merged) data[kMergedKey] = kubeload::to_json(*kept.merged).dump();
+  if (kept.merged) data[kMergedKey] = to_exchange_json(*kept.merged).dump();
   return data;
 }
 

@@ -61,6 +61,8 @@ TEST(ApiKeptResults, ReadsBackAsWhatWasKept) {
     ASSERT_TRUE(data.contains(key)) << key;
     EXPECT_TRUE(data[key].is_string()) << key;
   }
+  // The merge as a worker's final result is written: nothing derived.
+  EXPECT_EQ(json::parse(data["merged"].get<std::string>()), to_exchange_json(*kept.merged));
   const std::optional<KeptResults> read = kept_results_from_config_map_data(data, kUid);
   ASSERT_TRUE(read);
   EXPECT_EQ(read->loadtest_uid, kUid);

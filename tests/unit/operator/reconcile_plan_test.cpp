@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -1471,17 +1472,25 @@ TEST(ReconcilePlan, AKeptWorkersErrorAndStartAreWhatTheStatusNeeds) {
 
 // A worker's final /result of 10 stages x 5 named requests, latencies spread
 // as a real run's are.
+// Latencies from 100 us up to about `spread` us: uniform, or with
+// `log_spread` even in log scale, so that every octave's buckets fill (the
+// most distinct buckets, the largest encoding, for a number of requests).
 json staged_document(uint32_t index, uint32_t stages, uint32_t named, uint64_t requests,
-                     uint64_t spread) {
+                     uint64_t spread, bool log_spread = false) {
   RunResult run;
+  const auto value = [&](uint64_t hash) {
+    if (!log_spread) return int64_t(hash % spread);
+    const double at = double(hash % 1'000'003) / 1'000'003.0;
+    return int64_t(std::pow(double(spread) / 100.0, at) * 100.0);
+  };
   auto fill = [&](Result& r, uint64_t salt) {
     r.requests = requests;
     r.status_codes[200] = requests;
     r.duration_seconds = 30;
     for (uint64_t i = 0; i < requests; ++i) {
-      r.latency.record(100 + int64_t((i * 2654435761u + salt * 104729) % spread));
-      r.waiting.record(50 + int64_t((i * 2246822519u + salt) % spread));
-      r.connect.record(10 + int64_t((i * 3266489917u + salt) % spread));
+      r.latency.record(100 + value(i * 2654435761u + salt * 104729));
+      r.waiting.record(50 + value(i * 2246822519u + salt));
+      r.connect.record(10 + value(i * 3266489917u + salt));
     }
   };
   fill(run.result, 0);
@@ -1538,7 +1547,7 @@ TEST(ReconcilePlan, AMergeTooLargeForAConfigMapFailsTheRunNamingItsSize) {
   // Worker 0 is done, worker 1 still running: worker 0 may not exit before
   // its result is kept, and it cannot be.
   Observation o = running(kStartAt + seconds(20));
-  const json largest = staged_document(0, 100, 100, 30000, 3'600'000'000);
+  const json largest = staged_document(0, 100, 100, 5000, 3'600'000'000, true);
   answer(o, 0, largest);
   answer(o, 1, answer_document(1, 200, false));
   WorkerResults alone(2);

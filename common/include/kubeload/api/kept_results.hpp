@@ -8,9 +8,9 @@
 //
 // The data: the run's uid; the workers folded into the merge with what the
 // status needs of each, as one JSON text; the merge as one JSON text (the
-// RunResult encoding of a worker's /result, histograms in their compact
-// encoding). Its size does not grow with the worker count beyond a few bytes
-// per worker.
+// exchange encoding of a worker's final /result, to_exchange_json:
+// histograms in their compact encoding, nothing derived). Its size does not
+// grow with the worker count beyond a few bytes per worker.
 
 #include <cstddef>
 #include <cstdint>
