@@ -377,7 +377,15 @@ namespace {
 // nothing derived from it).
 enum class RowForm { report, report_with_histograms, exchange };
 
-// The facts a merge adds up, as both forms spell them. The exchange leaves
+// Whether a row of this form carries histogram `h`: a report's with
+// histograms always; the exchange's unless it is empty, which a reader
+// takes as empty when it is left out (result_from_json_at).
+bool carries(RowForm form, const Histogram& h) {
+  return form == RowForm::report_with_histograms ||
+         (form == RowForm::exchange && h.total_count() != 0);
+}
+
+// The facts a merge adds up, as every form spells them. The exchange leaves
 // out what reads as zero or empty when absent (result_from_json_at's
 // defaults): an error kind that never happened, an empty histogram.
 void write_mergeable(json& out, const Result& r, RowForm form) {
@@ -405,9 +413,8 @@ void write_mergeable(json& out, const Result& r, RowForm form) {
   if (r.tls) {
     out["tls"] = {{"handshakes", r.tls->handshakes}, {"sessionsReused", r.tls->sessions_reused}};
   }
-  if (form == RowForm::report) return;
   const auto histogram = [&](const char* key, const Histogram& h) {
-    if (!exchange || h.total_count() != 0) out[key] = h.encode_base64();
+    if (carries(form, h)) out[key] = h.encode_base64();
   };
   histogram("histogram", r.latency);
   histogram("connectHistogram", r.connect);
@@ -472,9 +479,7 @@ json scenario_row(const ScenarioResult& scenario, RowForm form) {
   row["iterations"] = scenario.iterations;
   row["failedIterations"] = scenario.iterations_failed;
   if (form != RowForm::exchange) row["durationMs"] = latency_json(scenario.duration);
-  if (form != RowForm::report &&
-      (form != RowForm::exchange || scenario.duration.total_count() != 0))
-    row["histogram"] = scenario.duration.encode_base64();
+  if (carries(form, scenario.duration)) row["histogram"] = scenario.duration.encode_base64();
   return row;
 }
 
