@@ -27,11 +27,15 @@ using namespace std::chrono_literals;
 using api::name;
 
 constexpr auto kPollWhileRunning = 1s;
-// From a time-bounded run's planned end for kEndingWindow, while its workers
-// finish what is in flight: the final status follows the last of them within
-// one such poll, not within a second. (A run bounded by requests whose pace
-// is not known yet is looked at every kPollWhilePaced for as long.)
+// From kPollWhileEnding before a time-bounded run's planned end, a pass's
+// /result calls wait (up to kResultWait) for each worker's final result, so
+// the final status follows the last worker by the time its result takes to
+// fold, not by a poll's. Until kEndingWindow after the end, while workers
+// finish what is in flight, the passes follow each other kPollWhileEnding
+// apart. (A run bounded by requests whose pace is not known yet is looked at
+// every kPollWhilePaced for as long.)
 constexpr auto kPollWhileEnding = 100ms;
+constexpr auto kResultWait = 1s;
 constexpr auto kEndingWindow = 2s;
 // A run bounded by requests whose pace says it ends within the poll: no
 // closer than this, since it may stay there while a last request hangs.
@@ -157,9 +161,9 @@ milliseconds running_requeue(const LoadTestSpec* spec, uint32_t workers, Timesta
   if (spec == nullptr) return kPollWhileRunning;
   if (const auto length = planned_length(spec->load)) {
     const Timestamp end = start_at + *length;
-    if (now < end) {
+    if (const Timestamp ending = end - kPollWhileEnding; now < ending) {
       return std::min<milliseconds>(kPollWhileRunning,
-                                    std::chrono::ceil<milliseconds>(end - now) + kPollWhileEnding);
+                                    std::chrono::ceil<milliseconds>(ending - now));
     }
     return now < end + kEndingWindow ? kPollWhileEnding : kPollWhileRunning;
   }
@@ -267,6 +271,14 @@ std::map<uint32_t, std::string> workers_to_ask(const Observation& o) {
     ask[*pod.index] = pod.ip;
   }
   return ask;
+}
+
+std::optional<Timestamp> result_wait_until(const Observation& o) {
+  const std::optional<JobView> job = own_job(o);
+  if (!o.parsed.ok() || !job || !job->start_at || o.loadtest.status.final()) return std::nullopt;
+  const std::optional<std::chrono::nanoseconds> length = planned_length(o.parsed.spec.load);
+  if (!length || o.now < *job->start_at + *length - kPollWhileEnding) return std::nullopt;
+  return o.now + kResultWait;
 }
 
 PassAnswers begin_pass(const Observation& o) {

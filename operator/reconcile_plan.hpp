@@ -183,6 +183,11 @@ bool kept_results_taken(const Observation& observed);
 std::vector<std::string> legacy_result_keys(const nlohmann::json& config_map_data);
 // The workers plan() wants /result from in this pass (index -> pod IP).
 std::map<uint32_t, std::string> workers_to_ask(const Observation& observed);
+// Until when this pass's /result calls may wait for a worker's final result
+// (GET /result?wait=), or nullopt to take what each worker has now: from just
+// before a time-bounded run's planned end, so that each final result arrives
+// (and is folded) as its worker ends rather than at the next poll.
+std::optional<Timestamp> result_wait_until(const Observation& observed);
 // The empty answers of a pass over `observed` (its kept results and its run).
 PassAnswers begin_pass(const Observation& observed);
 // Worker `index`'s answer: its /result document, or why there was none.

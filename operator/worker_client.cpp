@@ -40,7 +40,8 @@ std::string WorkerAddress::base_url() const {
 std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
                                               const std::string& method, const std::string& path,
                                               std::size_t max_bytes, int& status,
-                                              std::string& error) const {
+                                              std::string& error,
+                                              std::chrono::milliseconds wait) const {
   namespace asio = boost::asio;
   namespace beast = boost::beast;
   namespace http = beast::http;
@@ -65,7 +66,7 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
   // A longer chunked body fails as soon as it passes the cap, a
   // Content-Length over it at the header (below): never more is held.
   parser.body_limit(static_cast<std::uint64_t>(max_bytes));
-  stream.expires_after(timeout_);  // the whole call: connect, send, read
+  stream.expires_after(timeout_ + wait);  // the whole call: connect, send, wait, read
   // One operation at a time on this thread, until the first failure.
   const auto step = [&](const auto& start) {
     if (failure) return;
@@ -92,7 +93,7 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
     return std::nullopt;
   }
   if (failure == beast::error::timeout) {
-    error = where + ": no answer within " + std::to_string(timeout_.count()) + "ms";
+    error = where + ": no answer within " + std::to_string((timeout_ + wait).count()) + "ms";
     return std::nullopt;
   }
   if (failure) {
@@ -118,9 +119,12 @@ bool WorkerClient::start(const WorkerAddress& worker, int64_t start_at_unix_ms,
 
 std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
                                                    const api::ResultLimits& limits,
-                                                   std::string& error, bool* token_refused) const {
+                                                   std::string& error, bool* token_refused,
+                                                   std::chrono::milliseconds wait) const {
   int status = 0;
-  const auto body = call(worker, "GET", "/result", limits.bytes, status, error);
+  const std::string path =
+      wait.count() > 0 ? "/result?wait=" + std::to_string(wait.count()) : "/result";
+  const auto body = call(worker, "GET", path, limits.bytes, status, error, wait);
   if (!body) return std::nullopt;
   if (status != 200) {
     const bool refused = status == 401 || status == 403;

@@ -41,16 +41,19 @@ class WorkerClient {
   // with more values or deeper nesting than the spec's rows allow as the
   // parse meets them, before more of it is built (api::parse_bounded_result). `token_refused`, when
   // given, says whether the worker answered 401 or 403: it refused the token, so it was started by
-  // an operator with another key.
+  // an operator with another key. A `wait` asks a worker whose run is not over to answer
+  // when it is, or after `wait` with its partial result (GET /result?wait=): the call's
+  // timeout runs from then.
   std::optional<nlohmann::json> result(const WorkerAddress& worker, const api::ResultLimits& limits,
-                                       std::string& error, bool* token_refused = nullptr) const;
+                                       std::string& error, bool* token_refused = nullptr,
+                                       std::chrono::milliseconds wait = {}) const;
   bool finish(const WorkerAddress& worker, std::string& error) const;
 
  private:
-  // The answer's body, at most `max_bytes` of it.
+  // The answer's body, at most `max_bytes` of it, within the timeout plus `wait`.
   std::optional<std::string> call(const WorkerAddress& worker, const std::string& method,
                                   const std::string& path, std::size_t max_bytes, int& status,
-                                  std::string& error) const;
+                                  std::string& error, std::chrono::milliseconds wait = {}) const;
   std::chrono::milliseconds timeout_;
 };
 

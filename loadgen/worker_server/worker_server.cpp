@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include <openssl/crypto.h>
 #include <prometheus/registry.h>
@@ -207,7 +209,13 @@ class WorkerService {
       }
       return start(target, stop);
     }
-    if (path == "/result") return result(request.version());
+    if (path == "/result") {
+      if (!requested_result_wait(target)) {
+        return reply(http::status::bad_request, "invalid wait in \"" + target + "\"\n",
+                     "text/plain");
+      }
+      return result(request.version());
+    }
     if (path == "/finish") {
       if (request.method() != http::verb::post) {
         return reply(http::status::method_not_allowed, "use POST /finish\n", "text/plain");
@@ -216,6 +224,20 @@ class WorkerService {
     }
     return reply(http::status::not_found, "no such path: " + path + "\n", "text/plain");
   }
+
+  // How long the answer to this request may wait for the run's end: a
+  // GET /result?wait= while the run is not over; nullopt to answer at once.
+  std::optional<std::chrono::milliseconds> result_hold(
+      const http::request<http::string_body>& request) const {
+    const std::string_view target(request.target().data(), request.target().size());
+    if (target.substr(0, target.find('?')) != "/result") return std::nullopt;
+    const std::optional<std::chrono::milliseconds> wait = requested_result_wait(target);
+    if (!wait || wait->count() == 0 || finished()) return std::nullopt;
+    return wait;
+  }
+  // Called on the run's thread once the final result is in: the answers
+  // held for it go out. Set before the server takes requests.
+  void on_final(std::function<void()> notify) { on_final_ = std::move(notify); }
 
   bool finished() const {
     std::lock_guard lock(mutex_);
@@ -305,10 +327,13 @@ class WorkerService {
       error = e.what();
     }
     std::ofstream(config_.termination_log) << termination_summary(result, error);
-    std::lock_guard lock(mutex_);
-    error_ = std::move(error);
-    cpu_ = cpu;
-    final_ = std::make_shared<const RunResult>(std::move(result));
+    {
+      std::lock_guard lock(mutex_);
+      error_ = std::move(error);
+      cpu_ = cpu;
+      final_ = std::make_shared<const RunResult>(std::move(result));
+    }
+    if (on_final_) on_final_();
   }
 
   // While running: the counters, small. The final document (histograms of
@@ -359,6 +384,7 @@ class WorkerService {
   std::shared_ptr<const RunResult> final_;  // shared with the answers that send it
   std::string error_;
   std::optional<GeneratorCpu> cpu_;  // what the run used of the worker's CPU
+  std::function<void()> on_final_;
   std::thread run_thread_;
 };
 
@@ -373,6 +399,10 @@ struct ControlConnections {
   // open (every pod may reach the worker where NetworkPolicy is not
   // enforced), and a connection that showed it is never closed for another.
   std::deque<std::weak_ptr<Session>> unauthenticated;
+  // GET /result?wait= answers held until the run ends (or their wait does).
+  std::vector<std::weak_ptr<Session>> holding;
+  // The run is over: every held answer goes out now.
+  void release_held();
 };
 
 // One HTTP/1.1 session; the server is tiny and single-threaded. Each request
@@ -401,6 +431,8 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ignored;
     stream_.socket().close(ignored);
   }
+  // Lets a held answer go before its wait is up (the run is over).
+  void release() { hold_.cancel(); }
 
   void read() {
     parser_.emplace();
@@ -438,9 +470,23 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void respond() {
-    const http::request<http::string_body> request = parser_->release();
-    response_ = service_.handle(request, stop_);
-    write(request.keep_alive());
+    request_ = parser_->release();
+    if (const auto wait = service_.result_hold(request_)) {
+      // The run is not over: answer when it is (ControlConnections::release_held)
+      // or when the wait is up, whichever comes first. Both on this thread,
+      // after the check above, so the end of the run cannot slip between.
+      std::erase_if(connections_.holding, [](const auto& held) { return held.expired(); });
+      connections_.holding.push_back(weak_from_this());
+      hold_.expires_after(*wait);
+      hold_.async_wait([self = shared_from_this()](beast::error_code) { self->answer(); });
+      return;
+    }
+    answer();
+  }
+
+  void answer() {
+    response_ = service_.handle(request_, stop_);
+    write(request_.keep_alive());
   }
 
   void write(bool request_keep_alive) {
@@ -469,9 +515,18 @@ class Session : public std::enable_shared_from_this<Session> {
   ControlConnections& connections_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  http::request<http::string_body> request_;
+  asio::steady_timer hold_{stream_.get_executor()};
   Reply response_;
   bool authenticated_ = false;
 };
+
+void ControlConnections::release_held() {
+  for (const std::weak_ptr<Session>& held : holding) {
+    if (const std::shared_ptr<Session> session = held.lock()) session->release();
+  }
+  holding.clear();
+}
 
 // Closes the oldest session that has not shown the run's token; false when
 // every open session has.
@@ -541,27 +596,50 @@ ControlHeaderAnswer control_header_answer(std::string_view target, std::string_v
   return ControlHeaderAnswer::forbidden;
 }
 
-std::optional<int64_t> requested_start_ms(std::string_view target) {
+namespace {
+
+// The value of query parameter `name` in a request target; nullopt when the
+// target has no such parameter.
+std::optional<std::string_view> query_parameter(std::string_view target, std::string_view name) {
   const auto question = target.find('?');
-  if (question == std::string_view::npos) return 0;
+  if (question == std::string_view::npos) return std::nullopt;
   std::string_view query = target.substr(question + 1);
   while (!query.empty()) {
     const auto amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
-    if (pair.starts_with("at=")) {
-      const std::string_view digits = pair.substr(3);
-      int64_t at_ms = 0;
-      const auto [end, error] =
-          std::from_chars(digits.data(), digits.data() + digits.size(), at_ms);
-      if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
-        return std::nullopt;
-      }
-      return at_ms;
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') {
+      return pair.substr(name.size() + 1);
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }
-  return 0;
+  return std::nullopt;
+}
+
+// All of `digits` as a (signed) whole number, or nullopt.
+std::optional<int64_t> whole_number(std::string_view digits) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<int64_t> requested_start_ms(std::string_view target) {
+  const std::optional<std::string_view> at = query_parameter(target, "at");
+  if (!at) return 0;
+  return whole_number(*at);
+}
+
+std::optional<std::chrono::milliseconds> requested_result_wait(std::string_view target) {
+  const std::optional<std::string_view> wait = query_parameter(target, "wait");
+  if (!wait) return std::chrono::milliseconds(0);
+  const std::optional<int64_t> ms = whole_number(*wait);
+  if (!ms || *ms < 0) return std::nullopt;
+  return std::min(std::chrono::milliseconds(*ms), kMaxResultWait);
 }
 
 std::optional<std::string> start_time_problem(int64_t at_ms, int64_t now_ms) {
@@ -635,11 +713,15 @@ int run_worker(const WorkerConfig& config, const std::atomic<bool>& stop) {
   share.threads = whole.threads;
   share.tls.ca_file = config.ca_file;
 
-  WorkerService service(config, std::move(share));
   // Declared before the io_context: sessions still queued in it when it is
   // destroyed count themselves out of it.
   ControlConnections connections;
   asio::io_context io{1};
+  // Declared after the io_context, so destroyed before it: its run thread
+  // (joined then) posts the end of the run to it.
+  WorkerService service(config, std::move(share));
+  service.on_final(
+      [&io, &connections] { asio::post(io, [&connections] { connections.release_held(); }); });
   tcp::acceptor acceptor(io);
   const tcp::endpoint endpoint = parse_listen(config.listen);
   boost::system::error_code ec;

@@ -4,8 +4,10 @@
 // the operator says so, so that all workers start together:
 //   GET  /healthz, /readyz   200 once the worker can run
 //   POST /start[?at=UNIX_MS] starts the run (at that wall-clock time, if given)
-//   GET  /result             the result document: partial while running, final after
-//                            (the final one written row by row as it is sent, chunked)
+//   GET  /result[?wait=MS]   the result document: partial while running, final after
+//                            (the final one written row by row as it is sent, chunked);
+//                            with wait, a running worker answers when its run ends,
+//                            or after MS with the partial document
 //   POST /finish             the final result is safely stored: the worker may exit
 //   GET  /metrics            live Prometheus metrics
 // /start, /result and /finish need the run's token (`Authorization: Bearer
@@ -53,6 +55,14 @@ ControlHeaderAnswer control_header_answer(std::string_view target, std::string_v
 std::optional<int64_t> requested_start_ms(std::string_view target);
 // Why POST /start?at=AT_MS is refused at NOW_MS, or nullopt when it is fine.
 std::optional<std::string> start_time_problem(int64_t at_ms, int64_t now_ms);
+// The longest a GET /result?wait= is held: the operator asks this way from
+// just before a run's planned end, so that each worker's final result
+// reaches it the moment the worker has it, not at its next poll.
+inline constexpr std::chrono::milliseconds kMaxResultWait{10'000};
+// GET /result[?wait=MS]: how long the answer may wait for the final result
+// (0 without `wait`; more than kMaxResultWait is kMaxResultWait); nullopt
+// when `wait` is not a whole, non-negative number of milliseconds.
+std::optional<std::chrono::milliseconds> requested_result_wait(std::string_view target);
 
 struct WorkerConfig {
   std::string listen = "0.0.0.0:8080";

@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from servers import (BIG_FILE_BYTES, H2_REQUESTS_PER_CONNECTION, LOOPBACK, SMALL_FILE_BYTES,
@@ -1837,6 +1838,63 @@ def check_worker_streams_its_final_result_in_chunks(env):
         stop_process(process, "loadgen worker")
 
 
+def check_worker_holds_a_waiting_result_until_the_run_ends(env):
+    # GET /result?wait=MS (the operator's call from just before a run's planned
+    # end): held until the run ends, then answered with the final result; the
+    # worker serves everything else meanwhile (probes, other reads); a wait that
+    # is not a whole number of milliseconds is refused, naming it.
+    token = "hold-" + os.urandom(8).hex()
+    tag = "worker-hold"
+    spec = {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+            "metadata": {"name": tag},
+            "spec": {"target": {"url": env.nginx.url("/small.bin", tag)},
+                     "load": {"connections": 1, "duration": "1s"}}}
+    process, port, log_path = start_worker(env, tag, token, spec=spec)
+    try:
+        expect(wait_listening(port, process), f"worker did not listen: {read_tail(log_path)}")
+        for wait in ("abc", "-1", "1.5", ""):
+            status, body = control_request(port, "GET", f"/result?wait={wait}", token=token)
+            expect(status == 400 and f"wait={wait}" in body,
+                   f"/result?wait={wait}: {status} {body!r}, want 400 naming it")
+        held = {}
+
+        def hold():
+            began = time.monotonic()
+            held["answer"] = control_request(port, "GET", "/result?wait=10000", token=token,
+                                             timeout_s=20)
+            held["seconds"] = time.monotonic() - began
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        time.sleep(0.3)
+        expect(holder.is_alive(), f"a waiting /result was answered before the run: {held!r}"[:300])
+        status, _ = control_request(port, "GET", "/readyz")
+        expect(status == 200, f"/readyz while an answer is held: {status}")
+        status, body = control_request(port, "GET", "/result", token=token)
+        expect(status == 200 and not json.loads(body)["finished"],
+               f"/result while an answer is held: {status} {body[:200]!r}")
+        status, body = control_request(port, "POST", "/start", token=token)
+        expect(status == 202, f"POST /start: {status} {body!r}")
+        holder.join(timeout=25)
+        status, body = held.get("answer", (0, ""))
+        document = json.loads(body) if status == 200 else {}
+        expect(document.get("finished") and document["result"]["requests"] > 0,
+               f"the held answer: {status} {body[:300]!r}")
+        expect(held["seconds"] < 10, f"answered when the wait was up ({held['seconds']:.1f} s), "
+               "not when the run ended")
+        logged = env.nginx.logged_requests(tag, document["result"]["requests"])
+        expect(len(logged) == document["result"]["requests"],
+               f"nginx logged {len(logged)}, the held answer says {document['result']['requests']}")
+        status, body = control_request(port, "GET", "/result?wait=10000", token=token)
+        expect(status == 200 and json.loads(body) == document,
+               f"a waiting /result after the run: {status} {body[:200]!r}")
+        status, _ = control_request(port, "POST", "/finish", token=token)
+        expect(status == 200, f"POST /finish: {status}")
+        expect(process.wait(timeout=15) == 0, f"worker exit {process.returncode}")
+    finally:
+        stop_process(process, "loadgen worker")
+
+
 def check_worker_guard_refuses_denied_targets_by_resolved_address(env):
     # The guard decides on what the target resolves to: a name, the decimal
     # form of 127.0.0.1 and the IPv4-mapped IPv6 form all reach loopback, which
@@ -2284,6 +2342,7 @@ CHECKS = (
     check_worker_control_needs_the_runs_token,
     check_worker_control_is_not_held_by_peers_without_the_token,
     check_worker_streams_its_final_result_in_chunks,
+    check_worker_holds_a_waiting_result_until_the_run_ends,
     check_worker_refuses_to_run_without_a_token,
     check_worker_guard_refuses_denied_targets_by_resolved_address,
     check_worker_guard_refuses_a_denied_host_name_before_resolving_it,

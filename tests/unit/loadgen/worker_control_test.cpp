@@ -1,8 +1,10 @@
 // The worker's control protocol guards (loadgen/worker_server/worker_server.hpp): the run's
-// token on /start, /result and /finish, and start times far from now.
+// token on /start, /result and /finish, start times far from now, and how long
+// a /result may wait for the run's end.
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -59,6 +61,22 @@ TEST(WorkerControlStart, TheStartTimeIsTheWholeAtParameter) {
   EXPECT_EQ(requested_start_ms("/start?at=12abc"), std::nullopt);
   EXPECT_EQ(requested_start_ms("/start?at=99999999999999999999"), std::nullopt);
   EXPECT_EQ(requested_start_ms("/start?at=+5"), std::nullopt);
+}
+
+TEST(WorkerControlResult, TheWaitIsTheWholeWaitParameterUpToTheLongest) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(requested_result_wait("/result"), milliseconds(0));
+  EXPECT_EQ(requested_result_wait("/result?wait=0"), milliseconds(0));
+  EXPECT_EQ(requested_result_wait("/result?wait=850"), milliseconds(850));
+  EXPECT_EQ(requested_result_wait("/result?x=1&wait=17"), milliseconds(17));
+  EXPECT_EQ(requested_result_wait("/result?await=5"), milliseconds(0)) << "not named wait";
+  EXPECT_EQ(requested_result_wait("/result?waits=5"), milliseconds(0)) << "not named wait";
+  EXPECT_EQ(requested_result_wait("/result?wait=86400000"), kMaxResultWait);
+  EXPECT_EQ(requested_result_wait("/result?wait="), std::nullopt);
+  EXPECT_EQ(requested_result_wait("/result?wait=-1"), std::nullopt);
+  EXPECT_EQ(requested_result_wait("/result?wait=1.5"), std::nullopt);
+  EXPECT_EQ(requested_result_wait("/result?wait=1s"), std::nullopt);
+  EXPECT_EQ(requested_result_wait("/result?wait=99999999999999999999"), std::nullopt);
 }
 
 TEST(WorkerControlHeaders, ControlPathsNeedTheTokenOnTheHeader) {

@@ -1176,38 +1176,76 @@ TEST(ReconcilePlan, TheWorkerIsToldTheServicesAddressesAndTheNetworkPolicyAllows
                      "--decided-destination 10.244.0.6=", "--decided-destination 10.244.0.7="}));
 }
 
-TEST(ReconcilePlan, ATimeBoundedRunIsPolledCloselyFromItsPlannedEnd) {
+TEST(ReconcilePlan, ATimeBoundedRunIsPolledCloselyFromJustBeforeItsPlannedEnd) {
   using namespace std::chrono_literals;
-  // 30 s from the barrier: the next pass comes at the planned end, then every
-  // 100 ms for two seconds while the workers finish, then every second.
+  // 30 s from the barrier: the next pass comes 100 ms before the planned end
+  // (its /result calls wait for the workers' ends: result_wait_until), then
+  // one every 100 ms for two seconds while the workers finish, then every second.
   struct Row {
     milliseconds since_barrier;
     std::string extra_spec;
     milliseconds requeue;
   };
-  for (const Row& row :
-       {Row{10s, "", 1s}, Row{29'500ms, "", 600ms}, Row{29'999ms, "", 101ms}, Row{30s, "", 100ms},
-        Row{31'900ms, "", 100ms}, Row{32s, "", 1s}, Row{40s, "", 1s},
-        // warm-up first: the end moves by it
-        Row{30s, R"({"load": {"connections": 20, "warmup": "5s",
+  for (const Row& row : {Row{10s, "", 1s}, Row{29'500ms, "", 400ms}, Row{29'899ms, "", 1ms},
+                         Row{29'900ms, "", 100ms}, Row{29'999ms, "", 100ms}, Row{30s, "", 100ms},
+                         Row{31'900ms, "", 100ms}, Row{32s, "", 1s}, Row{40s, "", 1s},
+                         // warm-up first: the end moves by it
+                         Row{30s, R"({"load": {"connections": 20, "warmup": "5s",
                                                 "duration": "30s"}})",
-            1s},
-        Row{35'050ms, R"({"load": {"connections": 20, "warmup": "5s",
+                             1s},
+                         Row{34'500ms, R"({"load": {"connections": 20, "warmup": "5s",
                                                     "duration": "30s"}})",
-            100ms},
-        // stages: their sum
-        Row{25'000ms, R"({"load": {"stages": [
+                             400ms},
+                         Row{35'050ms, R"({"load": {"connections": 20, "warmup": "5s",
+                                                    "duration": "30s"}})",
+                             100ms},
+                         // stages: their sum
+                         Row{25'000ms, R"({"load": {"stages": [
                                   {"duration": "10s", "connections": 5},
                                   {"duration": "15s", "connections": 10}]}})",
-            100ms},
-        // bounded by requests: no planned end, one poll a second
-        Row{30s, R"({"load": {"connections": 20, "requests": 1000}})", 1s}}) {
+                             100ms},
+                         // bounded by requests: no planned end, one poll a second
+                         Row{30s, R"({"load": {"connections": 20, "requests": 1000}})", 1s}}) {
     SCOPED_TRACE(std::to_string(row.since_barrier.count()) + " ms " + row.extra_spec);
     const ReconcilePlan p =
         plan(running(kStartAt + row.since_barrier, row.extra_spec), test_config());
     ASSERT_TRUE(p.requeue_after.has_value());
     EXPECT_EQ(*p.requeue_after, row.requeue);
   }
+}
+
+TEST(ReconcilePlan, ResultCallsWaitForTheWorkersEndsFromJustBeforeAPlannedEnd) {
+  using namespace std::chrono_literals;
+  // 30 s from the barrier: from 100 ms before its end, a pass's /result calls
+  // may wait a second for each worker's final result; before that, and for a
+  // run with no planned end, they take what the workers have.
+  struct Row {
+    milliseconds since_barrier;
+    std::string extra_spec;
+    std::optional<milliseconds> wait;
+  };
+  for (const Row& row :
+       {Row{10s, "", std::nullopt}, Row{29'899ms, "", std::nullopt}, Row{29'900ms, "", 1s},
+        Row{30s, "", 1s}, Row{45s, "", 1s},
+        Row{30s, R"({"load": {"connections": 20, "warmup": "5s", "duration": "30s"}})",
+            std::nullopt},
+        Row{35s, R"({"load": {"connections": 20, "warmup": "5s", "duration": "30s"}})", 1s},
+        Row{30s, R"({"load": {"connections": 20, "requests": 1000}})", std::nullopt}}) {
+    SCOPED_TRACE(std::to_string(row.since_barrier.count()) + " ms " + row.extra_spec);
+    const Observation o = running(kStartAt + row.since_barrier, row.extra_spec);
+    const std::optional<Timestamp> until = result_wait_until(o);
+    ASSERT_EQ(until.has_value(), row.wait.has_value());
+    if (until) {
+      EXPECT_EQ(*until - o.now, *row.wait);
+    }
+  }
+  // Nothing to wait for: a run whose barrier is not set yet, or that is final.
+  Observation unstarted = running(kStartAt + 30s);
+  unstarted.job = job_view(job_json(kUid, std::nullopt));
+  EXPECT_EQ(result_wait_until(unstarted), std::nullopt);
+  Observation over = running(kStartAt + 30s);
+  over.loadtest.status = S({{"phase", "Succeeded"}, {"startTime", format_time(kStartAt)}});
+  EXPECT_EQ(result_wait_until(over), std::nullopt);
 }
 
 TEST(ReconcilePlan, ARunBoundedByRequestsIsPolledByTheWorkersPace) {

@@ -230,5 +230,62 @@ TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
   std::filesystem::remove(config.termination_log);
 }
 
+// GET /result?wait=: a worker whose run is not over holds the answer until it
+// is (the final result, on the first call), or answers with its partial
+// result when the wait is up first.
+TEST(WorkerClient, AWaitingResultCallIsAnsweredWhenTheRunEnds) {
+  const uint16_t target_port = unused_port();  // nothing listens: quick connect errors
+  const uint16_t port = unused_port();
+  loadgen::WorkerConfig config;
+  config.listen = "127.0.0.1:" + std::to_string(port);
+  config.token = "run-token";
+  config.loadtest_uid = "uid-8";
+  config.target_url = "http://127.0.0.1:" + std::to_string(target_port) + "/";
+  config.spec = parse_loadtest(R"({"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
+      "metadata": {"name": "waiting"},
+      "spec": {"target": {"url": ")" +
+                               config.target_url + R"("},
+               "load": {"connections": 1, "duration": "3s"}}})")
+                    .spec;
+  config.termination_log =
+      (std::filesystem::temp_directory_path() / ("kubeload-client-" + std::to_string(port)))
+          .string();
+  config.linger = std::chrono::seconds(30);
+  std::atomic<bool> stop(false);
+  std::thread worker([&] { loadgen::run_worker(config, stop); });
+
+  const WorkerAddress address{"127.0.0.1", port, "run-token"};
+  const WorkerClient client(2s);
+  const api::ResultLimits limits = api::result_limits(config.spec);
+  std::string error;
+  std::optional<nlohmann::json> document;
+  for (int i = 0; i < 100 && !document; ++i) {  // until it listens
+    document = client.result(address, limits, error);
+    if (!document) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(document.has_value()) << error;
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  ASSERT_TRUE(client.start(address, now_ms + 100, error)) << error;
+  // A wait shorter than the 3 s run: the partial result.
+  document = client.result(address, limits, error, nullptr, 100ms);
+  ASSERT_TRUE(document.has_value()) << error;
+  EXPECT_EQ((*document)["finished"], false);
+  // A wait past its end: the final result, in one call.
+  document = client.result(address, limits, error, nullptr, loadgen::kMaxResultWait);
+  ASSERT_TRUE(document.has_value()) << error;
+  EXPECT_EQ((*document)["finished"], true);
+  EXPECT_EQ((*document)["loadTestUid"], "uid-8");
+  // Over: a waiting call is answered at once, with the same document.
+  const std::optional<nlohmann::json> again =
+      client.result(address, limits, error, nullptr, loadgen::kMaxResultWait);
+  ASSERT_TRUE(again.has_value()) << error;
+  EXPECT_EQ(*again, *document);
+  EXPECT_TRUE(client.finish(address, error)) << error;
+  worker.join();
+  std::filesystem::remove(config.termination_log);
+}
+
 }  // namespace
 }  // namespace kubeload::controller
