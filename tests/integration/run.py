@@ -1641,14 +1641,15 @@ def check_fixture_nginx_serves_and_logs(env):
     expect(distinct_connections(entries) == 1, "http.client's keep-alive connection was not reused")
 
 
-def start_worker(env, name, token, extra_env=None, spec=None, extra_args=()):
-    """`loadgen worker` on 127.0.0.1 with the run's token; returns (process, port, log path)."""
+def start_worker(env, name, token, extra_env=None, spec=None, extra_args=(), load=None):
+    """`loadgen worker` on 127.0.0.1 with the run's token; returns (process, port, log path).
+    Without a spec, its run sends `load` (5 requests on one connection) to nginx."""
     spec_path = os.path.join(env.workdir, f"{name}.json")
     with open(spec_path, "w") as out:
         json.dump(spec or {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
                            "metadata": {"name": name},
                            "spec": {"target": {"url": env.nginx.url("/small.bin", name)},
-                                    "load": {"connections": 1, "requests": 5}}}, out)
+                                    "load": load or {"connections": 1, "requests": 5}}}, out)
     port = free_port()
     log_path = os.path.join(env.workdir, f"{name}.log")
     child_env = dict(os.environ)
@@ -1845,11 +1846,8 @@ def check_worker_holds_a_waiting_result_until_the_run_ends(env):
     # is not a whole number of milliseconds is refused, naming it.
     token = "hold-" + os.urandom(8).hex()
     tag = "worker-hold"
-    spec = {"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
-            "metadata": {"name": tag},
-            "spec": {"target": {"url": env.nginx.url("/small.bin", tag)},
-                     "load": {"connections": 1, "duration": "1s"}}}
-    process, port, log_path = start_worker(env, tag, token, spec=spec)
+    process, port, log_path = start_worker(env, tag, token,
+                                           load={"connections": 1, "duration": "1s"})
     try:
         expect(wait_listening(port, process), f"worker did not listen: {read_tail(log_path)}")
         for wait in ("abc", "-1", "1.5", ""):

@@ -202,38 +202,52 @@ TEST(WorkerClient, ARefusedConnectionNamesTheWorker) {
       << error;
 }
 
-// The operator's client against loadgen's own worker server, the whole
-// protocol: a partial result before the start, the barrier, the final
-// result with the run's UID, the acknowledgement that lets the worker exit.
-TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
-  const uint16_t target_port = unused_port();  // nothing listens: three quick connect errors
-  const uint16_t port = unused_port();
+// A `loadgen worker` on 127.0.0.1:`port` for run `uid` with `load`, its
+// target a port nothing listens on: every request a quick connect error.
+loadgen::WorkerConfig local_worker(uint16_t port, const std::string& uid, const std::string& load) {
   loadgen::WorkerConfig config;
   config.listen = "127.0.0.1:" + std::to_string(port);
   config.token = "run-token";
-  config.loadtest_uid = "uid-7";
-  config.target_url = "http://127.0.0.1:" + std::to_string(target_port) + "/";
+  config.loadtest_uid = uid;
+  config.target_url = "http://127.0.0.1:" + std::to_string(unused_port()) + "/";
   config.spec = parse_loadtest(R"({"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
       "metadata": {"name": "client"},
       "spec": {"target": {"url": ")" +
-                               config.target_url + R"("},
-               "load": {"connections": 1, "requests": 3}}})")
+                               config.target_url + R"("}, "load": )" + load + "}}")
                     .spec;
   config.termination_log =
       (std::filesystem::temp_directory_path() / ("kubeload-client-" + std::to_string(port)))
           .string();
   config.linger = std::chrono::seconds(30);
+  return config;
+}
+
+// The worker's first /result answer, once it listens.
+std::optional<nlohmann::json> first_result(const WorkerClient& client, const WorkerAddress& address,
+                                           const api::ResultLimits& limits, std::string& error) {
+  std::optional<nlohmann::json> document;
+  for (int i = 0; i < 100 && !document; ++i) {
+    document = client.result(address, limits, error);
+    if (!document) std::this_thread::sleep_for(20ms);
+  }
+  return document;
+}
+
+// The operator's client against loadgen's own worker server, the whole
+// protocol: a partial result before the start, the barrier, the final
+// result with the run's UID, the acknowledgement that lets the worker exit.
+TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
+  const uint16_t port = unused_port();
+  const loadgen::WorkerConfig config =
+      local_worker(port, "uid-7", R"({"connections": 1, "requests": 3})");
   std::atomic<bool> stop(false);
   std::thread worker([&] { loadgen::run_worker(config, stop); });
 
   const WorkerAddress address{"127.0.0.1", port, "run-token"};
   const WorkerClient client(2s);
   std::string error;
-  std::optional<nlohmann::json> document;
-  for (int i = 0; i < 100 && !document; ++i) {  // until it listens
-    document = client.result(address, api::result_limits(config.spec), error);
-    if (!document) std::this_thread::sleep_for(20ms);
-  }
+  std::optional<nlohmann::json> document =
+      first_result(client, address, api::result_limits(config.spec), error);
   ASSERT_TRUE(document.has_value()) << error;
   EXPECT_EQ((*document)["finished"], false);
   const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -257,23 +271,9 @@ TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
 // is (the final result, on the first call), or answers with its partial
 // result when the wait is up first.
 TEST(WorkerClient, AWaitingResultCallIsAnsweredWhenTheRunEnds) {
-  const uint16_t target_port = unused_port();  // nothing listens: quick connect errors
   const uint16_t port = unused_port();
-  loadgen::WorkerConfig config;
-  config.listen = "127.0.0.1:" + std::to_string(port);
-  config.token = "run-token";
-  config.loadtest_uid = "uid-8";
-  config.target_url = "http://127.0.0.1:" + std::to_string(target_port) + "/";
-  config.spec = parse_loadtest(R"({"apiVersion": "kubeload.dev/v1alpha1", "kind": "LoadTest",
-      "metadata": {"name": "waiting"},
-      "spec": {"target": {"url": ")" +
-                               config.target_url + R"("},
-               "load": {"connections": 1, "duration": "3s"}}})")
-                    .spec;
-  config.termination_log =
-      (std::filesystem::temp_directory_path() / ("kubeload-client-" + std::to_string(port)))
-          .string();
-  config.linger = std::chrono::seconds(30);
+  const loadgen::WorkerConfig config =
+      local_worker(port, "uid-8", R"({"connections": 1, "duration": "3s"})");
   std::atomic<bool> stop(false);
   std::thread worker([&] { loadgen::run_worker(config, stop); });
 
@@ -281,11 +281,7 @@ TEST(WorkerClient, AWaitingResultCallIsAnsweredWhenTheRunEnds) {
   const WorkerClient client(2s);
   const api::ResultLimits limits = api::result_limits(config.spec);
   std::string error;
-  std::optional<nlohmann::json> document;
-  for (int i = 0; i < 100 && !document; ++i) {  // until it listens
-    document = client.result(address, limits, error);
-    if (!document) std::this_thread::sleep_for(20ms);
-  }
+  std::optional<nlohmann::json> document = first_result(client, address, limits, error);
   ASSERT_TRUE(document.has_value()) << error;
   const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
