@@ -20,7 +20,8 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       g++ cmake ninja-build pkg-config libboost-dev libboost-system-dev libssl-dev \
       libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev zlib1g-dev nlohmann-json3-dev \
-      libnghttp2-dev liburing-dev libpcre2-dev libhowardhinnant-date-dev ccache >/dev/null \
+      libnghttp2-dev liburing-dev libpcre2-dev libhowardhinnant-date-dev libsimdjson-dev \
+      ccache >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -43,7 +44,7 @@ FROM ${BASE}
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libcpprest2.10 libyaml-cpp0.7 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
-      libssl3 zlib1g libnghttp2-14 liburing2 ca-certificates \
+      libssl3 zlib1g libnghttp2-14 liburing2 libsimdjson14 ca-certificates \
       libdate-tz3 tzdata >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 # kubeload-operator runs workers as /usr/local/bin/loadgen in any image it

@@ -140,7 +140,7 @@ std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
             (refused ? ": " + quoted(*body) : std::string());
     return std::nullopt;
   }
-  api::BoundedParse parsed = api::parse_bounded_result(*body, limits);
+  api::BoundedParse parsed = results_->parse(*body, limits);
   if (!parsed.document) error = worker.base_url() + "/result: " + parsed.problem;
   return std::move(parsed.document);
 }

@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/result_limits.hpp"
+#include "operator/worker_result_parser.hpp"
 
 namespace kubeload::controller {
 
@@ -32,18 +34,18 @@ inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 class WorkerClient {
  public:
   explicit WorkerClient(std::chrono::milliseconds timeout = std::chrono::seconds(5))
-      : timeout_(timeout) {}
+      : timeout_(timeout), results_(std::make_unique<WorkerResultParser>()) {}
 
   // Each returns nullopt/false with `error` set ("10.0.0.3:8080: connection refused").
   bool start(const WorkerAddress& worker, int64_t start_at_unix_ms, std::string& error) const;
   // /result within `limits` (api::result_limits of the run's spec): a longer
   // answer is refused as its header or its body passes the byte limit, and one
   // with more values or deeper nesting than the spec's rows allow as the
-  // parse meets them, before more of it is built (api::parse_bounded_result). `token_refused`, when
-  // given, says whether the worker answered 401 or 403: it refused the token, so it was started by
-  // an operator with another key. A `wait` asks a worker whose run is not over to answer
-  // when it is, or after `wait` with its partial result (GET /result?wait=): the call's
-  // timeout runs from then.
+  // parse meets them, before more of it is built (WorkerResultParser, as
+  // api::parse_bounded_result). `token_refused`, when given, says whether the worker answered 401
+  // or 403: it refused the token, so it was started by an operator with another key. A `wait` asks
+  // a worker whose run is not over to answer when it is, or after `wait` with its partial result
+  // (GET /result?wait=): the whole call, connect included, may then take its timeout plus `wait`.
   std::optional<nlohmann::json> result(const WorkerAddress& worker, const api::ResultLimits& limits,
                                        std::string& error, bool* token_refused = nullptr,
                                        std::chrono::milliseconds wait = {}) const;
@@ -55,6 +57,7 @@ class WorkerClient {
                                   const std::string& path, std::size_t max_bytes, int& status,
                                   std::string& error, std::chrono::milliseconds wait = {}) const;
   std::chrono::milliseconds timeout_;
+  std::unique_ptr<WorkerResultParser> results_;
 };
 
 }  // namespace kubeload::controller
