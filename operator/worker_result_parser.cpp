@@ -20,8 +20,9 @@ using nlohmann::json;
 
 // simdjson holds about 14 bytes per byte of the document it parses (its
 // structural index, tape and strings): bodies up to this size take the fast
-// path, so a call's parser stays within a few MB (the /result budget leases
-// far more per call); a larger body is read by api::parse_bounded_result.
+// path, so a call's parser stays under 4 MB, within what the /result budget
+// leases per call (twice the spec's byte limit: 5 MB or more); a larger body
+// is read by api::parse_bounded_result.
 constexpr std::size_t kFastBodyBytes = 256 * 1024;
 // An idle parser is kept for the next call only when it was sized for a
 // body up to this: a worker's result is 3 to 20 KB at the shapes measured.
