@@ -1,16 +1,17 @@
 #pragma once
 // A worker's /result body into the JSON the operator reads it from, exactly
 // as api::parse_bounded_result reads it (the same document, or the same
-// problem), about four times faster (a 15 KB final result: 35 instead of
-// 150 us here). At 1,000 workers every final result arrives in the same
-// moment, and nlohmann's parse, its lexer taking a character at a time into
-// its token buffer, was a third of the operator's instructions per result
-// (the histograms' base64 is most of a document's bytes). simdjson, from
-// Debian's libsimdjson-dev, parses the body; what it accepts within the
-// limits is built into nlohmann::json, which every reader of the document
-// takes. Whatever it refuses or finds over the limits, and a body too large
-// for its buffers, goes to api::parse_bounded_result, which says what is
-// wrong in its own words (and reads a valid document the same way).
+// problem), about five times faster (`operator_merge_bench --document` of a
+// 15 KB final result at 10 stages x 5 requests: 30 instead of 150 us each).
+// At 1,000 workers every final result arrives in the same moment, and
+// nlohmann's parse, its lexer taking a character at a time into its token
+// buffer, was a third of the operator's instructions per result (the
+// histograms' base64 is most of a document's bytes). simdjson, from Debian's
+// libsimdjson-dev, parses the body; what it accepts within the limits is
+// built into nlohmann::json, which every reader of the document takes.
+// Whatever it refuses or finds over the limits, and a body too large for its
+// buffers, goes to api::parse_bounded_result, which says what is wrong in its
+// own words (and reads a valid document the same way).
 
 #include <memory>
 #include <string_view>

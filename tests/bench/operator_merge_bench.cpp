@@ -8,7 +8,8 @@
 //
 // --addresses: one IP:PORT per line (fake or real workers on loopback).
 // --document: one recorded /result document, read as N workers' documents
-// (each parsed anew, as if fetched), for a measurement without any server.
+// (each parsed anew as WorkerClient parses a fetched one: fetchSeconds is
+// the parse alone), for a measurement without any server.
 // --hold-all: keep every worker's result and merge them at the end, as the
 // operator did before the running merge, for comparison.
 // --calls N: fetch as the controller's ask_workers does, N calls in flight
@@ -39,6 +40,7 @@
 #include "operator/config.hpp"
 #include "operator/reconcile_plan.hpp"
 #include "operator/worker_client.hpp"
+#include "operator/worker_result_parser.hpp"
 #include "operator/worker_results.hpp"
 
 namespace {
@@ -146,6 +148,7 @@ int run(const std::vector<std::string>& args) {
 
   const int64_t rss_before_kib = proc_status_kib("VmRSS");
   const WorkerClient client(std::chrono::seconds(10));
+  const kubeload::controller::WorkerResultParser parser;
   // Within the limits of the documents' spec, as the operator reads them.
   const kubeload::api::ResultLimits limits = kubeload::api::result_limits(shape);
   WorkerResults results(workers);
@@ -180,7 +183,9 @@ int run(const std::vector<std::string>& args) {
     Clock::time_point start = Clock::now();
     std::optional<nlohmann::json> document;
     if (addresses.empty()) {
-      document = nlohmann::json::parse(document_text);
+      kubeload::api::BoundedParse parsed = parser.parse(document_text, limits);
+      if (!parsed.document) throw std::runtime_error("--document: " + parsed.problem);
+      document = std::move(parsed.document);
       (*document)["worker"] = i;
     } else {
       std::string error;
