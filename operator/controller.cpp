@@ -263,8 +263,9 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   observed.answers = begin_pass(observed);
   const std::string run_uid = observed.answers.uid;
   std::mutex taking;
-  // What a worker of this spec can answer, and never more held at once
-  // than the budget: the body and its document.
+  // What a worker of this spec can answer; never more held at once than the
+  // budget: each call leases what it holds (WorkerClient::result), so a call
+  // held open until its worker's run ends takes little of it.
   const api::ResultLimits limits = api::result_limits(observed.parsed.spec);
   // One deadline for the whole pass: a worker that does not end in time
   // costs the calls still queued no wait of their own.
@@ -272,13 +273,13 @@ void Reconciler::ask_workers(const std::string& uid, Observation& observed) {
   for_each_bounded(asked.size(), config_.worker_calls_in_flight, [&](std::size_t i) {
     std::string error;
     bool token_refused = false;
-    const ByteBudget::Lease lease = result_budget_.reserve(2 * limits.bytes);
+    ByteBudget::Lease lease = result_budget_.reserve(kResultCallBytes);
     const auto wait =
         wait_until ? std::max(std::chrono::milliseconds(0),
                               std::chrono::floor<std::chrono::milliseconds>(*wait_until - clock_()))
                    : std::chrono::milliseconds(0);
-    std::optional<json> document =
-        workers_.result(worker_address(asked[i].second, uid), limits, error, &token_refused, wait);
+    std::optional<json> document = workers_.result(worker_address(asked[i].second, uid), limits,
+                                                   error, &token_refused, wait, &lease);
     DigestedAnswer digested = digest_answer(run_uid, document, std::move(error), token_refused);
     digested.answer.answered_at = clock_();
     document.reset();

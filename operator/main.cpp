@@ -63,8 +63,8 @@ constexpr const char* kUsage = R"(usage: kubeload-operator --loadgen-image IMAGE
   --worker-threads N       loadgen threads per worker pod (default: from its CPU limit)
   --worker-calls N         worker /result calls in flight per reconcile (default 32)
   --worker-result-budget MIB  memory the /result answers in flight may take, all reconciles
-                           together (default 256); each call reserves twice what its run's spec
-                           lets a worker answer, and waits while the budget is taken
+                           together (default 256); each call reserves what its answer's length
+                           says it will take before it reads it, and waits while the budget is taken
   --resync-period DURATION reconcile every LoadTest this often even without events (default 10m)
   --target-deny-cidr CIDR  refuse load to this range too (repeatable); always denied: link-local
                            (cloud metadata), loopback, unspecified, and the API server's addresses

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
 namespace kubeload::controller {
 namespace {
@@ -30,8 +31,6 @@ std::string quoted(const std::string& body) {
 
 // /start's and /finish's answers: a few fields, or an error line.
 constexpr std::size_t kMaxSmallAnswerBytes = 64 * 1024;
-// What one read of an answer takes at most.
-constexpr std::size_t kReadBytes = 64 * 1024;
 
 }  // namespace
 
@@ -43,8 +42,8 @@ std::string WorkerAddress::base_url() const {
 std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
                                               const std::string& method, const std::string& path,
                                               std::size_t max_bytes, int& status,
-                                              std::string& error,
-                                              std::chrono::milliseconds wait) const {
+                                              std::string& error, std::chrono::milliseconds wait,
+                                              ByteBudget::Lease* lease) const {
   namespace asio = boost::asio;
   namespace beast = boost::beast;
   namespace http = beast::http;
@@ -68,12 +67,14 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
   // Beast reads as much as the buffer has room for, and a buffer starts at
   // 512 bytes: a 17 KB result took 35 reads, each a recvmsg, an epoll_wait and
   // a timer reset. Room for a loopback segment from the start: a read or two.
-  buffer.reserve(std::min(max_bytes, kReadBytes));
+  buffer.reserve(std::min(max_bytes, kAnswerReadBytes));
   http::response_parser<http::string_body> parser;
   // A longer chunked body fails as soon as it passes the cap, a
   // Content-Length over it at the header (below): never more is held.
   parser.body_limit(static_cast<std::uint64_t>(max_bytes));
-  stream.expires_after(timeout_ + wait);  // the whole call: connect, send, wait, read
+  // The whole call: connect, send, wait, read.
+  auto deadline = std::chrono::steady_clock::now() + timeout_ + wait;
+  stream.expires_at(deadline);
   // One operation at a time on this thread, until the first failure.
   const auto step = [&](const auto& start) {
     if (failure) return;
@@ -93,6 +94,14 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
     error = where + ": answer of " + std::to_string(*length) + " bytes, more than " +
             std::to_string(max_bytes);
     return std::nullopt;
+  }
+  if (lease != nullptr && !failure) {
+    const auto length = parser.content_length();
+    const auto asked = std::chrono::steady_clock::now();
+    lease->resize(kResultCallBytes + WorkerResultParser::peak_bytes(
+                                         length ? static_cast<std::size_t>(*length) : max_bytes));
+    deadline += std::chrono::steady_clock::now() - asked;
+    stream.expires_at(deadline);
   }
   step([&](auto done) { http::async_read(stream, buffer, parser, done); });
   if (failure == http::error::body_limit) {
@@ -127,11 +136,12 @@ bool WorkerClient::start(const WorkerAddress& worker, int64_t start_at_unix_ms,
 std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
                                                    const api::ResultLimits& limits,
                                                    std::string& error, bool* token_refused,
-                                                   std::chrono::milliseconds wait) const {
+                                                   std::chrono::milliseconds wait,
+                                                   ByteBudget::Lease* lease) const {
   int status = 0;
   const std::string path =
       wait.count() > 0 ? "/result?wait=" + std::to_string(wait.count()) : "/result";
-  const auto body = call(worker, "GET", path, limits.bytes, status, error, wait);
+  const auto body = call(worker, "GET", path, limits.bytes, status, error, wait, lease);
   if (!body) return std::nullopt;
   if (status != 200) {
     const bool refused = status == 401 || status == 403;

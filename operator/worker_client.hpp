@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeload/api/result_limits.hpp"
+#include "operator/byte_budget.hpp"
 #include "operator/worker_result_parser.hpp"
 
 namespace kubeload::controller {
@@ -26,6 +27,12 @@ struct WorkerAddress {
 
 // What of a worker's error answer is quoted in the operator's messages.
 inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
+// What one read of an answer takes at most.
+inline constexpr std::size_t kAnswerReadBytes = 64 * 1024;
+// What a call holds before its answer's header says how long the body is:
+// the read buffer and the header (Beast's limit for a response's, 8 KiB).
+// A /result call leases this from the budget before it connects.
+inline constexpr std::size_t kResultCallBytes = kAnswerReadBytes + 8 * 1024;
 
 // One connection per call, made and read on the calling thread with
 // Boost.Beast (the controller's pass runs up to --worker-calls of them at
@@ -46,16 +53,24 @@ class WorkerClient {
   // or 403: it refused the token, so it was started by an operator with another key. A `wait` asks
   // a worker whose run is not over to answer when it is, or after `wait` with its partial result
   // (GET /result?wait=): the whole call, connect included, may then take its timeout plus `wait`.
+  // `lease`, when given, holds kResultCallBytes until the answer's header arrives and is then
+  // resized to what the answer will hold (kResultCallBytes plus WorkerResultParser::peak_bytes of
+  // its Content-Length, or of the byte limit when it has none) before the body is read: a worker
+  // that holds its answer until its run ends holds little of the budget, and a 15 KB answer takes
+  // no more of it than it needs. Waiting for the budget does not count against the timeout.
   std::optional<nlohmann::json> result(const WorkerAddress& worker, const api::ResultLimits& limits,
                                        std::string& error, bool* token_refused = nullptr,
-                                       std::chrono::milliseconds wait = {}) const;
+                                       std::chrono::milliseconds wait = {},
+                                       ByteBudget::Lease* lease = nullptr) const;
   bool finish(const WorkerAddress& worker, std::string& error) const;
 
  private:
-  // The answer's body, at most `max_bytes` of it, within the timeout plus `wait`.
+  // The answer's body, at most `max_bytes` of it, within the timeout plus `wait`; `lease` as
+  // result() says.
   std::optional<std::string> call(const WorkerAddress& worker, const std::string& method,
                                   const std::string& path, std::size_t max_bytes, int& status,
-                                  std::string& error, std::chrono::milliseconds wait = {}) const;
+                                  std::string& error, std::chrono::milliseconds wait = {},
+                                  ByteBudget::Lease* lease = nullptr) const;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<WorkerResultParser> results_;
 };

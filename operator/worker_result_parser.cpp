@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -18,12 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-// simdjson holds about 14 bytes per byte of the document it parses (its
-// structural index, tape and strings): bodies up to this size take the fast
-// path, so a call's parser stays under 4 MB, within what the /result budget
-// leases per call (twice the spec's byte limit: 5 MB or more); a larger body
-// is read by api::parse_bounded_result.
+// simdjson holds about 15 bytes per byte of the document it parses (a padded
+// copy, its structural index, tape and strings): bodies up to this size take
+// the fast path, so a call's parser stays under 4 MB (leased from the /result
+// budget, peak_bytes); a larger body is read by api::parse_bounded_result.
 constexpr std::size_t kFastBodyBytes = 256 * 1024;
+constexpr std::size_t kParserBytesPerByte = 15;
 // An idle parser is kept for the next call only when it was sized for a
 // body up to this: a worker's result is 3 to 20 KB at the shapes measured.
 constexpr std::size_t kKeptCapacityBytes = 64 * 1024;
@@ -128,6 +129,10 @@ struct WorkerResultParser::Parsers {
 
 WorkerResultParser::WorkerResultParser() : parsers_(std::make_unique<Parsers>()) {}
 WorkerResultParser::~WorkerResultParser() = default;
+
+std::size_t WorkerResultParser::peak_bytes(std::size_t body_bytes) {
+  return 2 * body_bytes + kParserBytesPerByte * std::min(body_bytes, kFastBodyBytes);
+}
 
 api::BoundedParse WorkerResultParser::parse(std::string_view body,
                                             const api::ResultLimits& limits) const {

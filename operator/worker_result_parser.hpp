@@ -13,6 +13,7 @@
 // buffers, goes to api::parse_bounded_result, which says what is wrong in its
 // own words (and reads a valid document the same way).
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
 
@@ -30,6 +31,13 @@ class WorkerResultParser {
   // Safe to call from several threads at once (the pass's calls): each call
   // takes a parser of its own from the idle ones, or makes one.
   api::BoundedParse parse(std::string_view body, const api::ResultLimits& limits) const;
+
+  // What reading a body of `body_bytes` holds at its peak, the body included:
+  // the body, the document built from it (taken to be as large, as the
+  // /result budget always has), and for a body simdjson parses its padded
+  // copy and buffers (about 15 bytes per byte). The /result call leases this
+  // once the answer's header says how long the body is.
+  static std::size_t peak_bytes(std::size_t body_bytes);
 
  private:
   struct Parsers;

@@ -168,8 +168,9 @@ int run(const std::vector<std::string>& args) {
         kubeload::controller::OperatorConfig{}.worker_result_budget_bytes);
     kubeload::controller::for_each_bounded(workers, calls, [&](std::size_t i) {
       std::string error;
-      const auto lease = budget.reserve(2 * limits.bytes);
-      std::optional<nlohmann::json> document = client.result(addresses[i], limits, error);
+      auto lease = budget.reserve(kubeload::controller::kResultCallBytes);
+      std::optional<nlohmann::json> document =
+          client.result(addresses[i], limits, error, nullptr, {}, &lease);
       auto digested = kubeload::controller::digest_answer(pass.uid, document, std::move(error));
       document.reset();
       std::lock_guard lock(taking);

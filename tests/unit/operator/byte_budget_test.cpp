@@ -45,5 +45,40 @@ TEST(ByteBudget, AReservationWaitsUntilTheBytesAreFree) {
   EXPECT_EQ(budget.free(), 100u);
 }
 
+TEST(ByteBudget, AResizedLeaseHoldsTheNewSize) {
+  ByteBudget budget(100);
+  ByteBudget::Lease lease = budget.reserve(10);
+  lease.resize(80);
+  EXPECT_EQ(lease.bytes(), 80u);
+  EXPECT_EQ(budget.free(), 20u);
+  lease.resize(5);
+  EXPECT_EQ(budget.free(), 95u);
+  lease.resize(1000);  // more than there is: all of it
+  EXPECT_EQ(lease.bytes(), 100u);
+}
+
+// Two calls that hold a little each and then want most of the budget: each
+// gives its bytes back before it waits, so one gets what it wants at once
+// and the other when that one is done, where holding on while waiting would
+// have left both waiting for good.
+TEST(ByteBudget, ResizingLeasesDoNotWaitForEachOther) {
+  ByteBudget budget(100);
+  ByteBudget::Lease first = budget.reserve(30);
+  std::optional<ByteBudget::Lease> second;
+  second.emplace(budget.reserve(30));
+  std::atomic<bool> grown(false);
+  std::thread growing([&] {
+    second->resize(90);
+    grown = true;
+    second.reset();
+  });
+  first.resize(70);  // 30 given back by `second` or not yet taken by it: room for 70 either way
+  EXPECT_EQ(first.bytes(), 70u);
+  first.resize(0);
+  growing.join();
+  EXPECT_TRUE(grown);
+  EXPECT_EQ(budget.free(), 100u);
+}
+
 }  // namespace
 }  // namespace kubeload::controller

@@ -14,9 +14,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "kubeload/spec.hpp"
 #include "loadgen/worker_server/worker_server.hpp"
@@ -181,6 +185,151 @@ TEST(WorkerClient, AnAnswerWithMoreValuesThanTheSpecsRowsIsRefusedBeforeItIsBuil
   EXPECT_NE(error.find("/result: more than " + std::to_string(kLimits.values) + " JSON values"),
             std::string::npos)
       << error;
+}
+
+// A worker that reads one request, says that it has (requested()), sends
+// `at_once`, and the rest of its answer once released: a run that is not over
+// yet, answering a GET /result?wait= when it ends.
+class HeldWorker {
+ public:
+  explicit HeldWorker(std::string answer, std::string at_once = {})
+      : acceptor_(io_, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)),
+        port_(acceptor_.local_endpoint().port()),
+        thread_([this, answer = std::move(answer), at_once = std::move(at_once)] {
+          tcp::socket socket(io_);
+          acceptor_.accept(socket);
+          boost::asio::streambuf buffer;
+          boost::system::error_code ec;
+          boost::asio::read_until(socket, buffer, "\r\n\r\n", ec);
+          boost::asio::write(socket, boost::asio::buffer(at_once), ec);
+          requested_.set_value();
+          released_.get_future().wait();
+          boost::asio::write(socket, boost::asio::buffer(answer), ec);
+          socket.shutdown(tcp::socket::shutdown_send, ec);
+          char byte;
+          socket.read_some(boost::asio::buffer(&byte, 1), ec);  // until the client closes
+        }) {}
+  ~HeldWorker() {
+    release();
+    thread_.join();
+  }
+
+  WorkerAddress address() const { return WorkerAddress{"127.0.0.1", port_, "run-token"}; }
+  std::future<void> requested() { return requested_.get_future(); }
+  void release() {
+    std::call_once(released_once_, [this] { released_.set_value(); });
+  }
+
+ private:
+  boost::asio::io_context io_;
+  tcp::acceptor acceptor_;
+  uint16_t port_;
+  std::promise<void> requested_;
+  std::promise<void> released_;
+  std::once_flag released_once_;
+  std::thread thread_;
+};
+
+// A call leases from the /result budget what it holds: its read buffer and
+// header while the worker holds the answer, then what the answer's length
+// says it will take (body, document, parser), or for an answer without a
+// length what the spec's byte limit would.
+TEST(WorkerClient, ALeaseHoldsTheCallsBytesUntilTheHeaderThenTheAnswers) {
+  const std::string body = R"({"finished":true,"worker":3})";
+  HeldWorker worker(http_answer("200 OK", body));
+  ByteBudget budget(std::size_t{1} << 30);
+  ByteBudget::Lease lease = budget.reserve(kResultCallBytes);
+  std::optional<nlohmann::json> document;
+  std::string error;
+  std::thread call([&] {
+    document = WorkerClient(2s).result(worker.address(), kLimits, error, nullptr, 2s, &lease);
+  });
+  worker.requested().wait();
+  EXPECT_EQ(budget.free(), budget.total() - kResultCallBytes);  // the held call: its buffer
+  worker.release();
+  call.join();
+  ASSERT_TRUE(document.has_value()) << error;
+  EXPECT_EQ(lease.bytes(), kResultCallBytes + WorkerResultParser::peak_bytes(body.size()));
+  EXPECT_LT(lease.bytes(), 2 * kResultCallBytes);
+
+  std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  chunked += "2\r\n{}\r\n0\r\n\r\n";
+  OneShotWorker unsized(chunked);
+  ByteBudget::Lease unsized_lease = budget.reserve(kResultCallBytes);
+  ASSERT_TRUE(WorkerClient(2s)
+                  .result(unsized.address(), kLimits, error, nullptr, {}, &unsized_lease)
+                  .has_value())
+      << error;
+  EXPECT_EQ(unsized_lease.bytes(),
+            kResultCallBytes + WorkerResultParser::peak_bytes(kLimits.bytes));
+}
+
+// The pass at the end of a run: every call held open until its worker's run
+// ends. A budget that had room for one call of a 10-stage, 5-request spec
+// when each leased twice the spec's byte limit (45 MB) holds all eight at
+// once: each worker answers only once all eight have asked.
+TEST(WorkerClient, CallsHeldUntilTheRunEndsShareTheBudget) {
+  LoadTestSpec spec;
+  spec.load.stages.resize(10);
+  spec.requests.resize(5);
+  const api::ResultLimits limits = api::result_limits(spec);
+  ByteBudget budget(2 * limits.bytes);
+  constexpr std::size_t kCalls = 8;
+  std::vector<std::unique_ptr<HeldWorker>> workers;
+  std::vector<std::future<void>> requested;
+  for (std::size_t i = 0; i < kCalls; ++i) {
+    workers.push_back(std::make_unique<HeldWorker>(
+        http_answer("200 OK", R"({"finished":true,"worker":)" + std::to_string(i) + "}")));
+    requested.push_back(workers.back()->requested());
+  }
+  std::vector<std::optional<nlohmann::json>> documents(kCalls);
+  std::vector<std::string> errors(kCalls);
+  std::vector<std::jthread> calls;
+  for (std::size_t i = 0; i < kCalls; ++i) {
+    calls.emplace_back([&, i] {
+      ByteBudget::Lease lease = budget.reserve(kResultCallBytes);
+      documents[i] =
+          WorkerClient(10s).result(workers[i]->address(), limits, errors[i], nullptr, 10s, &lease);
+    });
+  }
+  std::size_t asked = 0;
+  for (std::future<void>& each : requested) {
+    asked += each.wait_for(20s) == std::future_status::ready ? 1 : 0;
+  }
+  EXPECT_EQ(asked, kCalls) << "calls waited for the budget while the others were held";
+  for (const auto& worker : workers) worker->release();
+  calls.clear();
+  for (std::size_t i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(documents[i].has_value()) << errors[i];
+    EXPECT_EQ((*documents[i])["worker"], i);
+  }
+  EXPECT_EQ(budget.free(), budget.total());
+}
+
+// Waiting for the budget is the operator's own queue, not the worker's
+// slowness: a call whose header came in time is not timed out for the wait.
+TEST(WorkerClient, WaitingForTheBudgetDoesNotCountAgainstTheTimeout) {
+  const std::string body = R"({"finished":true,"worker":1})";
+  const std::string answer = http_answer("200 OK", body);
+  const std::size_t head = answer.find("\r\n\r\n") + 4;
+  HeldWorker worker(answer.substr(head), answer.substr(0, head));
+  ByteBudget budget(kResultCallBytes + WorkerResultParser::peak_bytes(body.size()));
+  std::optional<ByteBudget::Lease> blocker;
+  blocker.emplace(budget.reserve(budget.total() - kResultCallBytes));
+  ByteBudget::Lease lease = budget.reserve(kResultCallBytes);
+  std::optional<nlohmann::json> document;
+  std::string error;
+  std::thread call([&] {
+    document = WorkerClient(200ms).result(worker.address(), kLimits, error, nullptr, {}, &lease);
+  });
+  // The call has the header and gave its bytes back to wait for the answer's.
+  while (budget.free() != kResultCallBytes) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(400ms);  // past the call's 200 ms timeout
+  blocker.reset();
+  worker.release();  // the body
+  call.join();
+  ASSERT_TRUE(document.has_value()) << error;
+  EXPECT_EQ((*document)["worker"], 1);
 }
 
 TEST(WorkerClient, AWorkerThatNeverAnswersCostsOneTimeout) {
