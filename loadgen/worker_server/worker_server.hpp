@@ -5,7 +5,7 @@
 //   GET  /healthz, /readyz   200 once the worker can run
 //   POST /start[?at=UNIX_MS] starts the run (at that wall-clock time, if given)
 //   GET  /result[?wait=MS]   the result document: partial while running, final after
-//                            (the final one written row by row as it is sent, chunked);
+//                            (the final one written row by row as it is sent, with its length);
 //                            with wait, a running worker answers when its run ends,
 //                            or after MS with the partial document
 //   POST /finish             the final result is safely stored: the worker may exit

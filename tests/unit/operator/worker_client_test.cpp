@@ -7,6 +7,8 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kubeload/spec.hpp"
@@ -382,6 +385,27 @@ std::optional<nlohmann::json> first_result(const WorkerClient& client, const Wor
   return document;
 }
 
+// GET /result read by hand: its Content-Length (none for a chunked answer)
+// and its body.
+std::pair<std::optional<std::size_t>, std::string> raw_result(const WorkerAddress& address) {
+  namespace http = boost::beast::http;
+  boost::asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(boost::asio::ip::make_address(address.ip), address.port));
+  http::request<http::empty_body> request(http::verb::get, "/result", 11);
+  request.set(http::field::host, address.ip);
+  request.set(http::field::authorization, "Bearer " + address.token);
+  http::write(socket, request);
+  boost::beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(socket, buffer, response);
+  std::optional<std::size_t> length;
+  if (!response.chunked() && response.has_content_length()) {
+    length = std::stoul(std::string(response[http::field::content_length]));
+  }
+  return {length, response.body()};
+}
+
 // The operator's client against loadgen's own worker server, the whole
 // protocol: a partial result before the start, the barrier, the final
 // result with the run's UID, the acknowledgement that lets the worker exit.
@@ -411,6 +435,18 @@ TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
   EXPECT_EQ((*document)["finished"], true);
   EXPECT_EQ((*document)["loadTestUid"], "uid-7");
   EXPECT_EQ((*document)["result"]["requests"], 3);
+  // The final document says its length up front (the worker writes it as
+  // it sends it), so the operator's call leases what it holds, not what the
+  // spec's largest document would.
+  const auto [length, body] = raw_result(address);
+  ASSERT_TRUE(length.has_value()) << "the final result came without a Content-Length";
+  EXPECT_EQ(*length, body.size());
+  EXPECT_EQ(nlohmann::json::parse(body), *document);
+  ByteBudget budget(std::size_t{1} << 30);
+  ByteBudget::Lease lease = budget.reserve(kResultCallBytes);
+  ASSERT_TRUE(client.result(address, api::result_limits(config.spec), error, nullptr, {}, &lease))
+      << error;
+  EXPECT_EQ(lease.bytes(), kResultCallBytes + WorkerResultParser::peak_bytes(body.size()));
   EXPECT_TRUE(client.finish(address, error)) << error;
   worker.join();  // it exits once the result is acknowledged
   std::filesystem::remove(config.termination_log);
