@@ -43,7 +43,7 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
                                               const std::string& method, const std::string& path,
                                               std::size_t max_bytes, int& status,
                                               std::string& error, std::chrono::milliseconds wait,
-                                              ByteBudget::Lease* lease) const {
+                                              const AnswerLease* lease) const {
   namespace asio = boost::asio;
   namespace beast = boost::beast;
   namespace http = beast::http;
@@ -98,8 +98,9 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
   if (lease != nullptr && !failure) {
     const auto length = parser.content_length();
     const auto asked = std::chrono::steady_clock::now();
-    lease->resize(kResultCallBytes + WorkerResultParser::peak_bytes(
-                                         length ? static_cast<std::size_t>(*length) : max_bytes));
+    lease->lease.resize(kResultCallBytes +
+                        WorkerResultParser::peak_bytes(
+                            length ? static_cast<std::size_t>(*length) : max_bytes, lease->limits));
     deadline += std::chrono::steady_clock::now() - asked;
     stream.expires_at(deadline);
   }
@@ -141,7 +142,10 @@ std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
   int status = 0;
   const std::string path =
       wait.count() > 0 ? "/result?wait=" + std::to_string(wait.count()) : "/result";
-  const auto body = call(worker, "GET", path, limits.bytes, status, error, wait, lease);
+  const std::optional<AnswerLease> leased =
+      lease != nullptr ? std::optional<AnswerLease>(AnswerLease{*lease, limits}) : std::nullopt;
+  const auto body =
+      call(worker, "GET", path, limits.bytes, status, error, wait, leased ? &*leased : nullptr);
   if (!body) return std::nullopt;
   if (status != 200) {
     const bool refused = status == 401 || status == 403;

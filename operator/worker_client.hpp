@@ -65,12 +65,17 @@ class WorkerClient {
   bool finish(const WorkerAddress& worker, std::string& error) const;
 
  private:
-  // The answer's body, at most `max_bytes` of it, within the timeout plus `wait`; `lease` as
-  // result() says.
+  // A /result call's lease and the limits its answer is read within.
+  struct AnswerLease {
+    ByteBudget::Lease& lease;
+    const api::ResultLimits& limits;
+  };
+  // The answer's body, at most `max_bytes` of it, within the timeout plus `wait`; `lease`
+  // resized as result() says.
   std::optional<std::string> call(const WorkerAddress& worker, const std::string& method,
                                   const std::string& path, std::size_t max_bytes, int& status,
                                   std::string& error, std::chrono::milliseconds wait = {},
-                                  ByteBudget::Lease* lease = nullptr) const;
+                                  const AnswerLease* lease = nullptr) const;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<WorkerResultParser> results_;
 };

@@ -25,6 +25,9 @@ using nlohmann::json;
 // budget, peak_bytes); a larger body is read by api::parse_bounded_result.
 constexpr std::size_t kFastBodyBytes = 256 * 1024;
 constexpr std::size_t kParserBytesPerByte = 15;
+// A value of nlohmann::json: 16 bytes, in an object a std::map node and its
+// key's std::string besides (about 100 with the allocator's headers).
+constexpr std::size_t kDocumentBytesPerValue = 128;
 // An idle parser is kept for the next call only when it was sized for a
 // body up to this: a worker's result is 3 to 20 KB at the shapes measured.
 constexpr std::size_t kKeptCapacityBytes = 64 * 1024;
@@ -130,8 +133,11 @@ struct WorkerResultParser::Parsers {
 WorkerResultParser::WorkerResultParser() : parsers_(std::make_unique<Parsers>()) {}
 WorkerResultParser::~WorkerResultParser() = default;
 
-std::size_t WorkerResultParser::peak_bytes(std::size_t body_bytes) {
-  return 2 * body_bytes + kParserBytesPerByte * std::min(body_bytes, kFastBodyBytes);
+std::size_t WorkerResultParser::peak_bytes(std::size_t body_bytes,
+                                           const api::ResultLimits& limits) {
+  const std::size_t values = std::min(limits.values, body_bytes / 2 + 1);
+  const std::size_t document = body_bytes + kDocumentBytesPerValue * values;
+  return body_bytes + document + kParserBytesPerByte * std::min(body_bytes, kFastBodyBytes);
 }
 
 api::BoundedParse WorkerResultParser::parse(std::string_view body,

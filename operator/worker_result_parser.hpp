@@ -32,12 +32,14 @@ class WorkerResultParser {
   // takes a parser of its own from the idle ones, or makes one.
   api::BoundedParse parse(std::string_view body, const api::ResultLimits& limits) const;
 
-  // What reading a body of `body_bytes` holds at its peak, the body included:
-  // the body, the document built from it (taken to be as large, as the
-  // /result budget always has), and for a body simdjson parses its padded
-  // copy and buffers (about 15 bytes per byte). The /result call leases this
-  // once the answer's header says how long the body is.
-  static std::size_t peak_bytes(std::size_t body_bytes);
+  // What reading a body of `body_bytes` within `limits` holds at its peak,
+  // the body included: the body; the document built from it, its strings (at
+  // most the body's bytes) and a node per value (at most one value per two
+  // bytes of body, nor more than the limits allow, each under 128 bytes with
+  // an object member's key); for a body simdjson parses, its padded copy and
+  // buffers (about 15 bytes per byte). The /result call leases this once the
+  // answer's header says how long the body is.
+  static std::size_t peak_bytes(std::size_t body_bytes, const api::ResultLimits& limits);
 
  private:
   struct Parsers;

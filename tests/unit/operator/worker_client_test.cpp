@@ -252,7 +252,7 @@ TEST(WorkerClient, ALeaseHoldsTheCallsBytesUntilTheHeaderThenTheAnswers) {
   worker.release();
   call.join();
   ASSERT_TRUE(document.has_value()) << error;
-  EXPECT_EQ(lease.bytes(), kResultCallBytes + WorkerResultParser::peak_bytes(body.size()));
+  EXPECT_EQ(lease.bytes(), kResultCallBytes + WorkerResultParser::peak_bytes(body.size(), kLimits));
   EXPECT_LT(lease.bytes(), 2 * kResultCallBytes);
 
   std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
@@ -264,7 +264,7 @@ TEST(WorkerClient, ALeaseHoldsTheCallsBytesUntilTheHeaderThenTheAnswers) {
                   .has_value())
       << error;
   EXPECT_EQ(unsized_lease.bytes(),
-            kResultCallBytes + WorkerResultParser::peak_bytes(kLimits.bytes));
+            kResultCallBytes + WorkerResultParser::peak_bytes(kLimits.bytes, kLimits));
 }
 
 // The pass at the end of a run: every call held open until its worker's run
@@ -316,7 +316,7 @@ TEST(WorkerClient, WaitingForTheBudgetDoesNotCountAgainstTheTimeout) {
   const std::string answer = http_answer("200 OK", body);
   const std::size_t head = answer.find("\r\n\r\n") + 4;
   HeldWorker worker(answer.substr(head), answer.substr(0, head));
-  ByteBudget budget(kResultCallBytes + WorkerResultParser::peak_bytes(body.size()));
+  ByteBudget budget(kResultCallBytes + WorkerResultParser::peak_bytes(body.size(), kLimits));
   std::optional<ByteBudget::Lease> blocker;
   blocker.emplace(budget.reserve(budget.total() - kResultCallBytes));
   ByteBudget::Lease lease = budget.reserve(kResultCallBytes);
@@ -444,9 +444,9 @@ TEST(WorkerClient, RunsTheWholeProtocolAgainstLoadgensWorker) {
   EXPECT_EQ(nlohmann::json::parse(body), *document);
   ByteBudget budget(std::size_t{1} << 30);
   ByteBudget::Lease lease = budget.reserve(kResultCallBytes);
-  ASSERT_TRUE(client.result(address, api::result_limits(config.spec), error, nullptr, {}, &lease))
-      << error;
-  EXPECT_EQ(lease.bytes(), kResultCallBytes + WorkerResultParser::peak_bytes(body.size()));
+  const api::ResultLimits limits = api::result_limits(config.spec);
+  ASSERT_TRUE(client.result(address, limits, error, nullptr, {}, &lease)) << error;
+  EXPECT_EQ(lease.bytes(), kResultCallBytes + WorkerResultParser::peak_bytes(body.size(), limits));
   EXPECT_TRUE(client.finish(address, error)) << error;
   worker.join();  // it exits once the result is acknowledged
   std::filesystem::remove(config.termination_log);
