@@ -113,10 +113,10 @@ std::string termination_summary(const RunResult& run, const std::string& error) 
 // The final result, served as ResultDocumentWriter writes it: the worker
 // never holds the document's whole text, only the row being sent. Its length
 // is counted by writing it once beforehand (size(), which prepare_payload
-// sends as Content-Length; a 15 KB document costs a millisecond more, once
-// per run): the operator leases from its /result budget what the answer
-// will hold by that length, where a chunked answer has it lease for the
-// largest document the spec allows (tens of MB).
+// sends as Content-Length: the histograms are encoded twice, on the few
+// reads of a final result per run): the operator leases from its /result
+// budget what the answer will hold by that length, where a chunked answer
+// has it lease for the largest document the spec allows (tens of MB).
 struct ResultDocumentBody {
   struct value_type {
     std::shared_ptr<const RunResult> run;
