@@ -269,34 +269,21 @@ void Histogram::add(const Histogram& other) {
   }
   if (!other.chunk_offsets_.empty()) {
     // Everything that can throw happens before the first count changes: the
-    // chunk index and room for the chunks this histogram lacks. The loops
-    // read the chunk indexes directly, not through chunk_counts(): the
-    // operator's last pass adds some 50,000 histograms of a few chunks each
-    // out of 448, and the walk through chunk_counts() twice per chunk was a tenth
-    // of its CPU.
-    if (chunk_offsets_.empty()) chunk_offsets_.assign(static_cast<size_t>(chunk_count()), kNoChunk);
-    const int32_t chunks = chunk_count();
-    const int32_t* theirs = other.chunk_offsets_.data();
-    int32_t* mine = chunk_offsets_.data();
+    // chunk index and room for the chunks this histogram lacks.
     size_t missing_chunks = 0;
-    for (int32_t chunk = 0; chunk < chunks; ++chunk) {
-      missing_chunks +=
-          static_cast<size_t>((theirs[chunk] != kNoChunk) & (mine[chunk] == kNoChunk));
+    for (int32_t chunk = 0; chunk < chunk_count(); ++chunk) {
+      if (other.chunk_counts(chunk) != nullptr && chunk_counts(chunk) == nullptr) ++missing_chunks;
     }
+    if (chunk_offsets_.empty()) chunk_offsets_.assign(static_cast<size_t>(chunk_count()), kNoChunk);
     const size_t needed = chunks_.size() + missing_chunks * kChunkLength;
     // Geometric, as push_back grows: a running merge of many histograms that
     // each add a chunk or two must not copy the whole store every time.
     if (needed > chunks_.capacity()) chunks_.reserve(std::max(needed, 2 * chunks_.capacity()));
-    for (int32_t chunk = 0; chunk < chunks; ++chunk) {
-      if (theirs[chunk] == kNoChunk) continue;
-      if (mine[chunk] == kNoChunk) {
-        mine[chunk] = static_cast<int32_t>(chunks_.size());
-        chunks_.resize(chunks_.size() + kChunkLength);  // within the reserved capacity
-      }
-      // Read after the resize: other may be *this (then nothing is missing).
-      uint64_t* to = chunks_.data() + mine[chunk];
-      const uint64_t* from = other.chunks_.data() + theirs[chunk];
-      for (int32_t i = 0; i < kChunkLength; ++i) to[i] += from[i];
+    for (int32_t chunk = 0; chunk < chunk_count(); ++chunk) {
+      if (other.chunk_counts(chunk) == nullptr) continue;
+      uint64_t* mine = &count_slot(chunk << kChunkMagnitude);  // within the reserved capacity
+      const uint64_t* theirs = other.chunk_counts(chunk);  // after count_slot: other may be *this
+      for (int32_t i = 0; i < kChunkLength; ++i) mine[i] += theirs[i];
     }
   }
   total_count_ += other.total_count_;
