@@ -43,7 +43,7 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
                                               const std::string& method, const std::string& path,
                                               std::size_t max_bytes, int& status,
                                               std::string& error, std::chrono::milliseconds wait,
-                                              const AnswerLease* lease) const {
+                                              AnswerLease lease) const {
   namespace asio = boost::asio;
   namespace beast = boost::beast;
   namespace http = beast::http;
@@ -72,6 +72,7 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
   // A longer chunked body fails as soon as it passes the cap, a
   // Content-Length over it at the header (below): never more is held.
   parser.body_limit(static_cast<std::uint64_t>(max_bytes));
+  parser.header_limit(static_cast<std::uint32_t>(kAnswerHeaderBytes));
   // The whole call: connect, send, wait, read.
   auto deadline = std::chrono::steady_clock::now() + timeout_ + wait;
   stream.expires_at(deadline);
@@ -95,12 +96,12 @@ std::optional<std::string> WorkerClient::call(const WorkerAddress& worker,
             std::to_string(max_bytes);
     return std::nullopt;
   }
-  if (lease != nullptr && !failure) {
+  if (lease.lease != nullptr && !failure) {
     const auto length = parser.content_length();
     const auto asked = std::chrono::steady_clock::now();
-    lease->lease.resize(kResultCallBytes +
+    lease.lease->resize(kResultCallBytes +
                         WorkerResultParser::peak_bytes(
-                            length ? static_cast<std::size_t>(*length) : max_bytes, lease->limits));
+                            length ? static_cast<std::size_t>(*length) : max_bytes, *lease.limits));
     deadline += std::chrono::steady_clock::now() - asked;
     stream.expires_at(deadline);
   }
@@ -142,10 +143,8 @@ std::optional<nlohmann::json> WorkerClient::result(const WorkerAddress& worker,
   int status = 0;
   const std::string path =
       wait.count() > 0 ? "/result?wait=" + std::to_string(wait.count()) : "/result";
-  const std::optional<AnswerLease> leased =
-      lease != nullptr ? std::optional<AnswerLease>(AnswerLease{*lease, limits}) : std::nullopt;
   const auto body =
-      call(worker, "GET", path, limits.bytes, status, error, wait, leased ? &*leased : nullptr);
+      call(worker, "GET", path, limits.bytes, status, error, wait, AnswerLease{lease, &limits});
   if (!body) return std::nullopt;
   if (status != 200) {
     const bool refused = status == 401 || status == 403;

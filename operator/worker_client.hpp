@@ -29,10 +29,12 @@ struct WorkerAddress {
 inline constexpr std::size_t kMaxQuotedWorkerBytes = 256;
 // What one read of an answer takes at most.
 inline constexpr std::size_t kAnswerReadBytes = 64 * 1024;
+// The longest answer header read (a worker's is a few hundred bytes).
+inline constexpr std::size_t kAnswerHeaderBytes = 8 * 1024;
 // What a call holds before its answer's header says how long the body is:
-// the read buffer and the header (Beast's limit for a response's, 8 KiB).
-// A /result call leases this from the budget before it connects.
-inline constexpr std::size_t kResultCallBytes = kAnswerReadBytes + 8 * 1024;
+// the read buffer and the header. A /result call leases this from the budget
+// before it connects.
+inline constexpr std::size_t kResultCallBytes = kAnswerReadBytes + kAnswerHeaderBytes;
 
 // One connection per call, made and read on the calling thread with
 // Boost.Beast (the controller's pass runs up to --worker-calls of them at
@@ -65,17 +67,17 @@ class WorkerClient {
   bool finish(const WorkerAddress& worker, std::string& error) const;
 
  private:
-  // A /result call's lease and the limits its answer is read within.
+  // A /result call's lease and the limits its answer is read within; `{}`: none.
   struct AnswerLease {
-    ByteBudget::Lease& lease;
-    const api::ResultLimits& limits;
+    ByteBudget::Lease* lease;
+    const api::ResultLimits* limits;
   };
-  // The answer's body, at most `max_bytes` of it, within the timeout plus `wait`; `lease`
+  // The answer's body, at most `max_bytes` of it, within the timeout plus `wait`; the lease
   // resized as result() says.
   std::optional<std::string> call(const WorkerAddress& worker, const std::string& method,
                                   const std::string& path, std::size_t max_bytes, int& status,
                                   std::string& error, std::chrono::milliseconds wait = {},
-                                  const AnswerLease* lease = nullptr) const;
+                                  AnswerLease lease = {}) const;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<WorkerResultParser> results_;
 };

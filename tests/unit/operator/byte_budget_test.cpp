@@ -7,8 +7,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <future>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace kubeload::controller {
 namespace {
@@ -57,26 +60,29 @@ TEST(ByteBudget, AResizedLeaseHoldsTheNewSize) {
   EXPECT_EQ(lease.bytes(), 100u);
 }
 
-// Two calls that hold a little each and then want most of the budget: each
-// gives its bytes back before it waits, so one gets what it wants at once
-// and the other when that one is done, where holding on while waiting would
-// have left both waiting for good.
+// Two calls that hold 30 of 100 bytes each and then want 80: each gives
+// its 30 back before it waits, so one gets its 80 and the other gets them
+// when that one is done. Had a call kept its bytes while waiting for the
+// rest (50 more, with 40 free), both would wait for good.
 TEST(ByteBudget, ResizingLeasesDoNotWaitForEachOther) {
   ByteBudget budget(100);
-  ByteBudget::Lease first = budget.reserve(30);
-  std::optional<ByteBudget::Lease> second;
-  second.emplace(budget.reserve(30));
-  std::atomic<bool> grown(false);
-  std::thread growing([&] {
-    second->resize(90);
-    grown = true;
-    second.reset();
-  });
-  first.resize(70);  // 30 given back by `second` or not yet taken by it: room for 70 either way
-  EXPECT_EQ(first.bytes(), 70u);
-  first.resize(0);
-  growing.join();
-  EXPECT_TRUE(grown);
+  std::vector<ByteBudget::Lease> leases;
+  leases.push_back(budget.reserve(30));
+  leases.push_back(budget.reserve(30));
+  std::vector<std::future<void>> grown;
+  for (ByteBudget::Lease& lease : leases) {
+    grown.push_back(std::async(std::launch::async, [&lease] {
+      lease.resize(80);
+      EXPECT_EQ(lease.bytes(), 80u);
+      lease.resize(0);  // done with them
+    }));
+  }
+  for (std::future<void>& each : grown) {
+    if (each.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+      ADD_FAILURE() << "resizing leases wait for each other";
+      std::_Exit(1);  // the waiting threads cannot be joined
+    }
+  }
   EXPECT_EQ(budget.free(), 100u);
 }
 

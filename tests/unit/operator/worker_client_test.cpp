@@ -36,19 +36,27 @@ using boost::asio::ip::tcp;
 using namespace std::chrono_literals;
 
 // A worker that answers one connection with `answer` (raw bytes), or, with
-// no answer, reads the request and then says nothing until the client hangs up.
+// no answer, reads the request and then says nothing until the client hangs
+// up. Held, it sends `at_once` after the request, says that it has the
+// request (requested()), and the answer only once released: a run that is
+// not over yet, answering a GET /result?wait= when it ends.
 class OneShotWorker {
  public:
-  explicit OneShotWorker(std::optional<std::string> answer)
+  enum class Hold { no, until_released };
+  explicit OneShotWorker(std::optional<std::string> answer, Hold hold = Hold::no,
+                         std::string at_once = {})
       : acceptor_(io_, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)),
         port_(acceptor_.local_endpoint().port()),
-        thread_([this, answer = std::move(answer)] {
+        thread_([this, answer = std::move(answer), hold, at_once = std::move(at_once)] {
           tcp::socket socket(io_);
           acceptor_.accept(socket);
           boost::asio::streambuf buffer;
           boost::system::error_code ec;
           const std::size_t head = boost::asio::read_until(socket, buffer, "\r\n\r\n", ec);
           request_ = std::string(static_cast<const char*>(buffer.data().data()), head);
+          boost::asio::write(socket, boost::asio::buffer(at_once), ec);
+          requested_.set_value();
+          if (hold == Hold::until_released) released_.get_future().wait();
           if (answer) {
             boost::asio::write(socket, boost::asio::buffer(*answer), ec);
             socket.shutdown(tcp::socket::shutdown_send, ec);
@@ -57,6 +65,7 @@ class OneShotWorker {
           socket.read_some(boost::asio::buffer(&byte, 1), ec);  // until the client closes
         }) {}
   ~OneShotWorker() {
+    release();
     if (thread_.joinable()) thread_.join();
   }
 
@@ -66,12 +75,19 @@ class OneShotWorker {
     if (thread_.joinable()) thread_.join();
     return request_;
   }
+  std::future<void> requested() { return requested_.get_future(); }
+  void release() {
+    std::call_once(released_once_, [this] { released_.set_value(); });
+  }
 
  private:
   boost::asio::io_context io_;
   tcp::acceptor acceptor_;
   uint16_t port_;  // read before the thread starts: the acceptor is the thread's
   std::string request_;
+  std::promise<void> requested_;
+  std::promise<void> released_;
+  std::once_flag released_once_;
   std::thread thread_;
 };
 
@@ -190,56 +206,13 @@ TEST(WorkerClient, AnAnswerWithMoreValuesThanTheSpecsRowsIsRefusedBeforeItIsBuil
       << error;
 }
 
-// A worker that reads one request, says that it has (requested()), sends
-// `at_once`, and the rest of its answer once released: a run that is not over
-// yet, answering a GET /result?wait= when it ends.
-class HeldWorker {
- public:
-  explicit HeldWorker(std::string answer, std::string at_once = {})
-      : acceptor_(io_, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)),
-        port_(acceptor_.local_endpoint().port()),
-        thread_([this, answer = std::move(answer), at_once = std::move(at_once)] {
-          tcp::socket socket(io_);
-          acceptor_.accept(socket);
-          boost::asio::streambuf buffer;
-          boost::system::error_code ec;
-          boost::asio::read_until(socket, buffer, "\r\n\r\n", ec);
-          boost::asio::write(socket, boost::asio::buffer(at_once), ec);
-          requested_.set_value();
-          released_.get_future().wait();
-          boost::asio::write(socket, boost::asio::buffer(answer), ec);
-          socket.shutdown(tcp::socket::shutdown_send, ec);
-          char byte;
-          socket.read_some(boost::asio::buffer(&byte, 1), ec);  // until the client closes
-        }) {}
-  ~HeldWorker() {
-    release();
-    thread_.join();
-  }
-
-  WorkerAddress address() const { return WorkerAddress{"127.0.0.1", port_, "run-token"}; }
-  std::future<void> requested() { return requested_.get_future(); }
-  void release() {
-    std::call_once(released_once_, [this] { released_.set_value(); });
-  }
-
- private:
-  boost::asio::io_context io_;
-  tcp::acceptor acceptor_;
-  uint16_t port_;
-  std::promise<void> requested_;
-  std::promise<void> released_;
-  std::once_flag released_once_;
-  std::thread thread_;
-};
-
 // A call leases from the /result budget what it holds: its read buffer and
 // header while the worker holds the answer, then what the answer's length
 // says it will take (body, document, parser), or for an answer without a
 // length what the spec's byte limit would.
 TEST(WorkerClient, ALeaseHoldsTheCallsBytesUntilTheHeaderThenTheAnswers) {
   const std::string body = R"({"finished":true,"worker":3})";
-  HeldWorker worker(http_answer("200 OK", body));
+  OneShotWorker worker(http_answer("200 OK", body), OneShotWorker::Hold::until_released);
   ByteBudget budget(std::size_t{1} << 30);
   ByteBudget::Lease lease = budget.reserve(kResultCallBytes);
   std::optional<nlohmann::json> document;
@@ -278,11 +251,12 @@ TEST(WorkerClient, CallsHeldUntilTheRunEndsShareTheBudget) {
   const api::ResultLimits limits = api::result_limits(spec);
   ByteBudget budget(2 * limits.bytes);
   constexpr std::size_t kCalls = 8;
-  std::vector<std::unique_ptr<HeldWorker>> workers;
+  std::vector<std::unique_ptr<OneShotWorker>> workers;
   std::vector<std::future<void>> requested;
   for (std::size_t i = 0; i < kCalls; ++i) {
-    workers.push_back(std::make_unique<HeldWorker>(
-        http_answer("200 OK", R"({"finished":true,"worker":)" + std::to_string(i) + "}")));
+    workers.push_back(std::make_unique<OneShotWorker>(
+        http_answer("200 OK", R"({"finished":true,"worker":)" + std::to_string(i) + "}"),
+        OneShotWorker::Hold::until_released));
     requested.push_back(workers.back()->requested());
   }
   std::vector<std::optional<nlohmann::json>> documents(kCalls);
@@ -315,7 +289,8 @@ TEST(WorkerClient, WaitingForTheBudgetDoesNotCountAgainstTheTimeout) {
   const std::string body = R"({"finished":true,"worker":1})";
   const std::string answer = http_answer("200 OK", body);
   const std::size_t head = answer.find("\r\n\r\n") + 4;
-  HeldWorker worker(answer.substr(head), answer.substr(0, head));
+  OneShotWorker worker(answer.substr(head), OneShotWorker::Hold::until_released,
+                       answer.substr(0, head));
   ByteBudget budget(kResultCallBytes + WorkerResultParser::peak_bytes(body.size(), kLimits));
   std::optional<ByteBudget::Lease> blocker;
   blocker.emplace(budget.reserve(budget.total() - kResultCallBytes));
@@ -326,7 +301,10 @@ TEST(WorkerClient, WaitingForTheBudgetDoesNotCountAgainstTheTimeout) {
     document = WorkerClient(200ms).result(worker.address(), kLimits, error, nullptr, {}, &lease);
   });
   // The call has the header and gave its bytes back to wait for the answer's.
-  while (budget.free() != kResultCallBytes) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 10'000 && budget.free() != kResultCallBytes; ++i) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(budget.free(), kResultCallBytes) << "the call did not wait for the budget";
   std::this_thread::sleep_for(400ms);  // past the call's 200 ms timeout
   blocker.reset();
   worker.release();  // the body
