@@ -30,6 +30,28 @@ TEST(Base64, RejectsMalformedInputSayingWhere) {
   }
 }
 
+TEST(Base64, NamesTheBadCharacterInAnyGroup) {
+  // Every group but the last is checked four digits at once: the message
+  // still names the offending offset, in the first group as in a middle one.
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"*m9vYmFyYmF6", "invalid base64 character at offset 0"},
+      {"Zm9vY*FyYmF6", "invalid base64 character at offset 5"},
+      {"Zm9vYmF\nYmF6", "invalid base64 character at offset 7"},
+      {"Zm=vYmFyYmF6", "padding '=' before the end at offset 2"},
+      {"Zm9vYmFy=mF6", "padding '=' before the end at offset 8"},
+      {"Zm9vYmFyY=F6", "padding '=' before the end at offset 9"},
+  };
+  for (const auto& [bad, expected] : cases) {
+    try {
+      base64_decode(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << bad << ": " << e.what();
+    }
+  }
+  EXPECT_EQ(base64_decode("Zm9vYmFyYmF6"), bytes_of("foobarbaz"));
+}
+
 TEST(Base64, DecodeIntoResizesAReusedBuffer) {
   std::vector<uint8_t> bytes = bytes_of("a longer buffer left from before");
   base64_decode_into("Zm9vYmE=", bytes);
