@@ -382,7 +382,7 @@ bool Histogram::operator==(const Histogram& other) const noexcept {
   return true;
 }
 
-std::string Histogram::encode_base64() const {
+std::string Histogram::encode_base64(Encoding encoding) const {
   int32_t counts_limit = 0;  // one past the last non-zero count
   for_each_nonzero_count([&](int32_t index, uint64_t) { counts_limit = index + 1; });
 
@@ -414,6 +414,7 @@ std::string Histogram::encode_base64() const {
     put_zigzag(payload, zeros > 1 ? -zeros : 0);
   }
   overwrite_u32(payload, 4, static_cast<uint32_t>(payload.size() - kPayloadHeaderBytes));
+  if (encoding == Encoding::uncompressed) return base64_encode(payload);
 
   const std::vector<uint8_t> compressed = deflate_bytes(payload);
   std::vector<uint8_t> framed;

@@ -374,22 +374,31 @@ namespace {
 
 // What a row carries: a report's (counters and every summary, with or
 // without the histograms), or the exchange's (what merges exactly and
-// nothing derived from it).
-enum class RowForm { report, report_with_histograms, exchange };
+// nothing derived from it), its histograms compressed (kept in a ConfigMap,
+// whose size is limited) or not (a worker's final result: no zlib either side).
+enum class RowForm { report, report_with_histograms, exchange, exchange_uncompressed };
+
+bool is_exchange(RowForm form) {
+  return form == RowForm::exchange || form == RowForm::exchange_uncompressed;
+}
 
 // Whether a row of this form carries histogram `h`: a report's with
 // histograms always; the exchange's unless it is empty, which a reader
 // takes as empty when it is left out (result_from_json_at).
 bool carries(RowForm form, const Histogram& h) {
-  return form == RowForm::report_with_histograms ||
-         (form == RowForm::exchange && h.total_count() != 0);
+  return form == RowForm::report_with_histograms || (is_exchange(form) && h.total_count() != 0);
+}
+
+std::string encoded(RowForm form, const Histogram& h) {
+  return h.encode_base64(form == RowForm::exchange_uncompressed ? Histogram::Encoding::uncompressed
+                                                                : Histogram::Encoding::compressed);
 }
 
 // The facts a merge adds up, as every form spells them. The exchange leaves
 // out what reads as zero or empty when absent (result_from_json_at's
 // defaults): an error kind that never happened, an empty histogram.
 void write_mergeable(json& out, const Result& r, RowForm form) {
-  const bool exchange = form == RowForm::exchange;
+  const bool exchange = is_exchange(form);
   out["requests"] = r.requests;
   out["durationSeconds"] = r.duration_seconds;
   out["drainSeconds"] = r.drain_seconds;
@@ -414,7 +423,7 @@ void write_mergeable(json& out, const Result& r, RowForm form) {
     out["tls"] = {{"handshakes", r.tls->handshakes}, {"sessionsReused", r.tls->sessions_reused}};
   }
   const auto histogram = [&](const char* key, const Histogram& h) {
-    if (carries(form, h)) out[key] = h.encode_base64();
+    if (carries(form, h)) out[key] = encoded(form, h);
   };
   histogram("histogram", r.latency);
   histogram("connectHistogram", r.connect);
@@ -435,7 +444,7 @@ void write_summaries(json& out, const Result& r) {
 
 void write_row(json& out, const Result& r, RowForm form) {
   write_mergeable(out, r, form);
-  if (form != RowForm::exchange) write_summaries(out, r);
+  if (!is_exchange(form)) write_summaries(out, r);
 }
 
 RowForm report_form(bool with_histograms) {
@@ -478,8 +487,8 @@ json scenario_row(const ScenarioResult& scenario, RowForm form) {
   row["name"] = scenario.name;
   row["iterations"] = scenario.iterations;
   row["failedIterations"] = scenario.iterations_failed;
-  if (form != RowForm::exchange) row["durationMs"] = latency_json(scenario.duration);
-  if (carries(form, scenario.duration)) row["histogram"] = scenario.duration.encode_base64();
+  if (!is_exchange(form)) row["durationMs"] = latency_json(scenario.duration);
+  if (carries(form, scenario.duration)) row["histogram"] = encoded(form, scenario.duration);
   return row;
 }
 
@@ -521,8 +530,10 @@ json to_json(const RunResult& run, bool with_histograms) {
   return document_json(run, report_form(with_histograms));
 }
 
-json to_exchange_json(const RunResult& run) {
-  return document_json(run, RowForm::exchange);
+json to_exchange_json(const RunResult& run, Histogram::Encoding histograms) {
+  return document_json(run, histograms == Histogram::Encoding::uncompressed
+                                ? RowForm::exchange_uncompressed
+                                : RowForm::exchange);
 }
 
 ResultDocumentWriter::ResultDocumentWriter(std::shared_ptr<const RunResult> run, const json& head)
@@ -545,7 +556,7 @@ bool ResultDocumentWriter::next(std::string& piece) {
   // The first piece after the request rows.
   const std::size_t after_requests = stages + requests + 2;
   const std::size_t at = next_;
-  constexpr RowForm kForm = RowForm::exchange;
+  constexpr RowForm kForm = RowForm::exchange_uncompressed;
   piece.clear();
   if (at == 0) {
     piece = head_ + ",\"result\":" + result_row(run_->result, kForm).dump() + ",\"stages\":[";

@@ -113,8 +113,8 @@ std::string termination_summary(const RunResult& run, const std::string& error) 
 // The final result, served as ResultDocumentWriter writes it: the worker
 // never holds the document's whole text, only the row being sent. Its length
 // is counted by writing it once beforehand (size(), which prepare_payload
-// sends as Content-Length: the histograms are encoded twice, on the few
-// reads of a final result per run): the operator leases from its /result
+// sends as Content-Length: the histograms, uncompressed, are encoded twice,
+// on the few reads of a final result per run): the operator leases from its /result
 // budget what the answer will hold by that length, where a chunked answer
 // has it lease for the largest document the spec allows (tens of MB).
 struct ResultDocumentBody {

@@ -75,10 +75,16 @@ class Histogram {
   int32_t bucket_count() const noexcept { return bucket_count_; }
   int32_t counts_length() const noexcept { return counts_length_; }
 
-  // HdrHistogram V2 compressed encoding, base64 ("HISTF..."). The cookie base
-  // is 0x1c849304; like HdrHistogram's Java and C code we write it with the
-  // 0x10 word-size nibble set (0x1c849314), and readers mask that nibble.
-  std::string encode_base64() const;
+  // HdrHistogram's V2 encodings, base64. `compressed` ("HISTF...", cookie
+  // base 0x1c849304) is what HdrHistogram's tools and logs read; `uncompressed`
+  // is the bare V2 payload (encodeIntoByteBuffer's, "HISTE...", cookie base
+  // 0x1c849303), about 45% longer for a latency histogram and read without
+  // zlib: the encoding a worker sends its final result in, because inflating
+  // was a fifth of the operator's CPU in its last pass over a thousand of
+  // them (docs/benchmarks.md). Like HdrHistogram's Java and C code we write
+  // the cookies with the 0x10 word-size nibble set, and readers mask it.
+  enum class Encoding { compressed, uncompressed };
+  std::string encode_base64(Encoding encoding = Encoding::compressed) const;
   // Accepts the compressed form and the plain V2 payload (cookie base
   // 0x1c849303), either nibble, surrounding whitespace ignored. Throws
   // std::invalid_argument saying what is wrong on malformed input, and

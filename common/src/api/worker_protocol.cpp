@@ -97,7 +97,7 @@ ResultHead result_head_from_json(const json& document) {
 }
 
 json to_json(const ResultDocument& document) {
-  json out = to_exchange_json(document.run);
+  json out = to_exchange_json(document.run, Histogram::Encoding::uncompressed);
   out.update(to_json(document.head));
   return out;
 }

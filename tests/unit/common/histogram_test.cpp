@@ -642,6 +642,42 @@ TEST(HistogramDecoding, HandBuiltEncodingDecodes) {
   EXPECT_EQ(Histogram::decode_base64(" " + compressed_encoding(fields) + "\n"), expected);
 }
 
+TEST(HistogramEncoding, UncompressedIsTheBareV2PayloadAndReadsBackEqual) {
+  Histogram histogram;
+  for (int64_t value : mixed_values(43, 3000)) histogram.record(value);
+  histogram.record(0, 4);  // a count at index 0 as well (the minimum is then 0)
+  const std::string uncompressed = histogram.encode_base64(Histogram::Encoding::uncompressed);
+  const std::string compressed = histogram.encode_base64();
+  EXPECT_EQ(uncompressed.substr(0, 5), "HISTE");
+  EXPECT_EQ(compressed.substr(0, 5), "HISTF");
+  // The bytes are the payload compressed encodings carry behind their 8-byte frame.
+  const std::vector<uint8_t> framed = bytes_of_base64(compressed);
+  uLongf inflated_size = 1 << 20;
+  std::vector<uint8_t> inflated(inflated_size);
+  ASSERT_EQ(uncompress(inflated.data(), &inflated_size, framed.data() + 8, framed.size() - 8),
+            Z_OK);
+  inflated.resize(inflated_size);
+  EXPECT_EQ(bytes_of_base64(uncompressed), inflated);
+  for (const std::string& encoded : {uncompressed, compressed}) {
+    const Histogram decoded = Histogram::decode_base64(encoded, Histogram::Layout{});
+    EXPECT_EQ(decoded, histogram);
+    EXPECT_EQ(decoded.total_count(), histogram.total_count());
+    EXPECT_EQ(decoded.min(), histogram.min());
+    EXPECT_EQ(decoded.max(), histogram.max());
+    EXPECT_EQ(decoded.encode_base64(), compressed);
+  }
+  Histogram only_zeros;
+  only_zeros.record(0, 3);
+  const Histogram decoded =
+      Histogram::decode_base64(only_zeros.encode_base64(Histogram::Encoding::uncompressed));
+  EXPECT_EQ(decoded, only_zeros);
+  EXPECT_EQ(decoded.min(), 0);
+  EXPECT_EQ(decoded.max(), 0);
+  EXPECT_EQ(decoded.total_count(), 3u);
+  EXPECT_EQ(Histogram::decode_base64(Histogram().encode_base64(Histogram::Encoding::uncompressed)),
+            Histogram());
+}
+
 TEST(HistogramDecoding, RejectsBadBase64) {
   EXPECT_NE(decode_error("").find("empty"), std::string::npos);
   EXPECT_NE(decode_error("HISTFAA").find("multiple of 4"), std::string::npos);

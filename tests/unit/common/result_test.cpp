@@ -255,7 +255,7 @@ TEST(ResultDocumentWriter, PiecesMakeTheDocumentWithTheHeadsFields) {
       scenario.duration.record(1'000'000 * (i + 1), 2);
       run->scenarios.push_back(std::move(scenario));
     }
-    nlohmann::json expected = to_exchange_json(*run);
+    nlohmann::json expected = to_exchange_json(*run, Histogram::Encoding::uncompressed);
     expected.update(head);
     const std::string written = written_document(run, head);
     const auto parsed = nlohmann::json::parse(written, nullptr, false);
@@ -265,6 +265,39 @@ TEST(ResultDocumentWriter, PiecesMakeTheDocumentWithTheHeadsFields) {
     EXPECT_EQ(parsed, expected) << rows;
     EXPECT_EQ(run_result_from_json(parsed).scenarios, run->scenarios) << rows;
   }
+}
+
+TEST(ResultDocumentWriter, AWorkersFinalResultCarriesItsHistogramsUncompressed) {
+  auto run = std::make_shared<RunResult>();
+  run->result = result_of(random_responses(8, 1500), 2.0);
+  run->result.error_latency.record(700, 2);
+  run->stages.push_back(StageResult{0, 1.0, 2u, std::nullopt, run->result});
+  run->request_results.push_back(NamedResult{"home", run->result});
+  ScenarioResult scenario{"browse", 3, 0, Histogram{}};
+  scenario.duration.record(2'000'000, 3);
+  run->scenarios.push_back(std::move(scenario));
+  const nlohmann::json written = nlohmann::json::parse(written_document(run, {{"worker", 1}}));
+  // Every histogram of every row: HdrHistogram's bare V2 payload, no zlib.
+  std::size_t histograms = 0;
+  const auto each_histogram = [&](const nlohmann::json& row) {
+    for (const char* key :
+         {"histogram", "connectHistogram", "waitingHistogram", "errorHistogram"}) {
+      if (!row.contains(key)) continue;
+      ++histograms;
+      EXPECT_EQ(row[key].get<std::string>().substr(0, 5), "HISTE") << key << " of " << row.dump();
+    }
+  };
+  each_histogram(written["result"]);
+  for (const char* rows : {"stages", "requestResults", "scenarioResults"}) {
+    for (const nlohmann::json& row : written[rows]) each_histogram(row);
+  }
+  EXPECT_EQ(histograms, 3u * 4u + 1u);
+  // It reads back as the same run; the compressed exchange (kept in a
+  // ConfigMap) is shorter.
+  const RunResult read = run_result_from_json(written);
+  EXPECT_EQ(to_exchange_json(read), to_exchange_json(*run));
+  EXPECT_EQ(read.scenarios, run->scenarios);
+  EXPECT_LT(to_exchange_json(*run).dump().size(), written.dump().size());
 }
 
 TEST(ResultDocumentWriter, NoPieceHoldsMoreThanOneRow) {
@@ -278,7 +311,8 @@ TEST(ResultDocumentWriter, NoPieceHoldsMoreThanOneRow) {
   const std::string written = written_document(run, nlohmann::json::object(), &largest);
   RunResult only_totals;
   only_totals.result = run->result;
-  const nlohmann::json one_row = to_exchange_json(only_totals)["result"];
+  const nlohmann::json one_row =
+      to_exchange_json(only_totals, Histogram::Encoding::uncompressed)["result"];
   // One row and the separators around it; the document is 41 rows.
   EXPECT_LT(largest, one_row.dump().size() + 200);
   EXPECT_GT(written.size(), 40 * one_row.dump().size());

@@ -75,7 +75,7 @@ struct ResultDocument {
   RunResult run;
 };
 // The whole final document at once: what ResultDocumentWriter(run,
-// to_json(head)) writes, parsed.
+// to_json(head)) writes, parsed (its histograms uncompressed).
 nlohmann::json to_json(const ResultDocument& document);
 ResultDocument result_document_from_json(const nlohmann::json& in);
 
