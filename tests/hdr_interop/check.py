@@ -16,11 +16,13 @@ walked over hdrh's decoded counts. Prints one line per case and ends with
 "hdr-interop: N passed, M failed"; exits non-zero on any failure.
 """
 
+import base64
 import json
 import math
 import random
 import subprocess
 import sys
+import zlib
 from fractions import Fraction
 
 try:
@@ -136,6 +138,21 @@ def ours_to_hdrh(tool, seed, count):
     for key in ("total_count", "min", "max", "percentiles", "buckets"):
         if again[key] != ours[key]:
             problems.append(f"hdrh re-encoding changed {key}")
+    # The uncompressed form (a worker's final /result) is HdrHistogram's bare
+    # V2 payload: hdrh reads only the compressed framing, so it is framed here
+    # (deflated, behind the compressed cookie and its length) and hdrh must
+    # read the same histogram from it; our decoder reads it as it is.
+    payload = base64.b64decode(ours["uncompressed"])
+    if payload[:4] != (0x1C849313).to_bytes(4, "big"):
+        problems.append(f"uncompressed form starts {payload[:4].hex()}, not the V2 payload cookie")
+    deflated = zlib.compress(payload)
+    framed = (0x1C849314).to_bytes(4, "big") + len(deflated).to_bytes(4, "big") + deflated
+    problems += [f"uncompressed: {problem}"
+                 for problem in compare(ours, HdrHistogram.decode(base64.b64encode(framed)))]
+    plain = run_tool(tool, "decode", ours["uncompressed"])
+    for key in ("total_count", "min", "max", "percentiles", "buckets"):
+        if plain[key] != ours[key]:
+            problems.append(f"our decoder read the uncompressed form's {key} differently")
     return problems
 
 

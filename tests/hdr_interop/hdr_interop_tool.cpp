@@ -1,7 +1,7 @@
 // Our side of the HdrHistogram interoperability check (see check.py):
 //   hdr_interop_tool encode SEED N   record N pseudo-random latencies, print JSON
 //   hdr_interop_tool decode BASE64   decode an encoding, print the same JSON
-// The JSON carries the encoding, the summary statistics and every non-empty
+// The JSON carries the encodings, the summary statistics and every non-empty
 // bucket, so the checker can compare both implementations value by value.
 
 #include <charconv>
@@ -71,6 +71,8 @@ nlohmann::json describe(const kubeload::Histogram& histogram) {
   });
   return {
       {"encoded", histogram.encode_base64()},
+      // What a worker sends the operator: the bare V2 payload.
+      {"uncompressed", histogram.encode_base64(kubeload::Histogram::Encoding::uncompressed)},
       {"lowest", histogram.lowest_discernible()},
       {"highest", histogram.highest_trackable()},
       {"significant_digits", histogram.significant_digits()},
