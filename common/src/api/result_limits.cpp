@@ -20,9 +20,10 @@ constexpr std::size_t kHeadValues = 256;
 // result -> stages -> row -> latencyMs -> figure, with room for the head's.
 constexpr std::size_t kMaxDepth = 8;
 
-// The default layout's V2 encoding at its largest: a 40-byte header and
-// every count a 9-byte varint, deflate's worst case (a few bytes per 16 KiB
-// block), base64's four bytes for three.
+// The default layout's V2 encoding at its largest, compressed or not (a
+// worker sends it uncompressed): a 40-byte header and every count a 9-byte
+// varint, deflate's worst case (a few bytes per 16 KiB block), base64's four
+// bytes for three.
 std::size_t max_histogram_bytes() {
   const auto counts = static_cast<std::size_t>(Histogram{}.counts_length());
   const std::size_t encoded = 40 + counts * 9;
