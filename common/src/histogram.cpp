@@ -606,14 +606,13 @@ Histogram HistogramDecoder::decode(std::string_view text,
       histogram.chunks_[static_cast<size_t>(offset + (at & (Histogram::kChunkLength - 1)))] = count;
     }
   }
-  // Total, min and max follow from the counts read (in index order).
+  // Min and max follow from the counts read (in index order); the least
+  // non-zero value is past index 0, which counts the zeros.
   const int64_t max_index = nonzero.empty() ? -1 : nonzero.back().first;
-  int64_t min_non_zero_index = -1;
-  if (!nonzero.empty()) {
-    min_non_zero_index = nonzero.front().first != 0 ? nonzero.front().first
-                         : nonzero.size() > 1       ? nonzero[1].first
-                                                    : -1;
-  }
+  const auto first_non_zero_value = std::find_if(
+      nonzero.begin(), nonzero.end(), [](const auto& counted) { return counted.first != 0; });
+  const int64_t min_non_zero_index =
+      first_non_zero_value == nonzero.end() ? -1 : first_non_zero_value->first;
   histogram.total_count_ = total;
   histogram.max_value_ = max_index < 0
                              ? 0
