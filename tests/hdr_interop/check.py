@@ -127,6 +127,12 @@ class Tally:
             print(f"ok   {name}")
 
 
+def differing_summaries(decoded, ours):
+    """The summary keys in which two of our tool's descriptions differ."""
+    return [key for key in ("total_count", "min", "max", "percentiles", "buckets")
+            if decoded[key] != ours[key]]
+
+
 def ours_to_hdrh(tool, seed, count):
     ours = run_tool(tool, "encode", seed, count)
     theirs = HdrHistogram.decode(ours["encoded"])
@@ -135,9 +141,7 @@ def ours_to_hdrh(tool, seed, count):
         problems.append(f"tool recorded {ours['total_count']} values, asked for {count}")
     # And back: what hdrh re-encodes from our data decodes to the same thing.
     again = run_tool(tool, "decode", theirs.encode().decode("ascii"))
-    for key in ("total_count", "min", "max", "percentiles", "buckets"):
-        if again[key] != ours[key]:
-            problems.append(f"hdrh re-encoding changed {key}")
+    problems += [f"hdrh re-encoding changed {key}" for key in differing_summaries(again, ours)]
     # The uncompressed form (a worker's final /result) is HdrHistogram's bare
     # V2 payload: hdrh reads only the compressed framing, so it is framed here
     # (deflated, behind the compressed cookie and its length) and hdrh must
@@ -150,9 +154,8 @@ def ours_to_hdrh(tool, seed, count):
     problems += [f"uncompressed: {problem}"
                  for problem in compare(ours, HdrHistogram.decode(base64.b64encode(framed)))]
     plain = run_tool(tool, "decode", ours["uncompressed"])
-    for key in ("total_count", "min", "max", "percentiles", "buckets"):
-        if plain[key] != ours[key]:
-            problems.append(f"our decoder read the uncompressed form's {key} differently")
+    problems += [f"our decoder read the uncompressed form's {key} differently"
+                 for key in differing_summaries(plain, ours)]
     return problems
 
 

@@ -228,9 +228,10 @@ nlohmann::json to_exchange_json(const RunResult& run,
 // "requestResults" and of "scenarioResults" (and the brackets between).
 // `head` (a JSON object) adds top-level fields, such as a worker's index.
 // Concatenated, the pieces parse to to_exchange_json(*run,
-// Histogram::Encoding::uncompressed) with `head`'s fields added: a fifth to a
-// quarter more text (a 10-stage, 5-request result of 13.5 KB: 15.8 KB) that
-// the operator reads without inflating, and the worker writes without deflating.
+// Histogram::Encoding::uncompressed) with `head`'s fields added: a sixth to a
+// third more text (recorded 10-stage, 5-request results: 13.5 -> 15.8 KB,
+// 15.2 -> 18.9 KB, 16.9 -> 22.5 KB) that the operator reads without
+// inflating, and the worker writes without deflating.
 class ResultDocumentWriter {
  public:
   ResultDocumentWriter(std::shared_ptr<const RunResult> run, const nlohmann::json& head);
