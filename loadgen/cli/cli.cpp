@@ -355,6 +355,7 @@ options:
                           where the kernel and the seccomp profile allow it, else
                           epoll, h2c Asio; the default), io_uring (an error where
                           it is not allowed) or epoll (h2c: Asio); https runs on
+                          epoll (kTLS where the kernel has it), HTTP/2 over TLS on
                           Asio. The report names the engine used
       --metrics-addr A    serve live Prometheus metrics on A (HOST:PORT)
       --hdr-log FILE      write an HdrHistogram interval log (one interval per stage)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <span>
 #include <string_view>
 
 #include <netinet/in.h>
@@ -17,11 +16,6 @@
 
 namespace kubeload::loadgen {
 namespace {
-
-int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
-  return std::max<int64_t>(
-      0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
-}
 
 // The value of the Server header, if the header section starts in `head`.
 std::string server_header(std::string_view head) {
@@ -45,17 +39,13 @@ std::string server_header(std::string_view head) {
 
 }  // namespace
 
-Connection::Connection(ConnectionOwner& worker, asio::io_context& io, uint32_t index,
-                       LaneSession* h2)
+Connection::Connection(ConnectionOwner& worker, uint32_t index, LaneSession* h2)
     : worker_(worker),
-      io_(io),
       index_(index),
       // On io_uring the kernel reads into the ring's buffers.
       read_buffer_(h2 == nullptr && worker.plan().engine != Engine::io_uring
                        ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
                        : nullptr),
-      operation_memory_(h2 == nullptr && worker.tls() != nullptr ? std::make_unique<HandlerMemory>()
-                                                                 : nullptr),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),
       h2_(h2) {}
 
@@ -64,11 +54,7 @@ bool Connection::is_open() const noexcept {
 }
 
 bool Connection::socket_open() const noexcept {
-  return tls_ ? tls_->next_layer().is_open() : plain_.is_open() || on_ring_;
-}
-
-Socket& Connection::socket() noexcept {
-  return tls_->next_layer();
+  return plain_.is_open() || on_ring_;
 }
 
 void Connection::start(const RequestSlot& slot, Clock::time_point now) {
@@ -99,20 +85,9 @@ void Connection::connect() {
   new_connection_ = true;
   connect_started_ = Clock::now();
   // The addresses in order, as resolved (those that refused before the run
-  // already left out): the first that accepts is used. Plain connections are
-  // those the worker runs on its own loop.
+  // already left out): the first that accepts is used.
   if (worker_.uring_loop() != nullptr) return connect_uring(0, ECONNREFUSED);
-  if (worker_.event_loop() != nullptr) return connect_plain(0, ECONNREFUSED);
-  // A TLS stream cannot be reused after its connection closed; no operation
-  // is pending here, so replacing it is safe.
-  tls_ = std::make_unique<asio::ssl::stream<Socket>>(io_, *worker_.tls());
-  configure_tls_connection(tls_->native_handle(), worker_.plan().target, host_is_ip_,
-                           worker_.plan().tls, &tls_session_);
-  // A span, not the vector: the operation copies its range, and a copy of
-  // the vector would be an allocation per connection.
-  asio::async_connect(
-      socket(), std::span<const tcp::endpoint>(worker_.endpoints()),
-      [this](const boost::system::error_code& ec, const tcp::endpoint&) { on_connected(ec); });
+  connect_plain(0, ECONNREFUSED);
 }
 
 void Connection::connect_plain(std::size_t first, int error) {
@@ -137,6 +112,7 @@ void Connection::connect_plain(std::size_t first, int error) {
     ++generation_;
     error = loop.add(plain_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, owner());
     if (error != 0) continue;
+    writable_wanted_ = true;
     connecting_ = true;
     return;
   }
@@ -155,12 +131,10 @@ void Connection::on_socket_event(uint32_t generation, uint32_t events) {
     if (error != 0) return connect_plain(endpoint_ + 1, error);
     // From now on readable only: room to write is asked for when a request
     // does not fit (not on every ACK).
-    if (const int e =
-            worker_.event_loop()->modify(plain_.get(), EPOLLIN | EPOLLRDHUP | EPOLLET, owner())) {
-      return fail(Outcome::connect, boost::system::error_code(e, boost::system::system_category()));
-    }
-    return on_connected({});
+    if (const int e = want_writable(false)) return fail(Outcome::connect, system_error(e));
+    return on_connected();
   }
+  if (ssl_) return on_tls_event();
   if (sending_) {
     // What arrives while the request goes out (an early answer, the peer's
     // close) is read once it went: its event comes only once.
@@ -173,35 +147,13 @@ void Connection::on_socket_event(uint32_t generation, uint32_t events) {
   if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) != 0) receive(events);
 }
 
-void Connection::on_connected(const boost::system::error_code& ec) {
-  if (ec) return fail(Outcome::connect, ec);
-  if (tls_) {
-    boost::system::error_code ignored;
-    socket().set_option(tcp::no_delay(true), ignored);
-    // write_request sends on the socket directly: it must never block.
-    socket().non_blocking(true, ignored);
-  }  // a plain socket has TCP_NODELAY from before its connect
+void Connection::on_connected() {
   counted_open_ = true;
   worker_.on_connection_opened();
-  if (!tls_) {
-    const Clock::time_point now = Clock::now();
-    timings_.connect_us = micros_between(connect_started_, now);
-    return write_request(now);
-  }
-  tls_->async_handshake(asio::ssl::stream_base::client,
-                        [this](const boost::system::error_code& handshake_error) {
-                          if (handshake_error) {
-                            // Not offered again: the next connection
-                            // starts afresh (configure_tls_connection).
-                            tls_session_.reset();
-                            return fail(Outcome::connect, handshake_error);
-                          }
-                          tls_handshake_ = true;
-                          tls_resumed_ = SSL_session_reused(tls_->native_handle()) == 1;
-                          const Clock::time_point now = Clock::now();
-                          timings_.connect_us = micros_between(connect_started_, now);
-                          write_request(now);
-                        });
+  if (worker_.tls() != nullptr) return start_tls();
+  const Clock::time_point now = Clock::now();
+  timings_.connect_us = micros_between(connect_started_, now);
+  write_request(now);
 }
 
 void Connection::write_request(Clock::time_point now) {
@@ -210,26 +162,16 @@ void Connection::write_request(Clock::time_point now) {
   // working, and Waiting must never come out shorter than the server's own
   // time. A request is one send, so the two coincide but for that delay.
   written_at_ = now;
-  if (worker_.uring_loop() != nullptr) {
-    unsent_ = 0;
-    return send_uring();
-  }
-  if (!tls_) return send_plain(0);
-  const std::string& wire = slot_.outgoing->wire;
-  asio::async_write(*tls_, asio::buffer(wire),
-                    with_memory(*operation_memory_,
-                                [this](const boost::system::error_code& ec, std::size_t bytes) {
-                                  bytes_out_ += bytes;
-                                  if (ec) return fail(Outcome::write, ec);
-                                  read_response();
-                                }));
+  unsent_ = 0;
+  if (worker_.uring_loop() != nullptr) return send_uring();
+  if (ssl_) return send_tls();
+  send_plain(0);
 }
 
 // A request fits the socket's send buffer nearly always: one send(2), as wrk
 // does. What does not fit waits for room (EPOLLOUT, asked for only then).
 void Connection::send_plain(std::size_t offset) {
   const std::string& wire = slot_.outgoing->wire;
-  EventLoop& loop = *worker_.event_loop();
   while (offset < wire.size()) {
     const ssize_t sent =
         ::send(plain_.get(), wire.data() + offset, wire.size() - offset, MSG_NOSIGNAL);
@@ -241,37 +183,22 @@ void Connection::send_plain(std::size_t offset) {
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return fail_later(Outcome::write, errno);
     unsent_ = offset;
-    if (!sending_) {
-      sending_ = true;
-      if (const int e =
-              loop.modify(plain_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, owner())) {
-        return fail_later(Outcome::write, e);
-      }
-    }
+    sending_ = true;
+    if (const int e = want_writable(true)) return fail_later(Outcome::write, e);
     return;
   }
   if (sending_) {
     sending_ = false;
-    if (const int e = loop.modify(plain_.get(), EPOLLIN | EPOLLRDHUP | EPOLLET, owner())) {
-      return fail_later(Outcome::write, e);
-    }
+    if (const int e = want_writable(false)) return fail_later(Outcome::write, e);
   }
   read_response();
 }
 
 void Connection::read_response() {
-  if (!tls_) {
-    // The response's readiness event calls receive(), which reads on while
-    // a read fills the buffer (on io_uring: the socket's multishot receive
-    // completes with it, on_uring_receive()).
-    want_read_ = true;
-    return;
-  }
-  tls_->async_read_some(asio::buffer(read_buffer_.get(), kReadBufferSize),
-                        with_memory(*operation_memory_,
-                                    [this](const boost::system::error_code& ec, std::size_t bytes) {
-                                      on_read(ec, read_buffer_.get(), bytes);
-                                    }));
+  // The response's readiness event calls receive() (receive_tls()), which
+  // reads on while there is more; on io_uring the socket's multishot
+  // receive completes with it (on_uring_receive()).
+  want_read_ = true;
 }
 
 void Connection::receive(uint32_t events) {
@@ -294,8 +221,7 @@ void Connection::receive(uint32_t events) {
     }
     want_read_ = false;
     if (received < 0) {
-      return on_read(boost::system::error_code(errno, boost::system::system_category()), nullptr,
-                     0);
+      return on_read(system_error(errno), nullptr, 0);
     }
     if (received == 0) return on_read(asio::error::eof, nullptr, 0);
     on_read({}, read_buffer_.get(), static_cast<std::size_t>(received));
@@ -306,9 +232,7 @@ void Connection::receive(uint32_t events) {
 
 void Connection::fail_later(Outcome outcome, int error) {
   close();
-  post([this, outcome, error] {
-    fail(outcome, boost::system::error_code(error, boost::system::system_category()));
-  });
+  post([this, outcome, error] { fail(outcome, system_error(error)); });
 }
 
 void Connection::post(std::function<void()> callback) {
@@ -378,7 +302,7 @@ void Connection::complete_response(bool must_close, Clock::time_point now) {
     // its session as not resumable (OpenSSL's rule for a connection that
     // may have been cut), and the next connection pays a full handshake.
     // No close_notify is sent, as the socket is closed right away.
-    if (tls_) SSL_set_shutdown(tls_->native_handle(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    if (ssl_) SSL_set_shutdown(ssl_.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     close();
   }
   if (first_server_) {
@@ -438,13 +362,9 @@ Clock::time_point Connection::enforce_deadline(Clock::time_point now) noexcept {
   timed_out_ = true;
   if (h2_ != nullptr) {
     h2_->abandon(*this);
-  } else if (tls_) {
-    // Closing completes the pending operation with operation_aborted; its
-    // handler then reports the timeout.
-    close();
   } else {
-    // A plain socket: on epoll nothing is pending; on io_uring closing
-    // cancels what is, and the stale completions are dropped.
+    // On epoll nothing is pending; on io_uring closing cancels what is, and
+    // the stale completions are dropped.
     fail_later(Outcome::timeout, ETIMEDOUT);
   }
   return Clock::time_point::max();
@@ -463,16 +383,18 @@ void Connection::capture_responses(std::size_t max_body) {
 void Connection::close() noexcept {
   if (h2_ != nullptr) return h2_->close();
   if (!socket_open()) return;
-  if (tls_) {
-    boost::system::error_code ignored;
-    socket().close(ignored);
-  } else if (worker_.uring_loop() != nullptr) {
+  if (worker_.uring_loop() != nullptr) {
     close_uring();
   } else {
+    // The session stays resumable only if the exchange ended cleanly
+    // (complete_response); SSL_free leaves the socket to plain_.
+    ssl_.reset();
+    handshaking_ = false;
     plain_.reset();
     ++generation_;
     connecting_ = false;
     sending_ = false;
+    writable_wanted_ = false;
     events_while_sending_ = 0;
     want_read_ = false;
   }

@@ -2,7 +2,10 @@
 // One client connection: connects (TCP, optionally TLS), sends requests the
 // worker hands it, parses responses and reports each outcome back to the
 // worker. It never counts anything itself. Owned by its Worker, on the
-// worker's thread; handlers capture `this`.
+// worker's thread; handlers capture `this`. Its transports: plain HTTP/1.1
+// and HTTP/1.1 over TLS on the worker's epoll loop (connection.cpp,
+// connection_tls.cpp), plain HTTP/1.1 on io_uring (connection_uring.cpp); an
+// HTTP/2 lane's I/O is its session's (h2_session.cpp).
 
 #include <array>
 #include <cstdint>
@@ -11,10 +14,11 @@
 #include <optional>
 #include <string>
 
+#include <openssl/ssl.h>
+
 #include "loadgen/engine/asio.hpp"
 #include "loadgen/engine/connection_owner.hpp"
 #include "loadgen/engine/event_loop.hpp"
-#include "loadgen/engine/handler_memory.hpp"
 #include "loadgen/engine/http1_parser.hpp"
 #include "loadgen/engine/lane_session.hpp"
 #include "loadgen/engine/network.hpp"
@@ -31,8 +35,7 @@ class Connection {
 
   // `h2`: an HTTP/2 lane, whose requests travel as streams of that session
   // (shared with other lanes); null: an HTTP/1.1 connection of its own.
-  Connection(ConnectionOwner& worker, asio::io_context& io, uint32_t index,
-             LaneSession* h2 = nullptr);
+  Connection(ConnectionOwner& worker, uint32_t index, LaneSession* h2 = nullptr);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
@@ -55,8 +58,8 @@ class Connection {
   // bytes) are kept until the next request, for extraction and checks.
   void capture_responses(std::size_t max_body);
   const Http1ResponseParser::Capture& captured() const noexcept { return *capture_; }
-  // Plain HTTP/1.1: a readiness event of this connection's socket, from the
-  // worker's EventLoop; `generation`: of the socket it was for.
+  // HTTP/1.1 on epoll (plain or TLS): a readiness event of this connection's
+  // socket, from the worker's EventLoop; `generation`: of the socket it was for.
   void on_socket_event(uint32_t generation, uint32_t events);
   // Plain HTTP/1.1 on io_uring: an operation on this connection's socket
   // completed; `generation`: of the socket it was for.
@@ -75,13 +78,31 @@ class Connection {
     bool reset_by_peer = false;
   };
 
+  struct SslFree {
+    void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
+  };
+
+  static boost::system::error_code system_error(int error) noexcept {
+    return {error, boost::system::system_category()};
+  }
   bool socket_open() const noexcept;
-  Socket& socket() noexcept;
   void connect();
-  // Plain HTTP/1.1: the worker's addresses in order from `first`; the first
-  // that accepts is used. `error`: what to report when none is left.
+  // HTTP/1.1 on epoll: the worker's addresses in order from `first`; the
+  // first that accepts is used. `error`: what to report when none is left.
   void connect_plain(std::size_t first, int error);
-  void on_connected(const boost::system::error_code& ec);
+  // The TCP connection is up: the request goes out, after the TLS handshake
+  // over TLS.
+  void on_connected();
+  // HTTP/1.1 over TLS on epoll (connection_tls.cpp): as send_plain and
+  // receive, through OpenSSL on the socket.
+  void start_tls();
+  void continue_handshake();
+  void send_tls();
+  void on_tls_event();
+  void receive_tls();
+  // Asks for EPOLLOUT events (or no more of them) besides the readable
+  // ones; an errno when the loop refused.
+  int want_writable(bool writable) noexcept;
   // Plain HTTP/1.1 on io_uring (connection_uring.cpp): as connect_plain,
   // send_plain and receive, with completions instead of readiness.
   void connect_uring(std::size_t first, int error);
@@ -113,10 +134,9 @@ class Connection {
   bool may_resend() const noexcept;
 
   ConnectionOwner& worker_;
-  asio::io_context& io_;
   uint32_t index_;
-  // HTTP/1.1 over TCP: a socket of our own, its events from the worker's
-  // EventLoop. Over TLS: Asio's stream. (HTTP/2: the session's.)
+  // HTTP/1.1: a socket of our own, its events from the worker's EventLoop;
+  // over TLS OpenSSL (ssl_) reads and writes it. (HTTP/2: the session's.)
   // On io_uring the ring owns the socket (on_ring_), and `sending_` means a
   // send is pending (not only waiting for room) and `connecting_` a connect.
   UniqueFd plain_;
@@ -127,15 +147,14 @@ class Connection {
   bool sending_ = false;               // a request waits for room in the send buffer
   uint32_t events_while_sending_ = 0;  // events that came while it did
   bool want_read_ = false;             // the response needs more than has been read
+  bool writable_wanted_ = false;       // epoll: EPOLLOUT is in the socket's events
   bool receive_armed_ = false;         // io_uring: the socket's multishot receive is pending
   // io_uring: the ring holds this connection's socket, in its slot (index_);
   // plain_ stays closed, the ring owns the socket.
   bool on_ring_ = false;
-  std::unique_ptr<asio::ssl::stream<Socket>> tls_;
+  std::unique_ptr<SSL, SslFree> ssl_;  // over TLS, for plain_'s connection
+  bool handshaking_ = false;
   std::unique_ptr<char[]> read_buffer_;
-  // A request's write, then its reads: one operation at a time. Only for an
-  // HTTP/1.1 connection over TLS (an HTTP/2 lane's session does the I/O).
-  std::unique_ptr<HandlerMemory> operation_memory_;
   Http1ResponseParser parser_;
   std::unique_ptr<Http1ResponseParser::Capture> capture_;  // scenarios only
 

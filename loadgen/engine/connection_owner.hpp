@@ -23,8 +23,9 @@ class ConnectionOwner {
   virtual const RunPlan& plan() const noexcept = 0;
   virtual const std::vector<tcp::endpoint>& endpoints() const noexcept = 0;
   virtual asio::ssl::context* tls() const noexcept = 0;
-  // Plain HTTP/1.1 on epoll: the worker's own event loop; null otherwise
-  // (TLS, and h2c off io_uring, run on the io_context).
+  // HTTP/1.1 on epoll (plain or over TLS): the worker's own event loop;
+  // null otherwise (HTTP/2 over TLS, and h2c off io_uring, run on the
+  // io_context).
   virtual EventLoop* event_loop() const noexcept = 0;
   // Plain HTTP/1.1 and h2c on the io_uring engine: the worker's ring (then
   // event_loop() is null); null otherwise.

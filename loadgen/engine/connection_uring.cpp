@@ -53,15 +53,13 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
       }
       // Armed once for the socket's life: every response arrives through it.
       arm_receive();
-      return on_connected({});
+      return on_connected();
     case UringLoop::Op::send:
       sending_ = false;
       // Nothing sent of a request not yet complete would only repeat: an
       // error, as a send(2) that fails.
       if (done.result <= 0) {
-        return fail(Outcome::write,
-                    boost::system::error_code(done.result < 0 ? -done.result : EPIPE,
-                                              boost::system::system_category()));
+        return fail(Outcome::write, system_error(done.result < 0 ? -done.result : EPIPE));
       }
       bytes_out_ += static_cast<uint64_t>(done.result);
       unsent_ += static_cast<std::size_t>(done.result);
@@ -99,8 +97,7 @@ void Connection::on_uring_receive(const UringLoop::Completion& done) {
   }
   want_read_ = false;
   if (done.result < 0) {
-    return on_read(boost::system::error_code(-done.result, boost::system::system_category()),
-                   nullptr, 0);
+    return on_read(system_error(-done.result), nullptr, 0);
   }
   if (done.result == 0) return on_read(asio::error::eof, nullptr, 0);
   const uint32_t generation = generation_;

@@ -66,18 +66,28 @@ std::string io_uring_unavailable_reason(int probe_error) {
 }
 
 bool may_use_io_uring(EngineRequest request, Traffic traffic) noexcept {
-  return traffic != Traffic::tls && request != EngineRequest::epoll;
+  return (traffic == Traffic::plain_http1 || traffic == Traffic::h2c) &&
+         request != EngineRequest::epoll;
 }
 
 EngineDecision decide_engine(EngineRequest request, int probe_error, Traffic traffic) {
   EngineDecision decision;
-  if (traffic == Traffic::tls) {
+  if (traffic == Traffic::tls_http1) {
+    decision.engine = Engine::epoll;
+    if (request == EngineRequest::io_uring) {
+      decision.refused = true;
+      decision.reason =
+          "--engine io_uring: only http:// targets (HTTP/1.1, h2c) run on it; https runs on "
+          "epoll (--engine auto or epoll)";
+    }
+    return decision;
+  }
+  if (traffic == Traffic::h2_tls) {
     decision.engine = Engine::asio;
     if (request != EngineRequest::automatic) {
       decision.refused = true;
       decision.reason = std::string("--engine ") + to_string(request) +
-                        ": only http:// targets (HTTP/1.1, h2c) run on it; https runs on Asio "
-                        "(--engine auto)";
+                        ": HTTP/2 over TLS runs on Asio only (--engine auto)";
     }
     return decision;
   }

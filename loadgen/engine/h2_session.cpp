@@ -21,11 +21,6 @@ constexpr int32_t kConnectionWindow = 1 << 30;
 constexpr std::size_t kMostWriteBytes = 64 * 1024;
 constexpr std::size_t kFrameHeaderBytes = 9;
 
-int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
-  return std::max<int64_t>(
-      0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
-}
-
 H2Session& self_of(void* user_data) noexcept {
   return *static_cast<H2Session*>(user_data);
 }

@@ -143,15 +143,26 @@ struct RunPlan {
   // HTTP/1.1 over TCP: what our epoll loop carries.
   bool plain_http1() const noexcept { return !http2() && !target.tls(); }
   Traffic traffic() const noexcept {
-    if (target.tls()) return Traffic::tls;
+    if (target.tls()) return http2() ? Traffic::h2_tls : Traffic::tls_http1;
     return http2() ? Traffic::h2c : Traffic::plain_http1;
   }
   // What carries the connections, as the result, the reports and the
   // metrics name it: `engine` where it can (io_uring for plain HTTP/1.1 and
-  // h2c, epoll for plain HTTP/1.1), Asio for the rest (TLS; h2c off io_uring).
+  // h2c, epoll for plain HTTP/1.1), epoll for HTTP/1.1 over TLS, Asio for
+  // the rest (HTTP/2 over TLS; h2c off io_uring). Read after the TLS
+  // check: an http2 target whose server chose HTTP/1.1 (--allow-http1) runs
+  // as HTTP/1.1 over TLS.
   Engine engine_used() const noexcept {
-    if (traffic() == Traffic::tls) return Engine::asio;
-    if (traffic() == Traffic::h2c && engine != Engine::io_uring) return Engine::asio;
+    switch (traffic()) {
+      case Traffic::tls_http1:
+        return Engine::epoll;
+      case Traffic::h2_tls:
+        return Engine::asio;
+      case Traffic::h2c:
+        return engine == Engine::io_uring ? Engine::io_uring : Engine::asio;
+      case Traffic::plain_http1:
+        break;
+    }
     return engine;
   }
   // What the workers schedule requests on: one per connection for

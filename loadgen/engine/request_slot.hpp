@@ -2,6 +2,8 @@
 // What the worker hands a connection (one request to send) and what the
 // connection hands back (how it ended).
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include "loadgen/engine/asio.hpp"
@@ -45,6 +47,13 @@ struct RequestTimings {
   int64_t waiting_us = 0;  // request written -> first response byte
   int64_t total_us = 0;    // intended start -> last byte
 };
+
+// A timing's microseconds: never negative (a clock read before its start by
+// a caller that chose it earlier counts as 0).
+inline int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
+}
 
 struct Completion {
   Outcome outcome = Outcome::success;

@@ -1,9 +1,38 @@
 #include "loadgen/engine/worker.hpp"
 
 #include <algorithm>
+#include <csignal>
 
 namespace kubeload::loadgen {
 namespace {
+
+// OpenSSL writes a TLS connection's socket with write(2), which raises
+// SIGPIPE when the peer has closed (our own sends pass MSG_NOSIGNAL; its
+// socket BIO, the one kTLS works with, cannot). Blocked on the thread that
+// runs the connections, the write fails with EPIPE instead, a write error
+// like any other; the signal left pending is taken before the thread's
+// mask is restored, so that it is never delivered. Per thread: the program
+// that runs the engine keeps its own disposition.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() noexcept {
+    sigemptyset(&sigpipe_);
+    sigaddset(&sigpipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &sigpipe_, &previous_);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+  ~SigpipeBlocked() {
+    const timespec now{};
+    while (sigtimedwait(&sigpipe_, nullptr, &now) == SIGPIPE) {
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+
+ private:
+  sigset_t sigpipe_{};
+  sigset_t previous_{};
+};
 
 constexpr auto kTickInterval = std::chrono::milliseconds(10);
 constexpr int kTicksPerSnapshot = 10;         // counters: every 100 ms
@@ -68,11 +97,6 @@ int64_t unix_now_ms() noexcept {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-int64_t micros_between(Clock::time_point from, Clock::time_point to) noexcept {
-  return std::max<int64_t>(
-      0, std::chrono::duration_cast<std::chrono::microseconds>(to - from).count());
 }
 
 // Requests that may wait for a free connection: all the arrivals of one
@@ -150,8 +174,8 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
       live_metrics_(live_metrics),
       budgets_(budgets ? std::move(budgets) : std::make_shared<SharedBudgets>(plan, 1)) {
   const uint64_t connection_count = std::max<uint64_t>(1, plan_.max_phase_connections());
-  // Plain HTTP/1.1 runs on a loop of our own, h2c on io_uring or Asio, TLS
-  // on Asio.
+  // HTTP/1.1 (plain or over TLS) runs on a loop of our own, h2c on io_uring
+  // or Asio, HTTP/2 over TLS on Asio.
   plan_.engine = plan_.engine_used();
   if (plan_.engine == Engine::io_uring) {
     // A socket per HTTP/1.1 connection or HTTP/2 session, each its slot.
@@ -180,8 +204,7 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
   connections_.reserve(connection_count * lanes);
   for (uint64_t i = 0; i < connection_count * lanes; ++i) {
     H2Session* session = plan_.http2() ? sessions_[i / lanes].get() : nullptr;
-    connections_.push_back(
-        std::make_unique<Connection>(*this, io_, static_cast<uint32_t>(i), session));
+    connections_.push_back(std::make_unique<Connection>(*this, static_cast<uint32_t>(i), session));
   }
   mix_current_.assign(plan_.requests.size(), 0);
   for (const RequestTemplate& r : plan_.requests) mix_total_ += r.weight;
@@ -226,6 +249,7 @@ Worker::Worker(const RunPlan& plan, std::vector<tcp::endpoint> endpoints, asio::
 Worker::~Worker() = default;
 
 void Worker::run(Clock::time_point start) {
+  const SigpipeBlocked sigpipe_blocked;
   // The ring's submitter is the thread that runs it, this one.
   if (uring_) uring_->start();
   begin_phase(0, start);

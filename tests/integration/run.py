@@ -33,7 +33,7 @@ import threading
 import time
 
 from servers import (BIG_FILE_BYTES, H2_REQUESTS_PER_CONNECTION, LOOPBACK, SMALL_FILE_BYTES,
-                     CheckFailure, FaultServer, Nginx, expect, free_port, read_tail,
+                     CheckFailure, FaultServer, Nginx, TlsPeer, expect, free_port, read_tail,
                      stop_process)
 
 # What a run may add to the peak RSS of a one-request run of the same binary.
@@ -108,7 +108,7 @@ def run_loadgen(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_after_
 
 def engine_args(env, args):
     """--engine for a run of a check that runs on each engine: plain HTTP/1.1 and
-    h2c (https runs on Asio, and refuses an explicit engine)."""
+    h2c (https has one engine: epoll for HTTP/1.1, Asio for HTTP/2)."""
     if env.engine is None or "--engine" in args:
         return []
     if any(str(a).startswith("https://") or a in ("--h2", "worker", "run") for a in args):
@@ -326,6 +326,8 @@ def check_nginx_h2_against_http1_only_is_one_clear_error(env):
                                        "-n", "50", "-c", "2",
                                        env.nginx.url("/small.bin", tag, True)])
     expect(report["protocol"] == "http1", f"protocol {report['protocol']!r}, want 'http1'")
+    expect(report.get("engine") == "epoll",
+           f"HTTP/1.1 over TLS after the fallback: engine {report.get('engine')!r}, want 'epoll'")
     expect(report["result"]["requests"] == 50, f"requests {report['result']['requests']}")
     expect(len(env.nginx.logged_requests(tag, 50)) == 50, "nginx did not log 50 requests")
 
@@ -333,7 +335,8 @@ def check_nginx_h2_against_http1_only_is_one_clear_error(env):
 def check_engine_is_named_and_forced(env):
     # Each engine forced on plain HTTP/1.1 is the one used and named; auto is
     # io_uring exactly where io_uring may be used (the probe's answer is
-    # what an explicit --engine io_uring says); https runs on Asio.
+    # what an explicit --engine io_uring says); https runs on epoll (HTTP/1.1)
+    # or Asio (HTTP/2).
     url = env.nginx.url("/small.bin", "engine")
     _, report = loadgen_report(env, ["-n", "20", "-c", "2", "--engine", "epoll", url])
     expect(report.get("engine") == "epoll", f"--engine epoll: engine {report.get('engine')!r}")
@@ -363,12 +366,25 @@ def check_engine_is_named_and_forced(env):
         named = json.loads(h2c.stdout).get("engine")
         expect(named == want, f"h2c with --engine {engine or 'auto'}: engine {named!r}, "
                               f"want {want!r}")
-    _, tls = loadgen_report(env, ["-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
-                                  env.nginx.url("/small.bin", "engine-tls", True)])
-    expect(tls.get("engine") == "asio", f"https: engine {tls.get('engine')!r}, want 'asio'")
-    refused = run_loadgen(env, ["-n", "5", "--engine", "epoll", "--cacert", env.nginx.ca_cert,
-                                env.nginx.url("/small.bin", "engine-tls", True)])
-    expect(refused.returncode == 2 and "only http:// targets" in refused.stderr,
+    # https: HTTP/1.1 on epoll (auto or asked for), io_uring refused; HTTP/2
+    # over TLS on Asio, an explicit engine refused.
+    https_url = env.nginx.url("/small.bin", "engine-tls", True)
+    for forced_args in ([], ["--engine", "epoll"]):
+        _, tls = loadgen_report(env, ["-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
+                                      *forced_args, https_url])
+        expect(tls.get("engine") == "epoll",
+               f"https {forced_args}: engine {tls.get('engine')!r}, want 'epoll'")
+    refused = run_loadgen(env, ["-n", "5", "--engine", "io_uring", "--cacert", env.nginx.ca_cert,
+                                https_url])
+    expect(refused.returncode == 2 and "only http:// targets" in refused.stderr
+           and "https runs on epoll" in refused.stderr, describe(refused))
+    h2_url = env.nginx.url("/small.bin", "engine-h2", protocol="http2")
+    _, h2 = loadgen_report(env, ["--h2", "-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
+                                 h2_url])
+    expect(h2.get("engine") == "asio", f"h2: engine {h2.get('engine')!r}, want 'asio'")
+    refused = run_loadgen(env, ["--h2", "-n", "5", "--engine", "epoll", "--cacert",
+                                env.nginx.ca_cert, h2_url])
+    expect(refused.returncode == 2 and "HTTP/2 over TLS runs on Asio only" in refused.stderr,
            describe(refused))
     text = run_loadgen(env, ["-n", "5", "-c", "1", "-q", "--engine", "epoll", url])
     expect("keep-alive, epoll" in text.stdout, f"the text report names no engine: {text.stdout}")
@@ -621,6 +637,131 @@ def check_nginx_https_no_tls_resume_makes_full_handshakes(env):
     resumed_at_nginx = sum(entry.session_reused for entry in entries)
     expect(tls == {"handshakes": 60, "sessionsReused": 0} and resumed_at_nginx == 0,
            f"result.tls {tls}, nginx logged {resumed_at_nginx} resumed sessions")
+
+
+def check_nginx_https_big_file_bytes_exact(env):
+    # 6 MB answers over TLS: each is hundreds of records, read in a loop until
+    # OpenSSL and the socket have nothing left; bytes exact against nginx.
+    report, entries = nginx_count_check(env, "https_big", ["-n", "40", "-c", "4"],
+                                        path="/big.bin", timeout_s=120, requests=40, tls=True)
+    expect(all(entry.bytes_sent > BIG_FILE_BYTES for entry in entries),
+           "nginx did not send the whole 6 MB file every time")
+    expect(report["result"]["bytesReceived"] > 40 * BIG_FILE_BYTES,
+           f"bytesReceived {report['result']['bytesReceived']}")
+
+
+def check_nginx_https_server_ends_keepalive_exactly(env):
+    # nginx ends each HTTP/1.1 connection after H2_REQUESTS_PER_CONNECTION
+    # requests ("Connection: close" on the last answer; the port speaks
+    # HTTP/1.1 to a client that offers no ALPN): the next request opens a new
+    # TLS connection that resumes the session. Counts, handshakes and
+    # resumptions exact against nginx's log.
+    tag = "https_keepalive_ends"
+    requests = 5 * H2_REQUESTS_PER_CONNECTION + 7
+    url = f"https://{LOOPBACK}:{env.nginx.h2_goaway_port}/small.bin?check={tag}"
+    _, report = loadgen_report(env, ["--cacert", env.nginx.ca_cert, "-n", str(requests), "-c",
+                                     "2", url])
+    result = report["result"]
+    check_consistent(result)
+    expect(report.get("engine") == "epoll", f"engine {report.get('engine')!r}, want 'epoll'")
+    expect(result["requests"] == requests and result["failures"] == 0,
+           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
+    entries = env.nginx.logged_requests(tag, requests)
+    expect(len(entries) == requests, f"nginx logged {len(entries)} requests, want {requests}")
+    expect(result["bytesReceived"] == sum(entry.bytes_sent for entry in entries),
+           f"bytesReceived {result['bytesReceived']} != the bytes nginx sent")
+    connections = distinct_connections(entries)
+    expect(connections >= requests // H2_REQUESTS_PER_CONNECTION,
+           f"{connections} connections at nginx for {requests} requests")
+    tls = result["tls"]
+    resumed_at_nginx = len({entry.connection for entry in entries if entry.session_reused})
+    expect(tls["handshakes"] == connections and tls["sessionsReused"] == resumed_at_nginx
+           and resumed_at_nginx >= connections - 2,
+           f"loadgen: {tls}; nginx: {connections} connections, {resumed_at_nginx} resumed")
+
+
+class running_tls_peer:
+    """A TlsPeer with the nginx fixture's certificate, for one check."""
+
+    def __init__(self, env):
+        self.peer = TlsPeer(os.path.join(env.nginx.prefix, "tls.crt"),
+                            os.path.join(env.nginx.prefix, "tls.key"))
+
+    def __enter__(self):
+        self.peer.start()
+        return self.peer
+
+    def __exit__(self, *exc):
+        self.peer.stop()
+
+
+def check_tls_request_body_bytes_exact(env):
+    # A 16 MiB body over TLS leaves record by record and fills the socket's
+    # send buffer (more than loopback's buffers hold: OpenSSL's write waits
+    # for room, repeated on EPOLLOUT): the bytes loadgen counts as sent are
+    # the bytes the server read, request line, headers and body.
+    body_bytes = 16 << 20
+    body = os.path.join(env.workdir, "body-16mib.bin")
+    with open(body, "wb") as out:
+        out.write(bytes(i % 251 for i in range(1 << 20)) * (body_bytes >> 20))
+    with running_tls_peer(env) as peer:
+        _, report = loadgen_report(env, ["--cacert", env.nginx.ca_cert, "-m", "POST", "--body",
+                                         f"@{body}", "-n", "6", "-c", "2",
+                                         peer.url("/count")], timeout_s=120)
+        requests, received = peer.counts()
+    result = report["result"]
+    expect(result["requests"] == 6 and result["failures"] == 0,
+           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
+    expect(requests == 6, f"the peer read {requests} requests, want 6")
+    expect(result["bytesSent"] == received and received > 6 * body_bytes,
+           f"bytesSent {result['bytesSent']}, the peer read {received} bytes")
+
+
+def check_tls_timeout_on_a_server_that_never_answers(env):
+    # The handshake succeeds, the answer never comes: each request ends as a
+    # timeout at its deadline, and the run ends (no hang on a silent socket).
+    with running_tls_peer(env) as peer:
+        run, report = loadgen_report(env, ["--cacert", env.nginx.ca_cert, "-n", "4", "-c", "2",
+                                           "--timeout", "500ms", peer.url("/stall")],
+                                     timeout_s=30)
+    result = report["result"]
+    expect(result["requests"] == 4 and result["failures"] == 4,
+           f"requests {result['requests']}, failures {result['failures']}")
+    expect(result["errors"].get("timeout") == 4, f"errors {result['errors']}, want 4 timeouts")
+    expect(run.elapsed_s < 15, f"the run took {run.elapsed_s:.1f} s for two 500 ms timeouts")
+
+
+def check_tls_response_ended_by_close_without_close_notify(env):
+    # An answer without a length ends with its connection (RFC 9112 section
+    # 6.3); a server that closes without TLS close_notify still ends it there,
+    # as over plain TCP. Each request then needs a new connection.
+    with running_tls_peer(env) as peer:
+        _, report = loadgen_report(env, ["--cacert", env.nginx.ca_cert, "-n", "10", "-c", "2",
+                                         peer.url("/close-delimited")], timeout_s=30)
+    result = report["result"]
+    expect(result["requests"] == 10 and result["failures"] == 0,
+           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
+    body = len(TlsPeer.CLOSE_DELIMITED_BODY)
+    expect(result["bodyBytesReceived"] == 10 * body,
+           f"bodyBytesReceived {result['bodyBytesReceived']}, want {10 * body}")
+    expect(result["tls"]["handshakes"] == 10, f"tls {result['tls']}: want a handshake a request")
+
+
+def check_tls_kept_alive_connection_closed_by_the_server(env):
+    # The server closes each connection right after an answer that let it
+    # stay open: the next request finds it closed (before it was sent, or
+    # after: then, with nothing of an answer read, it is sent once more on a
+    # new connection, RFC 9112 section 9.3.1). Every request succeeds, and
+    # the server read each exactly once.
+    with running_tls_peer(env) as peer:
+        _, report = loadgen_report(env, ["--cacert", env.nginx.ca_cert, "-n", "30", "-c", "1",
+                                         peer.url("/close-after")], timeout_s=30)
+        requests, _ = peer.counts()
+    result = report["result"]
+    expect(result["requests"] == 30 and result["failures"] == 0,
+           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
+    expect(requests == 30, f"the server read {requests} requests, want 30")
+    expect(result["tls"]["handshakes"] == 30, f"tls {result['tls']}: want a handshake a request")
 
 
 def check_nginx_https_report_names_protocol_and_cipher(env):
@@ -2260,6 +2401,12 @@ CHECKS = (
     check_nginx_https_no_keepalive_resumes_sessions,
     check_nginx_https_no_tls_resume_makes_full_handshakes,
     check_nginx_https_report_names_protocol_and_cipher,
+    check_nginx_https_big_file_bytes_exact,
+    check_nginx_https_server_ends_keepalive_exactly,
+    check_tls_request_body_bytes_exact,
+    check_tls_timeout_on_a_server_that_never_answers,
+    check_tls_response_ended_by_close_without_close_notify,
+    check_tls_kept_alive_connection_closed_by_the_server,
     check_live_metrics_code_0_counts_failures_before_a_status,
     check_live_metrics_code_0_is_there_at_zero,
     check_nginx_hdr_log_intervals_decode,

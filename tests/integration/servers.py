@@ -1,5 +1,7 @@
 """Servers the tests and scripts start on 127.0.0.1: Debian's nginx from a
-throwaway prefix, and our fault_server fixture. Used by run.py (integration
+throwaway prefix, our fault_server fixture, and a small TLS peer for what
+nginx will not do over TLS (stall, end a response by closing without
+close_notify, count a request body's bytes). Used by run.py (integration
 tests), scripts/bench and scripts/demo."""
 
 import collections
@@ -10,8 +12,10 @@ import re
 import select
 import signal
 import socket
+import ssl
 import subprocess
 import sys
+import threading
 import time
 
 LOOPBACK = "127.0.0.1"
@@ -344,6 +348,110 @@ class FaultServer:
             if (stable and delta["requests"] >= expected_requests) or now - start >= deadline_s:
                 return delta
             time.sleep(0.05)
+
+
+class TlsPeer:
+    """An HTTP/1.1 server over TLS on 127.0.0.1 (Python's ssl, a thread per
+    connection), with nginx's certificate, for what nginx does not do over TLS:
+      /stall            reads the request and never answers;
+      /close-delimited  answers without a length and closes without close_notify
+                        (the end of the connection ends the body);
+      /close-after      answers with a length, as if the connection stayed open,
+                        and closes it (the client's next request finds it gone);
+      anything else     reads the request and its Content-Length body, counts
+                        every byte it read (`bytes_received`, `requests`) and
+                        answers 200 "ok" on the kept-alive connection."""
+
+    CLOSE_DELIMITED_BODY = b"ended by the connection's end"
+
+    def __init__(self, certificate, key):
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(certificate, key)
+        self.listener = None
+        self.port = None
+        self.lock = threading.Lock()
+        self.bytes_received = 0
+        self.requests = 0
+        self.stopping = threading.Event()
+        self.connections = []
+
+    def start(self):
+        self.listener = socket.create_server((LOOPBACK, 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def stop(self):
+        self.stopping.set()
+        self.listener.close()
+        with self.lock:
+            for connection in self.connections:
+                try:
+                    connection.close()
+                except OSError:
+                    pass
+
+    def url(self, path):
+        return f"https://{LOOPBACK}:{self.port}{path}"
+
+    def counts(self):
+        with self.lock:
+            return self.requests, self.bytes_received
+
+    def _accept(self):
+        while not self.stopping.is_set():
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+
+    def _serve(self, raw):
+        try:
+            connection = self.context.wrap_socket(raw, server_side=True)
+        except (OSError, ssl.SSLError):
+            raw.close()
+            return
+        with self.lock:
+            self.connections.append(connection)
+        pending = b""
+        try:
+            while not self.stopping.is_set():
+                while b"\r\n\r\n" not in pending:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return
+                    pending += chunk
+                head, pending = pending.split(b"\r\n\r\n", 1)
+                request_line = head.split(b"\r\n", 1)[0].decode(errors="replace")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                while len(pending) < length:
+                    chunk = connection.recv(1 << 20)
+                    if not chunk:
+                        return
+                    pending += chunk
+                pending = pending[length:]
+                path = request_line.split(" ")[1] if " " in request_line else ""
+                if path.startswith("/stall"):
+                    self.stopping.wait()
+                    return
+                if path.startswith("/close-delimited"):
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" +
+                                       self.CLOSE_DELIMITED_BODY)
+                    return  # closed below without SSL_shutdown: no close_notify
+                with self.lock:
+                    self.requests += 1
+                    self.bytes_received += len(head) + 4 + length
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                if path.startswith("/close-after"):
+                    return
+        except (OSError, ssl.SSLError, ValueError):
+            return
+        finally:
+            connection.close()
 
 
 def read_tail(path, limit=2000):

@@ -58,17 +58,37 @@ TEST(EngineChoice, EpollAskedForIsEpollWhateverTheProbeSays) {
   }
 }
 
-TEST(EngineChoice, HttpsRunsOnAsioAndRefusesAnExplicitEngine) {
-  const EngineDecision automatic = decide_engine(EngineRequest::automatic, 0, Traffic::tls);
+// HTTP/1.1 over TLS runs on our epoll loop (OpenSSL on the socket): auto and
+// epoll pick it, without probing io_uring, and io_uring is refused naming why.
+TEST(EngineChoice, HttpsRunsOnEpollAndRefusesIoUring) {
+  for (const EngineRequest request : {EngineRequest::automatic, EngineRequest::epoll}) {
+    for (const int probe_error : {0, EPERM}) {
+      const EngineDecision decision = decide_engine(request, probe_error, Traffic::tls_http1);
+      EXPECT_EQ(decision.engine, Engine::epoll);
+      EXPECT_FALSE(decision.refused);
+      EXPECT_EQ(decision.reason, "");
+    }
+    EXPECT_FALSE(may_use_io_uring(request, Traffic::tls_http1));
+  }
+  const EngineDecision uring = decide_engine(EngineRequest::io_uring, 0, Traffic::tls_http1);
+  EXPECT_TRUE(uring.refused);
+  EXPECT_TRUE(contains(uring.reason, "--engine io_uring: only http:// targets (HTTP/1.1, h2c)"))
+      << uring.reason;
+  EXPECT_TRUE(contains(uring.reason, "https runs on epoll")) << uring.reason;
+}
+
+TEST(EngineChoice, Http2OverTlsRunsOnAsioAndRefusesAnExplicitEngine) {
+  const EngineDecision automatic = decide_engine(EngineRequest::automatic, 0, Traffic::h2_tls);
   EXPECT_EQ(automatic.engine, Engine::asio);
   EXPECT_FALSE(automatic.refused);
   for (const EngineRequest request : {EngineRequest::io_uring, EngineRequest::epoll}) {
-    const EngineDecision explicit_engine = decide_engine(request, 0, Traffic::tls);
+    const EngineDecision explicit_engine = decide_engine(request, 0, Traffic::h2_tls);
     EXPECT_TRUE(explicit_engine.refused);
-    EXPECT_TRUE(contains(explicit_engine.reason, "only http:// targets (HTTP/1.1, h2c)"))
+    EXPECT_TRUE(contains(explicit_engine.reason, "HTTP/2 over TLS runs on Asio only"))
         << explicit_engine.reason;
+    EXPECT_TRUE(contains(explicit_engine.reason, to_string(request))) << explicit_engine.reason;
   }
-  EXPECT_FALSE(may_use_io_uring(EngineRequest::automatic, Traffic::tls));
+  EXPECT_FALSE(may_use_io_uring(EngineRequest::automatic, Traffic::h2_tls));
 }
 
 // h2c has no epoll loop of its own: off io_uring it runs on Asio, and is
@@ -109,9 +129,14 @@ TEST(EngineChoice, ThePlanNamesTheEngineThatCarriesIt) {
   }
   plan.target = *parse_target("https://127.0.0.1:8443/", error);
   plan.protocol = Protocol::http2;
-  plan.engine = Engine::io_uring;
-  EXPECT_EQ(plan.traffic(), Traffic::tls);
+  plan.engine = Engine::asio;
+  EXPECT_EQ(plan.traffic(), Traffic::h2_tls);
   EXPECT_EQ(plan.engine_used(), Engine::asio);
+  // A server that chose HTTP/1.1 (--allow-http1): the run is HTTP/1.1 over
+  // TLS, on epoll, whatever was decided for HTTP/2.
+  plan.protocol = Protocol::http1;
+  EXPECT_EQ(plan.traffic(), Traffic::tls_http1);
+  EXPECT_EQ(plan.engine_used(), Engine::epoll);
 }
 
 TEST(EngineChoice, EachProbeErrorHasItsOwnExplanation) {

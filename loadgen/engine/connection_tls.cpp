@@ -1,0 +1,173 @@
+// Connection's HTTP/1.1-over-TLS transport on the worker's epoll loop: OpenSSL
+// reads and writes the socket itself (its socket BIO), as wrk does, instead
+// of Asio's stream, which passes every record through a pair of memory BIOs
+// and a composed operation. On the socket BIO OpenSSL can also hand the
+// record layer to the kernel (kTLS, SSL_OP_ENABLE_KTLS) once the handshake
+// is done, where the kernel has the tls module; elsewhere it encrypts in
+// user space as before. What the response means (parsing, counting, retrying
+// a stale keep-alive connection) stays in connection.cpp.
+//
+// OpenSSL's rule for non-blocking sockets: an operation that wants to read
+// or write is repeated with the same arguments once the socket is ready,
+// and the thread's error queue is empty before each call (it is cleared
+// after every failure here, so no call pays for clearing it on success).
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <cerrno>
+#include <climits>
+
+#include "loadgen/engine/connection.hpp"
+
+namespace kubeload::loadgen {
+namespace {
+
+// The failure an SSL call ended in, and the error queue emptied for the next
+// call on this thread.
+boost::system::error_code take_tls_error(int ssl_error) noexcept {
+  const unsigned long queued = ERR_get_error();
+  ERR_clear_error();
+  if (ssl_error == SSL_ERROR_SYSCALL && queued == 0 && errno != 0) {
+    return {errno, boost::system::system_category()};
+  }
+  if (queued != 0 && ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+    // The peer closed without close_notify: a response delimited by the
+    // end of the connection still ends there (on_read), as over Asio.
+    return asio::ssl::error::stream_truncated;
+  }
+  return {static_cast<int>(queued), asio::error::get_ssl_category()};
+}
+
+}  // namespace
+
+void Connection::start_tls() {
+  ssl_.reset(SSL_new(worker_.tls()->native_handle()));
+  if (!ssl_ || SSL_set_fd(ssl_.get(), plain_.get()) != 1) {
+    return fail(Outcome::connect, take_tls_error(SSL_ERROR_SSL));
+  }
+  const RunPlan& plan = worker_.plan();
+  configure_tls_connection(ssl_.get(), plan.target, host_is_ip_, plan.tls, &tls_session_);
+  // Where the kernel cannot take the records (no tls module) OpenSSL stays
+  // in user space: the option is a wish, not a requirement.
+  SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
+  // A whole response in one recv(2), not a record header and then its body.
+  SSL_set_read_ahead(ssl_.get(), 1);
+  // A request larger than a record goes out record by record, each counted
+  // in bytes_out_ as it leaves.
+  SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE);
+  SSL_set_connect_state(ssl_.get());
+  handshaking_ = true;
+  continue_handshake();
+}
+
+void Connection::continue_handshake() {
+  const int done = SSL_do_handshake(ssl_.get());
+  if (done == 1) {
+    handshaking_ = false;
+    if (const int e = want_writable(false)) return fail(Outcome::connect, system_error(e));
+    tls_handshake_ = true;
+    tls_resumed_ = SSL_session_reused(ssl_.get()) == 1;
+    const Clock::time_point now = Clock::now();
+    timings_.connect_us = micros_between(connect_started_, now);
+    return write_request(now);
+  }
+  const int error = SSL_get_error(ssl_.get(), done);
+  if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+    if (const int e = want_writable(error == SSL_ERROR_WANT_WRITE)) {
+      return fail(Outcome::connect, system_error(e));
+    }
+    return;
+  }
+  const boost::system::error_code ec = take_tls_error(error);
+  // Not offered again: the next connection starts afresh
+  // (configure_tls_connection).
+  tls_session_.reset();
+  fail(Outcome::connect, ec);
+}
+
+void Connection::send_tls() {
+  const std::string& wire = slot_.outgoing->wire;
+  while (unsent_ < wire.size()) {
+    const int sent =
+        SSL_write(ssl_.get(), wire.data() + unsent_,
+                  static_cast<int>(std::min<std::size_t>(wire.size() - unsent_, INT_MAX)));
+    if (sent > 0) {
+      unsent_ += static_cast<std::size_t>(sent);
+      bytes_out_ += static_cast<uint64_t>(sent);
+      continue;
+    }
+    const int error = SSL_get_error(ssl_.get(), sent);
+    if (error != SSL_ERROR_WANT_WRITE && error != SSL_ERROR_WANT_READ) {
+      const boost::system::error_code ec = take_tls_error(error);
+      return fail_later(Outcome::write,
+                        ec.category() == boost::system::system_category() ? ec.value() : EPROTO);
+    }
+    // Repeated from on_tls_event with the same arguments (unsent_ has not
+    // moved); a wish to read is met by the readable events always asked for.
+    sending_ = true;
+    if (const int e = want_writable(error == SSL_ERROR_WANT_WRITE)) {
+      return fail_later(Outcome::write, e);
+    }
+    return;
+  }
+  if (sending_) {
+    sending_ = false;
+    if (const int e = want_writable(false)) return fail_later(Outcome::write, e);
+  }
+  read_response();
+}
+
+void Connection::on_tls_event() {
+  if (handshaking_) return continue_handshake();
+  const uint32_t generation = generation_;
+  if (sending_) {
+    send_tls();
+    if (sending_ || generation != generation_ || !plain_.is_open()) return;
+  }
+  // Room to write was asked for by a read (a key update's answer): it is
+  // repeated now, and asks again if it must.
+  if (const int e = want_writable(false)) return fail(Outcome::read, system_error(e));
+  receive_tls();
+}
+
+void Connection::receive_tls() {
+  // Edge-triggered: read until OpenSSL has nothing left and the socket
+  // would block, or this socket closed (a response that completes may close
+  // it, and its next request open another: that one's events are its own).
+  const uint32_t generation = generation_;
+  while (plain_.is_open() && generation == generation_) {
+    const int received = SSL_read(ssl_.get(), read_buffer_.get(), kReadBufferSize);
+    const int error = received > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_.get(), received);
+    // A post-handshake message (a session ticket, a key update) is taken in
+    // by SSL_read without data for us.
+    if (error == SSL_ERROR_WANT_READ) return;
+    if (error == SSL_ERROR_WANT_WRITE) {
+      // A key update's answer waits for room; what was read stays buffered.
+      if (const int e = want_writable(true)) return fail(Outcome::read, system_error(e));
+      return;
+    }
+    if (!busy_ || !want_read_) {
+      // Between requests: the server closed the kept-alive connection (or
+      // sent what nothing asked for). Closed now, the next request connects.
+      if (error != SSL_ERROR_NONE) take_tls_error(error);
+      return close();
+    }
+    want_read_ = false;
+    if (error == SSL_ERROR_ZERO_RETURN) return on_read(asio::error::eof, nullptr, 0);
+    if (error != SSL_ERROR_NONE) return on_read(take_tls_error(error), nullptr, 0);
+    on_read({}, read_buffer_.get(), static_cast<std::size_t>(received));
+  }
+}
+
+int Connection::want_writable(bool writable) noexcept {
+  if (writable == writable_wanted_) return 0;
+  writable_wanted_ = writable;
+  // Readable always; room to write only while something waits for it (not
+  // on every ACK).
+  const uint32_t events =
+      EPOLLIN | EPOLLRDHUP | EPOLLET | (writable ? static_cast<uint32_t>(EPOLLOUT) : 0U);
+  return worker_.event_loop()->modify(plain_.get(), events, owner());
+}
+
+}  // namespace kubeload::loadgen
