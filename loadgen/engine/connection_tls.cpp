@@ -48,9 +48,9 @@ void Connection::start_tls() {
   }
   const RunPlan& plan = worker_.plan();
   configure_tls_connection(ssl_.get(), plan.target, host_is_ip_, plan.tls, &tls_session_);
-  // Where the kernel cannot take the records (no tls module) OpenSSL stays
-  // in user space: the option is a wish, not a requirement.
-  SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
+  // The records to the kernel after the handshake, where it can take them;
+  // OpenSSL stays in user space when the kernel refuses this connection.
+  if (kernel_tls_available()) SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
   // A whole response in one recv(2), not a record header and then its body.
   SSL_set_read_ahead(ssl_.get(), 1);
   // A request larger than a record goes out record by record, each counted

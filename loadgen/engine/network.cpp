@@ -1,9 +1,15 @@
 #include "loadgen/engine/network.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
+#include <sys/socket.h>
 
+#include <cerrno>
 #include <stdexcept>
+
+#include "loadgen/engine/event_loop.hpp"
 
 namespace kubeload::loadgen {
 namespace {
@@ -226,6 +232,20 @@ void configure_tls_connection(SSL* ssl, const Target& target, bool host_is_ip,
       if (version != 0 && version < TLS1_3_VERSION) SSL_set_max_proto_version(ssl, version);
     }
   }
+}
+
+bool kernel_tls_available() noexcept {
+  static const bool available = [] {
+    const UniqueFd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!probe.is_open()) return false;
+    // A kernel with the tls module refuses it on a socket that is not
+    // connected (ENOTCONN, net/tls/tls_main.c); one without it, or that
+    // may not load it here, says it has no such protocol (ENOENT).
+    constexpr char kTls[] = "tls";
+    if (::setsockopt(probe.get(), IPPROTO_TCP, TCP_ULP, kTls, sizeof kTls - 1) == 0) return true;
+    return errno != ENOENT;
+  }();
+  return available;
 }
 
 TargetAccess prepare_target(const RunPlan& plan, const TargetPolicy* policy) {

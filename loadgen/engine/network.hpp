@@ -66,4 +66,11 @@ using SslSession = std::unique_ptr<SSL_SESSION, SslSessionFree>;
 void configure_tls_connection(SSL* ssl, const Target& target, bool host_is_ip,
                               const TlsOptions& options, SslSession* keep);
 
+// Whether this kernel can take a TLS connection's records (the tls upper
+// layer protocol, kTLS; loaded on demand where the kernel may load it).
+// Asked once per process, on a socket that never connects: OpenSSL's
+// SSL_OP_ENABLE_KTLS is set only where it can succeed, since each attempt
+// costs a connection failing system calls and a flush of its own.
+bool kernel_tls_available() noexcept;
+
 }  // namespace kubeload::loadgen
