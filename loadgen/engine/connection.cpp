@@ -183,10 +183,17 @@ void Connection::send_plain(std::size_t offset) {
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return fail_later(Outcome::write, errno);
     unsent_ = offset;
-    sending_ = true;
-    if (const int e = want_writable(true)) return fail_later(Outcome::write, e);
-    return;
+    return wait_to_send(true);
   }
+  request_sent();
+}
+
+void Connection::wait_to_send(bool writable) {
+  sending_ = true;
+  if (const int e = want_writable(writable)) fail_later(Outcome::write, e);
+}
+
+void Connection::request_sent() {
   if (sending_) {
     sending_ = false;
     if (const int e = want_writable(false)) return fail_later(Outcome::write, e);

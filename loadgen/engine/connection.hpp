@@ -103,6 +103,10 @@ class Connection {
   // Asks for EPOLLOUT events (or no more of them) besides the readable
   // ones; an errno when the loop refused.
   int want_writable(bool writable) noexcept;
+  // HTTP/1.1 on epoll: the request waits for the socket (for room to write
+  // when `writable`), or went out whole and its response is awaited.
+  void wait_to_send(bool writable);
+  void request_sent();
   // Plain HTTP/1.1 on io_uring (connection_uring.cpp): as connect_plain,
   // send_plain and receive, with completions instead of readiness.
   void connect_uring(std::size_t first, int error);

@@ -105,17 +105,9 @@ void Connection::send_tls() {
     }
     // Repeated from on_tls_event with the same arguments (unsent_ has not
     // moved); a wish to read is met by the readable events always asked for.
-    sending_ = true;
-    if (const int e = want_writable(error == SSL_ERROR_WANT_WRITE)) {
-      return fail_later(Outcome::write, e);
-    }
-    return;
+    return wait_to_send(error == SSL_ERROR_WANT_WRITE);
   }
-  if (sending_) {
-    sending_ = false;
-    if (const int e = want_writable(false)) return fail_later(Outcome::write, e);
-  }
-  read_response();
+  request_sent();
 }
 
 void Connection::on_tls_event() {

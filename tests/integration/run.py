@@ -680,6 +680,17 @@ def check_nginx_https_server_ends_keepalive_exactly(env):
            f"loadgen: {tls}; nginx: {connections} connections, {resumed_at_nginx} resumed")
 
 
+def expect_all_succeeded(result, requests, read_by_server=None):
+    """`requests` answered without a failure; and as many read by the server,
+    when it counted them."""
+    expect(result["requests"] == requests and result["failures"] == 0,
+           f"requests {result['requests']} (want {requests}), failures {result['failures']}: "
+           f"{result['errors']}")
+    if read_by_server is not None:
+        expect(read_by_server == requests,
+               f"the server read {read_by_server} requests, want {requests}")
+
+
 class running_tls_peer:
     """A TlsPeer with the nginx fixture's certificate, for one check."""
 
@@ -710,9 +721,7 @@ def check_tls_request_body_bytes_exact(env):
                                          peer.url("/count")], timeout_s=120)
         requests, received = peer.counts()
     result = report["result"]
-    expect(result["requests"] == 6 and result["failures"] == 0,
-           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
-    expect(requests == 6, f"the peer read {requests} requests, want 6")
+    expect_all_succeeded(result, 6, requests)
     expect(result["bytesSent"] == received and received > 6 * body_bytes,
            f"bytesSent {result['bytesSent']}, the peer read {received} bytes")
 
@@ -739,8 +748,7 @@ def check_tls_response_ended_by_close_without_close_notify(env):
         _, report = loadgen_report(env, ["--cacert", env.nginx.ca_cert, "-n", "10", "-c", "2",
                                          peer.url("/close-delimited")], timeout_s=30)
     result = report["result"]
-    expect(result["requests"] == 10 and result["failures"] == 0,
-           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
+    expect_all_succeeded(result, 10)
     body = len(TlsPeer.CLOSE_DELIMITED_BODY)
     expect(result["bodyBytesReceived"] == 10 * body,
            f"bodyBytesReceived {result['bodyBytesReceived']}, want {10 * body}")
@@ -758,9 +766,7 @@ def check_tls_kept_alive_connection_closed_by_the_server(env):
                                          peer.url("/close-after")], timeout_s=30)
         requests, _ = peer.counts()
     result = report["result"]
-    expect(result["requests"] == 30 and result["failures"] == 0,
-           f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
-    expect(requests == 30, f"the server read {requests} requests, want 30")
+    expect_all_succeeded(result, 30, requests)
     expect(result["tls"]["handshakes"] == 30, f"tls {result['tls']}: want a handshake a request")
 
 
