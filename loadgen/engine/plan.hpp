@@ -140,8 +140,6 @@ struct RunPlan {
   Engine engine = Engine::epoll;
 
   bool http2() const noexcept { return protocol != Protocol::http1; }
-  // HTTP/1.1 over TCP: what our epoll loop carries.
-  bool plain_http1() const noexcept { return !http2() && !target.tls(); }
   Traffic traffic() const noexcept {
     if (target.tls()) return http2() ? Traffic::h2_tls : Traffic::tls_http1;
     return http2() ? Traffic::h2c : Traffic::plain_http1;
