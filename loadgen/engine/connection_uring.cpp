@@ -12,6 +12,17 @@
 #include "loadgen/engine/connection.hpp"
 
 namespace kubeload::loadgen {
+namespace {
+
+// A request this small the kernel takes whole at once: HTTP/1.1 sends a
+// request only once the answer before it came whole, so nothing of ours is
+// unsent on the socket then (that answer acknowledged it), and the socket's
+// send buffer is never below this (tcp_wmem's minimum, 4 KiB). A larger one
+// (a request body) may wait for the server to read: its completion must
+// end the wait (UringLoop::send_request).
+constexpr std::size_t kSentAtOnce = 4096;
+
+}  // namespace
 
 void Connection::connect_uring(std::size_t first, int error) {
   const std::vector<tcp::endpoint>& endpoints = worker_.endpoints();
@@ -74,7 +85,12 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
 void Connection::send_uring() {
   const std::string& wire = slot_.outgoing->wire;
   sending_ = true;
-  worker_.uring_loop()->send(index_, wire.data() + unsent_, wire.size() - unsent_, owner());
+  UringLoop& ring = *worker_.uring_loop();
+  if (unsent_ == 0 && wire.size() <= kSentAtOnce) {
+    ring.send_request(index_, wire.data(), wire.size(), owner());
+  } else {
+    ring.send(index_, wire.data() + unsent_, wire.size() - unsent_, owner());
+  }
   // The response may arrive before the send's completion is handled (both
   // come in one batch): the request is answerable from now on.
   read_response();

@@ -14,9 +14,12 @@
 namespace kubeload::loadgen {
 namespace {
 
-// user_data: the operation (0: none, its completion is dropped), the
-// connection's index and its socket's generation.
+// user_data: the operation (0: none, its completion is dropped), whether it
+// is a request's send (send_request), the connection's index and its
+// socket's generation.
 constexpr int kOpShift = 56;
+constexpr uint64_t kOpMask = 0x7f;
+constexpr uint64_t kRequestSend = uint64_t{1} << 63;
 constexpr int kIndexShift = 32;
 constexpr uint64_t kIndexMask = (uint64_t{1} << 24) - 1;
 constexpr uint64_t kNoCompletion = 0;
@@ -227,12 +230,24 @@ void UringLoop::adopt(uint32_t slot, int socket) {
 }
 
 void UringLoop::send(uint32_t slot, const char* data, std::size_t size, SocketOwner owner) {
+  queue_send(slot, data, size, user_data(Op::send, owner), 0);
+}
+
+void UringLoop::send_request(uint32_t slot, const char* data, std::size_t size, SocketOwner owner) {
+  // MSG_WAITALL: a short send would complete before the rest went, and the
+  // rest then wait for the wait this send no longer ends.
+  queue_send(slot, data, size, user_data(Op::send, owner) | kRequestSend, MSG_WAITALL);
+  ++requests_sending_;
+}
+
+void UringLoop::queue_send(uint32_t slot, const char* data, std::size_t size,
+                           uint64_t data_for_completion, int flags) {
   check_slot(slot);
   io_uring_sqe* sqe = next_sqe();
   // MSG_NOSIGNAL: a peer that closed is an error completion, not SIGPIPE.
-  io_uring_prep_send(sqe, -1, data, size, MSG_NOSIGNAL);
+  io_uring_prep_send(sqe, -1, data, size, MSG_NOSIGNAL | flags);
   target(sqe, slot);
-  io_uring_sqe_set_data64(sqe, user_data(Op::send, owner));
+  io_uring_sqe_set_data64(sqe, data_for_completion);
 }
 
 void UringLoop::receive(uint32_t slot, SocketOwner owner) {
@@ -246,13 +261,18 @@ void UringLoop::receive(uint32_t slot, SocketOwner owner) {
 }
 
 void UringLoop::cancel(Op op, SocketOwner owner) {
-  io_uring_sqe* sqe = next_sqe();
-  // By user_data, not by descriptor: the socket may be closed (its number
-  // reused) by the time the cancel runs. Nothing to cancel (it completed
-  // meanwhile) is -ENOENT, a completion that is dropped.
-  io_uring_prep_cancel64(sqe, user_data(op, owner), 0);
-  io_uring_sqe_set_data64(sqe, kNoCompletion);
-  sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+  const auto cancel_one = [this](uint64_t data) {
+    io_uring_sqe* sqe = next_sqe();
+    // By user_data, not by descriptor: the socket may be closed (its number
+    // reused) by the time the cancel runs. Nothing to cancel (it completed
+    // meanwhile) is -ENOENT, a completion that is dropped.
+    io_uring_prep_cancel64(sqe, data, 0);
+    io_uring_sqe_set_data64(sqe, kNoCompletion);
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+  };
+  cancel_one(user_data(op, owner));
+  // Either kind of send: the caller knows only that it sent.
+  if (op == Op::send) cancel_one(user_data(op, owner) | kRequestSend);
 }
 
 void UringLoop::close(uint32_t slot) noexcept {
@@ -301,8 +321,10 @@ void UringLoop::recycle(uint16_t buffer) noexcept {
 
 void UringLoop::dispatch(const io_uring_cqe& cqe) {
   const uint64_t data = cqe.user_data;
-  const auto op = static_cast<Op>(data >> kOpShift);
   if (data == kNoCompletion) return;
+  const auto op = static_cast<Op>((data >> kOpShift) & kOpMask);
+  // Counted whatever its generation: the wait counts every one in flight.
+  if ((data & kRequestSend) != 0) --requests_sending_;
   const SocketOwner owner{static_cast<uint32_t>((data >> kIndexShift) & kIndexMask),
                           static_cast<uint32_t>(data)};
   Completion done;
@@ -335,10 +357,15 @@ void UringLoop::run_posted() {
   running_.clear();
 }
 
+unsigned UringLoop::completions_to_wait_for() const noexcept {
+  return 1 + std::min(requests_sending_, ring_.ring.cq.ring_entries / 2);
+}
+
 void UringLoop::run() {
   while (!stopped_) {
     // One io_uring_enter(2): what this iteration prepared goes out, and the
-    // wait ends at the first completion or the earliest alarm.
+    // wait ends at the first completion (not counting requests' sends) or
+    // the earliest alarm.
     int e = 0;
     if (!posted_.empty()) {
       e = io_uring_submit(&ring_.ring);
@@ -346,7 +373,7 @@ void UringLoop::run() {
       const Clock::time_point earliest = *std::min_element(alarms_.begin(), alarms_.end());
       io_uring_cqe* first = nullptr;
       if (earliest == Clock::time_point::max()) {
-        e = io_uring_submit_and_wait(&ring_.ring, 1);
+        e = io_uring_submit_and_wait(&ring_.ring, completions_to_wait_for());
       } else {
         const int64_t nanoseconds = std::max<int64_t>(
             0,
@@ -354,7 +381,8 @@ void UringLoop::run() {
         __kernel_timespec timeout{};
         timeout.tv_sec = nanoseconds / 1'000'000'000;
         timeout.tv_nsec = nanoseconds % 1'000'000'000;
-        e = io_uring_submit_and_wait_timeout(&ring_.ring, &first, 1, &timeout, nullptr);
+        e = io_uring_submit_and_wait_timeout(&ring_.ring, &first, completions_to_wait_for(),
+                                             &timeout, nullptr);
       }
     }
     // ETIME: the alarm's time came; EINTR: a signal; EBUSY: completions

@@ -80,6 +80,18 @@ class UringLoop {
   // not for the hot path).
   void adopt(uint32_t slot, int socket);
   void send(uint32_t slot, const char* data, std::size_t size, SocketOwner owner);
+  // A request whose answer comes through the socket's receive: the wait
+  // does not end for its send's completion alone, only with one completion
+  // more, so a request and its answer cost one io_uring_enter(2) between
+  // them, not two (the send completes during the submission, and that
+  // completion would end the wait at once). It still completes as Op::send,
+  // once, and only whole or failed (MSG_WAITALL): a failure carries the
+  // bytes that went, as a short send does. Only for a send the peer cannot
+  // hold up, one the kernel takes whole at once. One held up anyway keeps
+  // the wait going one completion longer (or until the next alarm), and the
+  // kernel goes on with it only when the wait ends (DEFER_TASKRUN): it
+  // crawls along with the worker's tick.
+  void send_request(uint32_t slot, const char* data, std::size_t size, SocketOwner owner);
   // A multishot receive: a completion per arrival until the end of the
   // stream, an error, or a completion without `more` (then arm it again).
   void receive(uint32_t slot, SocketOwner owner);
@@ -138,7 +150,11 @@ class UringLoop {
   void target(io_uring_sqe* sqe, uint32_t slot) const noexcept;
   // Throws for a slot beyond the connections (a caller's mistake).
   void check_slot(uint32_t slot) const;
+  void queue_send(uint32_t slot, const char* data, std::size_t size, uint64_t user_data, int flags);
   void dispatch(const io_uring_cqe& cqe);
+  // How many completions end the wait: one, plus each request's send not
+  // yet completed (send_request), up to what the completion queue holds.
+  unsigned completions_to_wait_for() const noexcept;
   void recycle(uint16_t buffer) noexcept;
   void fire_due_alarms();
   void run_posted();
@@ -163,6 +179,7 @@ class UringLoop {
   CompletionHandler on_completion_;
   AlarmHandler on_alarm_;
   std::array<Clock::time_point, kAlarms> alarms_;
+  unsigned requests_sending_ = 0;  // send_request()s whose completion has not been handled
   std::vector<std::function<void()>> posted_;
   std::vector<std::function<void()>> running_;
   bool stopped_ = false;

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -231,6 +232,106 @@ TEST(UringLoop, SendAndConnectCompleteWithTheirResults) {
   char request[64] = {};
   EXPECT_EQ(::recv(peer.get(), request, sizeof request, 0),
             static_cast<ssize_t>(sizeof kRequest - 1));
+}
+
+// A request's send completes while it is submitted; were that the end of
+// the wait, every request would cost a second io_uring_enter to wait for its
+// answer. Its completion comes in one batch with the answer instead: a
+// callback posted when the send completes (posted callbacks run after each
+// batch) runs only after the answer was handled.
+TEST(UringLoop, ARequestsSendCompletesInOneBatchWithItsAnswer) {
+  SKIP_WITHOUT_IO_URING();
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  UniqueFd ours(pair[0]);
+  UniqueFd peer(pair[1]);
+  static constexpr char kRequest[] = "GET / HTTP/1.1\r\n\r\n";
+  // The server answers a while after it read the request: long after the
+  // send completed.
+  std::thread server([&peer] {
+    char request[64];
+    if (::recv(peer.get(), request, sizeof request, 0) <= 0) return;
+    std::this_thread::sleep_for(milliseconds(30));
+    ::send(peer.get(), "answer", 6, 0);
+  });
+  std::vector<std::string> events;
+  UringLoop* loop_ptr = nullptr;
+  UringLoop loop(
+      [&](SocketOwner, const UringLoop::Completion& done) {
+        if (done.op == UringLoop::Op::send) {
+          events.push_back("sent " + std::to_string(done.result));
+          loop_ptr->post([&] { events.push_back("batch ended"); });
+        } else {
+          events.push_back("answer " + std::string(done.data.data(), done.data.size()));
+          loop_ptr->stop();
+        }
+      },
+      [&](std::size_t) { loop_ptr->stop(); }, 4);
+  loop_ptr = &loop;
+  loop.start();
+  loop.adopt(1, ours.release());
+  loop.receive(1, {1, 1});
+  loop.send_request(1, kRequest, sizeof kRequest - 1, {1, 1});
+  loop.set_alarm(0, Clock::now() + std::chrono::seconds(2));  // a bound, not the test
+  loop.run();
+  server.join();
+  EXPECT_EQ(events, (std::vector<std::string>{"sent 18", "answer answer"}));
+}
+
+// send_request() is for a send the peer cannot hold up. One that is held up
+// anyway (a peer that does not read) keeps the wait going, and with it the
+// kernel's work on the send, until the next completion or alarm: the
+// worker's tick (every 10 ms) keeps it going. Its completion comes once,
+// whole (MSG_WAITALL), after the peer read it all.
+TEST(UringLoop, ARequestsSendHeldUpByThePeerGoesOnWithTheAlarms) {
+  SKIP_WITHOUT_IO_URING();
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  UniqueFd ours(pair[0]);
+  UniqueFd peer(pair[1]);
+  const timeval bound{2, 0};  // the reader must fail, not hang
+  ::setsockopt(peer.get(), SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+  const std::string body(4 << 20, 'x');  // far more than the socket buffers hold
+  enum Alarm : std::size_t { peer_reads, tick, give_up };
+  std::vector<Seen> seen;
+  std::size_t seen_when_peer_reads = 99;
+  std::thread reader;
+  std::size_t read = 0;
+  UringLoop* loop_ptr = nullptr;
+  UringLoop loop(
+      [&](SocketOwner owner, const UringLoop::Completion& done) {
+        seen.push_back({owner, done.op, done.result, done.more, {}});
+      },
+      [&](std::size_t alarm) {
+        if (alarm == give_up || !seen.empty()) return loop_ptr->stop();
+        if (alarm == peer_reads) {
+          seen_when_peer_reads = seen.size();
+          reader = std::thread([&] {
+            std::string buffer(1 << 16, '\0');
+            while (read < body.size()) {
+              const ssize_t n = ::recv(peer.get(), buffer.data(), buffer.size(), 0);
+              if (n <= 0) return;
+              read += static_cast<std::size_t>(n);
+            }
+          });
+        }
+        loop_ptr->set_alarm(tick, Clock::now() + milliseconds(10));
+      },
+      4);
+  loop_ptr = &loop;
+  loop.start();
+  loop.adopt(2, ours.release());
+  loop.send_request(2, body.data(), body.size(), {2, 5});
+  loop.set_alarm(peer_reads, Clock::now() + milliseconds(50));
+  loop.set_alarm(give_up, Clock::now() + std::chrono::seconds(5));
+  loop.run();
+  if (reader.joinable()) reader.join();
+  EXPECT_EQ(seen_when_peer_reads, 0u);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].op, UringLoop::Op::send);
+  EXPECT_EQ(seen[0].result, static_cast<int>(body.size()));
+  EXPECT_EQ(seen[0].owner.generation, 5u);
+  EXPECT_EQ(read, body.size());
 }
 
 // Where the probe lets io_uring be used (6.0 and later), the ring registers
