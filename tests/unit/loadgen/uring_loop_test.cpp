@@ -58,6 +58,16 @@ struct Listener {
   }
 };
 
+// A connected pair of stream sockets: ours for the ring, the peer's for the
+// test to play the server.
+bool connected_pair(UniqueFd& ours, UniqueFd& peer) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return false;
+  ours.reset(pair[0]);
+  peer.reset(pair[1]);
+  return true;
+}
+
 std::size_t open_descriptors() {
   return static_cast<std::size_t>(std::distance(
       std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{}));
@@ -113,10 +123,9 @@ TEST(UringLoop, PostedCallbacksRunAfterTheCallerReturns) {
 
 TEST(UringLoop, AMultishotReceiveDeliversEveryArrivalWithItsOwnerUntilTheEndOfTheStream) {
   SKIP_WITHOUT_IO_URING();
-  int pair[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  UniqueFd ours(pair[0]);
-  UniqueFd peer(pair[1]);
+  UniqueFd ours;
+  UniqueFd peer;
+  ASSERT_TRUE(connected_pair(ours, peer));
   std::vector<Seen> seen;
   UringLoop* loop_ptr = nullptr;
   UringLoop loop(
@@ -156,9 +165,9 @@ TEST(UringLoop, AMultishotReceiveDeliversEveryArrivalWithItsOwnerUntilTheEndOfTh
 // generation, so the connection can tell it from its new socket's.
 TEST(UringLoop, ACancelledReceiveCompletesWithItsOwnGenerationAndTheSocketCloses) {
   SKIP_WITHOUT_IO_URING();
-  int pair[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  UniqueFd peer(pair[1]);
+  UniqueFd ours;
+  UniqueFd peer;
+  ASSERT_TRUE(connected_pair(ours, peer));
   std::vector<Seen> seen;
   UringLoop* loop_ptr = nullptr;
   UringLoop loop(
@@ -170,7 +179,7 @@ TEST(UringLoop, ACancelledReceiveCompletesWithItsOwnGenerationAndTheSocketCloses
   loop_ptr = &loop;
   loop.start();
   const SocketOwner old_owner{0, 1};
-  loop.adopt(0, pair[0]);
+  loop.adopt(0, ours.release());
   loop.receive(0, old_owner);
   loop.cancel(UringLoop::Op::receive, old_owner);
   loop.close(0);
@@ -189,10 +198,9 @@ TEST(UringLoop, ACancelledReceiveCompletesWithItsOwnGenerationAndTheSocketCloses
 
 TEST(UringLoop, SendAndConnectCompleteWithTheirResults) {
   SKIP_WITHOUT_IO_URING();
-  int pair[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  UniqueFd ours(pair[0]);
-  UniqueFd peer(pair[1]);
+  UniqueFd ours;
+  UniqueFd peer;
+  ASSERT_TRUE(connected_pair(ours, peer));
   std::vector<Seen> seen;
   UringLoop* loop_ptr = nullptr;
   UringLoop loop(
@@ -241,10 +249,9 @@ TEST(UringLoop, SendAndConnectCompleteWithTheirResults) {
 // batch) runs only after the answer was handled.
 TEST(UringLoop, ARequestsSendCompletesInOneBatchWithItsAnswer) {
   SKIP_WITHOUT_IO_URING();
-  int pair[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  UniqueFd ours(pair[0]);
-  UniqueFd peer(pair[1]);
+  UniqueFd ours;
+  UniqueFd peer;
+  ASSERT_TRUE(connected_pair(ours, peer));
   static constexpr char kRequest[] = "GET / HTTP/1.1\r\n\r\n";
   // The server answers a while after it read the request: long after the
   // send completed.
@@ -285,10 +292,9 @@ TEST(UringLoop, ARequestsSendCompletesInOneBatchWithItsAnswer) {
 // whole (MSG_WAITALL), after the peer read it all.
 TEST(UringLoop, ARequestsSendHeldUpByThePeerGoesOnWithTheAlarms) {
   SKIP_WITHOUT_IO_URING();
-  int pair[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  UniqueFd ours(pair[0]);
-  UniqueFd peer(pair[1]);
+  UniqueFd ours;
+  UniqueFd peer;
+  ASSERT_TRUE(connected_pair(ours, peer));
   const timeval bound{2, 0};  // the reader must fail, not hang
   ::setsockopt(peer.get(), SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
   const std::string body(4 << 20, 'x');  // far more than the socket buffers hold
@@ -445,10 +451,10 @@ TEST(UringLoop, WhereTheKernelRefusesTheTableTheSlotsHoldDescriptorsAndWorkTheSa
   EXPECT_EQ(loop.registered_files_error(), EMFILE);
   loop.start();
 
-  int pair[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  UniqueFd peer(pair[1]);
-  loop.adopt(999, pair[0]);
+  UniqueFd ours;
+  UniqueFd peer;
+  ASSERT_TRUE(connected_pair(ours, peer));
+  loop.adopt(999, ours.release());
   loop.receive(999, {999, 4});
   ASSERT_EQ(::send(peer.get(), "data", 4, 0), 4);
   loop.run();
