@@ -134,7 +134,7 @@ void Connection::on_socket_event(uint32_t generation, uint32_t events) {
     if (const int e = want_writable(false)) return fail(Outcome::connect, system_error(e));
     return on_connected();
   }
-  if (ssl_) return on_tls_event();
+  if (ssl_) return on_tls_event(events);
   if (sending_) {
     // What arrives while the request goes out (an early answer, the peer's
     // close) is read once it went: its event comes only once.

@@ -98,8 +98,9 @@ class Connection {
   void start_tls();
   void continue_handshake();
   void send_tls();
-  void on_tls_event();
-  void receive_tls();
+  void on_tls_event(uint32_t events);
+  // `peer_closed`: the event said so; the socket is then read to its end.
+  void receive_tls(bool peer_closed);
   // Asks for EPOLLOUT events (or no more of them) besides the readable
   // ones; an errno when the loop refused.
   int want_writable(bool writable) noexcept;
@@ -176,6 +177,9 @@ class Connection {
   bool retried_ = false;  // resent once after a stale keep-alive connection
   bool tls_handshake_ = false;
   bool tls_resumed_ = false;
+  // OpenSSL's last read(2) on the socket took all there was (it came back
+  // short, or would block): noted by the socket BIO's callback.
+  bool tls_socket_drained_ = false;
   const bool host_is_ip_;
   SslSession tls_session_;  // the last session the server issued, for the next handshake
   bool counted_open_ = false;

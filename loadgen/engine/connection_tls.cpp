@@ -12,11 +12,15 @@
 // and the thread's error queue is empty before each call (it is cleared
 // after every failure here, so no call pays for clearing it on success).
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <sys/epoll.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstddef>
+#include <utility>
 
 #include "loadgen/engine/connection.hpp"
 
@@ -39,6 +43,19 @@ boost::system::error_code take_tls_error(int ssl_error) noexcept {
   return {static_cast<int>(queued), asio::error::get_ssl_category()};
 }
 
+// The socket BIO's callback: whether its last read(2) took all the socket
+// had, as a short recv(2) tells the plain path (Connection::receive).
+// Watched on OpenSSL's own socket BIO rather than through a BIO of ours in
+// front of it, which would hide the socket from kTLS.
+long note_socket_read(BIO* bio, int operation, const char*, std::size_t asked, int, long, int ret,
+                      std::size_t* read) {
+  if (operation == (BIO_CB_READ | BIO_CB_RETURN)) {
+    *reinterpret_cast<bool*>(BIO_get_callback_arg(bio)) =
+        ret > 0 ? *read < asked : BIO_should_retry(bio) != 0;
+  }
+  return ret;
+}
+
 }  // namespace
 
 void Connection::start_tls() {
@@ -46,6 +63,9 @@ void Connection::start_tls() {
   if (!ssl_ || SSL_set_fd(ssl_.get(), plain_.get()) != 1) {
     return fail(Outcome::connect, take_tls_error(SSL_ERROR_SSL));
   }
+  BIO* socket_bio = SSL_get_rbio(ssl_.get());
+  BIO_set_callback_arg(socket_bio, reinterpret_cast<char*>(&tls_socket_drained_));
+  BIO_set_callback_ex(socket_bio, note_socket_read);
   const RunPlan& plan = worker_.plan();
   configure_tls_connection(ssl_.get(), plan.target, host_is_ip_, plan.tls, &tls_session_);
   // The records to the kernel after the handshake, where it can take them;
@@ -110,23 +130,28 @@ void Connection::send_tls() {
   request_sent();
 }
 
-void Connection::on_tls_event() {
+void Connection::on_tls_event(uint32_t events) {
   if (handshaking_) return continue_handshake();
   const uint32_t generation = generation_;
   if (sending_) {
+    // As on the plain path: what came meanwhile (the peer's close) is read
+    // once the request went.
+    events_while_sending_ |= events;
     send_tls();
     if (sending_ || generation != generation_ || !plain_.is_open()) return;
+    events = std::exchange(events_while_sending_, 0);
   }
   // Room to write was asked for by a read (a key update's answer): it is
   // repeated now, and asks again if it must.
   if (const int e = want_writable(false)) return fail(Outcome::read, system_error(e));
-  receive_tls();
+  receive_tls((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
 }
 
-void Connection::receive_tls() {
-  // Edge-triggered: read until OpenSSL has nothing left and the socket
-  // would block, or this socket closed (a response that completes may close
-  // it, and its next request open another: that one's events are its own).
+void Connection::receive_tls(bool peer_closed) {
+  // Edge-triggered: read until OpenSSL has nothing left and the socket has
+  // nothing more (a short read, or one that would block), or this socket
+  // closed (a response that completes may close it, and its next request
+  // open another: that one's events are its own).
   const uint32_t generation = generation_;
   while (plain_.is_open() && generation == generation_) {
     const int received = SSL_read(ssl_.get(), read_buffer_.get(), kReadBufferSize);
@@ -149,6 +174,10 @@ void Connection::receive_tls() {
     if (error == SSL_ERROR_ZERO_RETURN) return on_read(asio::error::eof, nullptr, 0);
     if (error != SSL_ERROR_NONE) return on_read(take_tls_error(error), nullptr, 0);
     on_read({}, read_buffer_.get(), static_cast<std::size_t>(received));
+    if (generation != generation_ || !plain_.is_open()) return;
+    // All there was is read: what comes next is a new event. Saves the
+    // read(2) that would find the socket empty, one per response.
+    if (tls_socket_drained_ && !peer_closed && SSL_has_pending(ssl_.get()) == 0) return;
   }
 }
 

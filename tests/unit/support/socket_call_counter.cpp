@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -19,6 +21,17 @@ thread_local uint64_t epoll_waited = 0;
 template <typename Function>
 Function next_definition(const char* name) {
   return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+}
+
+bool is_socket(int fd) {
+  struct stat status {};
+  return ::fstat(fd, &status) == 0 && S_ISSOCK(status.st_mode);
+}
+
+// `error`: the call's errno, which fstat(2) must not hide.
+void count_receive(ssize_t result, int error) {
+  ++received;
+  if (result < 0 && (error == EAGAIN || error == EWOULDBLOCK)) ++received_nothing;
 }
 }  // namespace
 
@@ -62,13 +75,32 @@ extern "C" ssize_t recv(int socket, void* buffer, size_t length, int flags) {
   using Receive = ssize_t (*)(int, void*, size_t, int);
   static const Receive next = next_definition<Receive>("recv");
   const ssize_t result = next(socket, buffer, length, flags);
+  if (counting) count_receive(result, errno);
+  return result;
+}
+
+// Other descriptors (files, the worker's timerfd) are not counted.
+extern "C" ssize_t read(int fd, void* buffer, size_t length) {
+  using Read = ssize_t (*)(int, void*, size_t);
+  static const Read next = next_definition<Read>("read");
+  const ssize_t result = next(fd, buffer, length);
   if (counting) {
     const int error = errno;
-    ++received;
-    if (result < 0 && (error == EAGAIN || error == EWOULDBLOCK)) ++received_nothing;
+    if (is_socket(fd)) count_receive(result, error);
     errno = error;
   }
   return result;
+}
+
+extern "C" ssize_t write(int fd, const void* buffer, size_t length) {
+  using Write = ssize_t (*)(int, const void*, size_t);
+  static const Write next = next_definition<Write>("write");
+  if (counting) {
+    const int error = errno;
+    if (is_socket(fd)) ++sent;
+    errno = error;
+  }
+  return next(fd, buffer, length);
 }
 
 extern "C" int epoll_ctl(int set, int operation, int fd, epoll_event* event) {
