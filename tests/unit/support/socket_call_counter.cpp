@@ -64,14 +64,20 @@ uint64_t SocketCallCounter::epoll_waits() const {
 }
 }  // namespace kubeload::testing
 
-extern "C" ssize_t send(int socket, const void* buffer, size_t length, int flags) {
+// Each is visible outside this binary even where the build hides its
+// symbols (the sanitizer builds): libssl's read(2) and write(2) must bind to
+// these too.
+
+extern "C" [[gnu::visibility("default")]] ssize_t send(int socket, const void* buffer,
+                                                       size_t length, int flags) {
   using Send = ssize_t (*)(int, const void*, size_t, int);
   static const Send next = next_definition<Send>("send");
   if (counting) ++sent;
   return next(socket, buffer, length, flags);
 }
 
-extern "C" ssize_t recv(int socket, void* buffer, size_t length, int flags) {
+extern "C" [[gnu::visibility("default")]] ssize_t recv(int socket, void* buffer, size_t length,
+                                                       int flags) {
   using Receive = ssize_t (*)(int, void*, size_t, int);
   static const Receive next = next_definition<Receive>("recv");
   const ssize_t result = next(socket, buffer, length, flags);
@@ -80,7 +86,7 @@ extern "C" ssize_t recv(int socket, void* buffer, size_t length, int flags) {
 }
 
 // Other descriptors (files, the worker's timerfd) are not counted.
-extern "C" ssize_t read(int fd, void* buffer, size_t length) {
+extern "C" [[gnu::visibility("default")]] ssize_t read(int fd, void* buffer, size_t length) {
   using Read = ssize_t (*)(int, void*, size_t);
   static const Read next = next_definition<Read>("read");
   const ssize_t result = next(fd, buffer, length);
@@ -92,7 +98,7 @@ extern "C" ssize_t read(int fd, void* buffer, size_t length) {
   return result;
 }
 
-extern "C" ssize_t write(int fd, const void* buffer, size_t length) {
+extern "C" [[gnu::visibility("default")]] ssize_t write(int fd, const void* buffer, size_t length) {
   using Write = ssize_t (*)(int, const void*, size_t);
   static const Write next = next_definition<Write>("write");
   if (counting) {
@@ -103,14 +109,16 @@ extern "C" ssize_t write(int fd, const void* buffer, size_t length) {
   return next(fd, buffer, length);
 }
 
-extern "C" int epoll_ctl(int set, int operation, int fd, epoll_event* event) {
+extern "C" [[gnu::visibility("default")]] int epoll_ctl(int set, int operation, int fd,
+                                                        epoll_event* event) {
   using Change = int (*)(int, int, int, epoll_event*);
   static const Change next = next_definition<Change>("epoll_ctl");
   if (counting) ++epoll_changed;
   return next(set, operation, fd, event);
 }
 
-extern "C" int epoll_wait(int set, epoll_event* events, int most, int timeout) {
+extern "C" [[gnu::visibility("default")]] int epoll_wait(int set, epoll_event* events, int most,
+                                                         int timeout) {
   using Wait = int (*)(int, epoll_event*, int, int);
   static const Wait next = next_definition<Wait>("epoll_wait");
   if (counting) ++epoll_waited;
