@@ -176,8 +176,13 @@ void Connection::receive_tls(bool peer_closed) {
     on_read({}, read_buffer_.get(), static_cast<std::size_t>(received));
     if (generation != generation_ || !plain_.is_open()) return;
     // All there was is read: what comes next is a new event. Saves the
-    // read(2) that would find the socket empty, one per response.
-    if (tls_socket_drained_ && !peer_closed && SSL_has_pending(ssl_.get()) == 0) return;
+    // read(2) that would find the socket empty, one per response. Not where
+    // the kernel decrypts (kTLS receive): OpenSSL then reads record by record
+    // with recvmsg(2), and a short read need not mean the socket is empty.
+    if (tls_socket_drained_ && !peer_closed && SSL_has_pending(ssl_.get()) == 0 &&
+        !BIO_get_ktls_recv(SSL_get_rbio(ssl_.get()))) {
+      return;
+    }
   }
 }
 
