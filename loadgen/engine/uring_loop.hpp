@@ -153,7 +153,7 @@ class UringLoop {
   void queue_send(uint32_t slot, const char* data, std::size_t size, uint64_t user_data, int flags);
   void dispatch(const io_uring_cqe& cqe);
   // How many completions end the wait: one, plus each request's send not
-  // yet completed (send_request), up to what the completion queue holds.
+  // yet completed (send_request), at most half the completion queue.
   unsigned completions_to_wait_for() const noexcept;
   void recycle(uint16_t buffer) noexcept;
   void fire_due_alarms();
