@@ -351,12 +351,13 @@ options:
       --expect-length N   count a body of another length as a failure
       --format F          text | ab | jmeter | json | junit | markdown | html
                           (default text; junit, markdown and html report the gate too)
-      --engine E          the loop for http:// (HTTP/1.1 and h2c): auto (io_uring
-                          where the kernel and the seccomp profile allow it, else
-                          epoll, h2c Asio; the default), io_uring (an error where
-                          it is not allowed) or epoll (h2c: Asio); https runs on
-                          epoll (kTLS where the kernel has it), HTTP/2 over TLS on
-                          Asio. The report names the engine used
+      --engine E          the loop for HTTP/1.1 (http:// and https://) and h2c:
+                          auto (io_uring where the kernel and the seccomp
+                          profile allow it, else epoll, h2c Asio; the default),
+                          io_uring (an error where it is not allowed) or epoll
+                          (h2c: Asio; https with kTLS where the kernel has it);
+                          HTTP/2 over TLS runs on Asio. The report names the
+                          engine used
       --metrics-addr A    serve live Prometheus metrics on A (HOST:PORT)
       --hdr-log FILE      write an HdrHistogram interval log (one interval per stage)
   -q, --quiet             no progress on stderr

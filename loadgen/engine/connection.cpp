@@ -42,8 +42,10 @@ std::string server_header(std::string_view head) {
 Connection::Connection(ConnectionOwner& worker, uint32_t index, LaneSession* h2)
     : worker_(worker),
       index_(index),
-      // On io_uring the kernel reads into the ring's buffers.
-      read_buffer_(h2 == nullptr && worker.plan().engine != Engine::io_uring
+      // On io_uring the kernel reads into the ring's buffers; over TLS
+      // OpenSSL decrypts from there into this one.
+      read_buffer_(h2 == nullptr &&
+                           (worker.plan().engine != Engine::io_uring || worker.plan().target.tls())
                        ? std::make_unique_for_overwrite<char[]>(kReadBufferSize)
                        : nullptr),
       host_is_ip_(is_ip_literal(worker.plan().target.host)),

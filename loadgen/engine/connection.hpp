@@ -4,8 +4,9 @@
 // worker. It never counts anything itself. Owned by its Worker, on the
 // worker's thread; handlers capture `this`. Its transports: plain HTTP/1.1
 // and HTTP/1.1 over TLS on the worker's epoll loop (connection.cpp,
-// connection_tls.cpp), plain HTTP/1.1 on io_uring (connection_uring.cpp); an
-// HTTP/2 lane's I/O is its session's (h2_session.cpp).
+// connection_tls.cpp) or on io_uring (connection_uring.cpp, with the TLS
+// records through tls_records.hpp); an HTTP/2 lane's I/O is its session's
+// (h2_session.cpp).
 
 #include <array>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "loadgen/engine/lane_session.hpp"
 #include "loadgen/engine/network.hpp"
 #include "loadgen/engine/request_slot.hpp"
+#include "loadgen/engine/tls_records.hpp"
 #include "loadgen/engine/uring_loop.hpp"
 
 namespace kubeload::loadgen {
@@ -61,7 +63,7 @@ class Connection {
   // HTTP/1.1 on epoll (plain or TLS): a readiness event of this connection's
   // socket, from the worker's EventLoop; `generation`: of the socket it was for.
   void on_socket_event(uint32_t generation, uint32_t events);
-  // Plain HTTP/1.1 on io_uring: an operation on this connection's socket
+  // HTTP/1.1 on io_uring (plain or TLS): an operation on this connection's socket
   // completed; `generation`: of the socket it was for.
   void on_uring_completion(uint32_t generation, const UringLoop::Completion& done);
 
@@ -93,8 +95,8 @@ class Connection {
   // The TCP connection is up: the request goes out, after the TLS handshake
   // over TLS.
   void on_connected();
-  // HTTP/1.1 over TLS on epoll (connection_tls.cpp): as send_plain and
-  // receive, through OpenSSL on the socket.
+  // HTTP/1.1 over TLS (connection_tls.cpp): as send_plain and receive,
+  // through OpenSSL on the socket (epoll) or on tls_records_ (io_uring).
   void start_tls();
   void continue_handshake();
   void send_tls();
@@ -108,12 +110,18 @@ class Connection {
   // when `writable`), or went out whole and its response is awaited.
   void wait_to_send(bool writable);
   void request_sent();
-  // Plain HTTP/1.1 on io_uring (connection_uring.cpp): as connect_plain,
+  // HTTP/1.1 on io_uring (connection_uring.cpp): as connect_plain,
   // send_plain and receive, with completions instead of readiness.
   void connect_uring(std::size_t first, int error);
   void send_uring();
   void arm_receive();
   void on_uring_receive(const UringLoop::Completion& done);
+  // Over TLS: the request into records, the records of a receive into
+  // OpenSSL, and what OpenSSL wrote out through the ring.
+  void send_tls_uring();
+  void receive_tls_uring(const UringLoop::Completion& done);
+  void on_tls_records_sent(const UringLoop::Completion& done);
+  void send_tls_records();
   void close_uring() noexcept;
   void write_request(Clock::time_point now);
   void send_plain(std::size_t offset);
@@ -157,7 +165,8 @@ class Connection {
   // io_uring: the ring holds this connection's socket, in its slot (index_);
   // plain_ stays closed, the ring owns the socket.
   bool on_ring_ = false;
-  std::unique_ptr<SSL, SslFree> ssl_;  // over TLS, for plain_'s connection
+  std::unique_ptr<SSL, SslFree> ssl_;  // over TLS, for plain_'s connection (or the ring's)
+  TlsRecords tls_records_;             // over TLS on io_uring: what OpenSSL reads and writes
   bool handshaking_ = false;
   std::unique_ptr<char[]> read_buffer_;
   Http1ResponseParser parser_;

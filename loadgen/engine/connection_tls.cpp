@@ -1,11 +1,14 @@
-// Connection's HTTP/1.1-over-TLS transport on the worker's epoll loop: OpenSSL
-// reads and writes the socket itself (its socket BIO), as wrk does, instead
-// of Asio's stream, which passes every record through a pair of memory BIOs
-// and a composed operation. On the socket BIO OpenSSL can also hand the
-// record layer to the kernel (kTLS, SSL_OP_ENABLE_KTLS) once the handshake
-// is done, where the kernel has the tls module; elsewhere it encrypts in
-// user space as before. What the response means (parsing, counting, retrying
-// a stale keep-alive connection) stays in connection.cpp.
+// Connection's HTTP/1.1-over-TLS transport. On the worker's epoll loop
+// OpenSSL reads and writes the socket itself (its socket BIO), as wrk does,
+// instead of Asio's stream, which passes every record through a pair of
+// memory BIOs and a composed operation. On the socket BIO OpenSSL can also
+// hand the record layer to the kernel (kTLS, SSL_OP_ENABLE_KTLS) once the
+// handshake is done, where the kernel has the tls module; elsewhere it
+// encrypts in user space. On io_uring the ring moves the records
+// (connection_uring.cpp) and OpenSSL reads and writes them through
+// tls_records_: the handshake and the reading below are the same on both.
+// What the response means (parsing, counting, retrying a stale keep-alive
+// connection) stays in connection.cpp.
 //
 // OpenSSL's rule for non-blocking sockets: an operation that wants to read
 // or write is repeated with the same arguments once the socket is ready,
@@ -60,18 +63,26 @@ long note_socket_read(BIO* bio, int operation, const char*, std::size_t asked, i
 
 void Connection::start_tls() {
   ssl_.reset(SSL_new(worker_.tls()->native_handle()));
-  if (!ssl_ || SSL_set_fd(ssl_.get(), plain_.get()) != 1) {
-    return fail(Outcome::connect, take_tls_error(SSL_ERROR_SSL));
+  if (!ssl_) return fail(Outcome::connect, take_tls_error(SSL_ERROR_SSL));
+  if (on_ring_) {
+    BIO* records = tls_records_.new_bio();
+    if (records == nullptr) return fail(Outcome::connect, take_tls_error(SSL_ERROR_SSL));
+    SSL_set_bio(ssl_.get(), records, records);
+  } else {
+    if (SSL_set_fd(ssl_.get(), plain_.get()) != 1) {
+      return fail(Outcome::connect, take_tls_error(SSL_ERROR_SSL));
+    }
+    BIO* socket_bio = SSL_get_rbio(ssl_.get());
+    BIO_set_callback_arg(socket_bio, reinterpret_cast<char*>(&tls_socket_drained_));
+    BIO_set_callback_ex(socket_bio, note_socket_read);
   }
-  BIO* socket_bio = SSL_get_rbio(ssl_.get());
-  BIO_set_callback_arg(socket_bio, reinterpret_cast<char*>(&tls_socket_drained_));
-  BIO_set_callback_ex(socket_bio, note_socket_read);
   const RunPlan& plan = worker_.plan();
   configure_tls_connection(ssl_.get(), plan.target, host_is_ip_, plan.tls, &tls_session_);
   // The records to the kernel after the handshake, where it can take them;
   // OpenSSL stays in user space when the kernel refuses this connection.
-  if (kernel_tls_available()) SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
-  // A whole response in one recv(2), not a record header and then its body.
+  if (!on_ring_ && kernel_tls_available()) SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
+  // A whole response in one recv(2) (one read of the records received), not
+  // a record header and then its body.
   SSL_set_read_ahead(ssl_.get(), 1);
   // A request larger than a record goes out record by record, each counted
   // in bytes_out_ as it leaves.
@@ -94,6 +105,9 @@ void Connection::continue_handshake() {
   }
   const int error = SSL_get_error(ssl_.get(), done);
   if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+    // On the ring the flight OpenSSL wrote goes out now; the answer comes
+    // through the socket's receive.
+    if (on_ring_) return send_tls_records();
     if (const int e = want_writable(error == SSL_ERROR_WANT_WRITE)) {
       return fail(Outcome::connect, system_error(e));
     }
@@ -153,7 +167,7 @@ void Connection::receive_tls(bool peer_closed) {
   // closed (a response that completes may close it, and its next request
   // open another: that one's events are its own).
   const uint32_t generation = generation_;
-  while (plain_.is_open() && generation == generation_) {
+  while (socket_open() && generation == generation_) {
     const int received = SSL_read(ssl_.get(), read_buffer_.get(), kReadBufferSize);
     const int error = received > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_.get(), received);
     // A post-handshake message (a session ticket, a key update) is taken in
@@ -174,12 +188,14 @@ void Connection::receive_tls(bool peer_closed) {
     if (error == SSL_ERROR_ZERO_RETURN) return on_read(asio::error::eof, nullptr, 0);
     if (error != SSL_ERROR_NONE) return on_read(take_tls_error(error), nullptr, 0);
     on_read({}, read_buffer_.get(), static_cast<std::size_t>(received));
-    if (generation != generation_ || !plain_.is_open()) return;
+    if (generation != generation_ || !socket_open()) return;
     // All there was is read: what comes next is a new event. Saves the
     // read(2) that would find the socket empty, one per response. Not where
     // the kernel decrypts (kTLS receive): OpenSSL then reads record by record
     // with recvmsg(2), and a short read need not mean the socket is empty.
-    if (tls_socket_drained_ && !peer_closed && SSL_has_pending(ssl_.get()) == 0 &&
+    // Not on the ring either: there OpenSSL reads all of a receive's
+    // records, in memory, before the ring's buffer goes back.
+    if (!on_ring_ && tls_socket_drained_ && !peer_closed && SSL_has_pending(ssl_.get()) == 0 &&
         !BIO_get_ktls_recv(SSL_get_rbio(ssl_.get()))) {
       return;
     }
@@ -187,7 +203,8 @@ void Connection::receive_tls(bool peer_closed) {
 }
 
 int Connection::want_writable(bool writable) noexcept {
-  if (writable == writable_wanted_) return 0;
+  // On the ring a send waits for room itself, and OpenSSL's writes never do.
+  if (on_ring_ || writable == writable_wanted_) return 0;
   writable_wanted_ = writable;
   // Readable always; room to write only while something waits for it (not
   // on every ACK).

@@ -1,13 +1,22 @@
-// Connection's plain HTTP/1.1 transport on io_uring (UringLoop): the same
-// exchange as connect_plain/send_plain/receive in connection.cpp, driven by
-// completions instead of readiness. What the response means (parsing,
-// counting, retrying a stale keep-alive connection) stays in connection.cpp.
+// Connection's HTTP/1.1 transport on io_uring (UringLoop): the same exchange
+// as connect_plain/send_plain/receive in connection.cpp, driven by
+// completions instead of readiness. Over TLS the ring carries the records
+// and OpenSSL reads and writes them in memory (tls_records.hpp); the
+// handshake and the reading are connection_tls.cpp's, as on epoll. What the
+// response means (parsing, counting, retrying a stale keep-alive
+// connection) stays in connection.cpp.
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <span>
 
 #include "loadgen/engine/connection.hpp"
 
@@ -66,6 +75,7 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
       arm_receive();
       return on_connected();
     case UringLoop::Op::send:
+      if (ssl_) return on_tls_records_sent(done);
       sending_ = false;
       // Nothing sent of a request not yet complete would only repeat: an
       // error, as a send(2) that fails.
@@ -83,6 +93,7 @@ void Connection::on_uring_completion(uint32_t generation, const UringLoop::Compl
 }
 
 void Connection::send_uring() {
+  if (ssl_) return send_tls_uring();
   const std::string& wire = slot_.outgoing->wire;
   sending_ = true;
   UringLoop& ring = *worker_.uring_loop();
@@ -106,6 +117,7 @@ void Connection::on_uring_receive(const UringLoop::Completion& done) {
   // No buffer was free: the data waits in the socket, and the buffers of
   // the completions handled meanwhile are back before this one is submitted.
   if (done.result == -ENOBUFS) return arm_receive();
+  if (ssl_) return receive_tls_uring(done);
   if (!busy_ || !want_read_) {
     // Between requests: the server closed the kept-alive connection (or
     // sent what nothing asked for). Closed now, the next request connects.
@@ -123,6 +135,91 @@ void Connection::on_uring_receive(const UringLoop::Completion& done) {
   if (generation == generation_ && on_ring_ && !receive_armed_) arm_receive();
 }
 
+void Connection::send_tls_uring() {
+  const std::string& wire = slot_.outgoing->wire;
+  // OpenSSL's writes never wait here (they go into tls_records_), so the
+  // whole request becomes records at once, a record at a time.
+  for (std::size_t done = 0; done < wire.size();) {
+    const int written =
+        SSL_write(ssl_.get(), wire.data() + done,
+                  static_cast<int>(std::min<std::size_t>(wire.size() - done, INT_MAX)));
+    if (written <= 0) {
+      // Not for want of room: the connection is broken (an alert arrived).
+      ERR_clear_error();
+      return fail_later(Outcome::write, EPROTO);
+    }
+    done += static_cast<std::size_t>(written);
+  }
+  tls_records_.wrote_request_bytes(wire.size());
+  // Answerable from now on, as on the plain path; and its records go out
+  // as a request (send_tls_records).
+  read_response();
+  send_tls_records();
+}
+
+void Connection::send_tls_records() {
+  if (!tls_records_.ready_to_send()) return;
+  const std::span<const char> records = tls_records_.start_send();
+  sending_ = true;
+  UringLoop& ring = *worker_.uring_loop();
+  // A request's records, or a handshake's flight, are answered through the
+  // receive: as a plain request, the send completes with its answer
+  // (kSentAtOnce says when the kernel takes it whole at once).
+  if ((handshaking_ || want_read_) && records.size() <= kSentAtOnce) {
+    ring.send_request(index_, records.data(), records.size(), owner());
+  } else {
+    ring.send(index_, records.data(), records.size(), owner());
+  }
+}
+
+void Connection::on_tls_records_sent(const UringLoop::Completion& done) {
+  sending_ = false;
+  if (done.result <= 0) {
+    const int error = done.result < 0 ? -done.result : EPIPE;
+    return fail(handshaking_ ? Outcome::connect : Outcome::write, system_error(error));
+  }
+  tls_records_.sent(static_cast<std::size_t>(done.result));
+  if (tls_records_.sending()) {
+    // Short only when the send buffer filled up: the rest follows.
+    sending_ = true;
+    const std::span<const char> rest = tls_records_.unsent();
+    worker_.uring_loop()->send(index_, rest.data(), rest.size(), owner());
+    return;
+  }
+  // A request counts as sent once all its records went, as on epoll once
+  // OpenSSL's write(2) of them did.
+  bytes_out_ += tls_records_.finish_send();
+  // What OpenSSL wrote meanwhile (a request made while a key update's
+  // answer went out).
+  send_tls_records();
+}
+
+void Connection::receive_tls_uring(const UringLoop::Completion& done) {
+  if (done.result < 0) {
+    if (handshaking_) return fail(Outcome::connect, system_error(-done.result));
+    if (!busy_ || !want_read_) return close();
+    want_read_ = false;
+    return on_read(system_error(-done.result), nullptr, 0);
+  }
+  const uint32_t generation = generation_;
+  if (done.result == 0) {
+    tls_records_.received_end();
+  } else {
+    tls_records_.received(done.data);
+  }
+  if (handshaking_) continue_handshake();
+  // After the handshake, the rest of what arrived with its last flight (a
+  // session ticket) is read as any other records are.
+  if (generation == generation_ && on_ring_ && !handshaking_) receive_tls(done.result == 0);
+  if (generation != generation_ || !on_ring_) return;
+  // OpenSSL read all it was given (it wants more): the ring's buffer goes
+  // back after this call.
+  tls_records_.forget_received();
+  // What reading wrote (a key update's answer).
+  send_tls_records();
+  if (done.result > 0 && !receive_armed_) arm_receive();
+}
+
 void Connection::close_uring() noexcept {
   UringLoop& ring = *worker_.uring_loop();
   // What is pending is cancelled by its user_data, then the socket closed
@@ -138,6 +235,12 @@ void Connection::close_uring() noexcept {
     // completions are stale by then.
   }
   ring.close(index_);
+  // The session stays resumable only if the exchange ended cleanly
+  // (complete_response). A send still in flight reads tls_records_' buffer
+  // until its cancel ran: the buffer is kept (cleared, not freed).
+  ssl_.reset();
+  handshaking_ = false;
+  tls_records_.clear();
   on_ring_ = false;
   ++generation_;
   connecting_ = false;

@@ -66,22 +66,11 @@ std::string io_uring_unavailable_reason(int probe_error) {
 }
 
 bool may_use_io_uring(EngineRequest request, Traffic traffic) noexcept {
-  return (traffic == Traffic::plain_http1 || traffic == Traffic::h2c) &&
-         request != EngineRequest::epoll;
+  return traffic != Traffic::h2_tls && request != EngineRequest::epoll;
 }
 
 EngineDecision decide_engine(EngineRequest request, int probe_error, Traffic traffic) {
   EngineDecision decision;
-  if (traffic == Traffic::tls_http1) {
-    decision.engine = Engine::epoll;
-    if (request == EngineRequest::io_uring) {
-      decision.refused = true;
-      decision.reason =
-          "--engine io_uring: only http:// targets (HTTP/1.1, h2c) run on it; https runs on "
-          "epoll (--engine auto or epoll)";
-    }
-    return decision;
-  }
   if (traffic == Traffic::h2_tls) {
     decision.engine = Engine::asio;
     if (request != EngineRequest::automatic) {
@@ -91,8 +80,9 @@ EngineDecision decide_engine(EngineRequest request, int probe_error, Traffic tra
     }
     return decision;
   }
-  // What carries the run without io_uring: our epoll loop for HTTP/1.1;
-  // h2c has no loop of its own there and stays on Asio (epoll underneath).
+  // What carries the run without io_uring: our epoll loop for HTTP/1.1
+  // (plain or over TLS); h2c has no loop of its own there and stays on Asio
+  // (epoll underneath).
   const Engine without_io_uring = traffic == Traffic::h2c ? Engine::asio : Engine::epoll;
   decision.engine = without_io_uring;
   if (request == EngineRequest::epoll) return decision;

@@ -1,14 +1,15 @@
 #pragma once
 // Which loop carries a run's connections, decided once per process before
-// any worker starts: for an http:// target io_uring (uring_loop.hpp) where
-// the kernel and the seccomp profile allow it, otherwise epoll
-// (event_loop.hpp) for plain HTTP/1.1 and Asio for h2c. Recent Docker and
-// containerd releases' default seccomp profiles, and so Kubernetes'
-// RuntimeDefault on them, refuse io_uring_setup(2) (containerd 1.6's, the
-// local cluster's, allows it), and kernel.io_uring_disabled may too: a worker
-// pod runs with what its cluster allows. HTTP/1.1 over TLS runs on epoll
-// (OpenSSL on the socket, kTLS where the kernel has it), HTTP/2 over TLS on
-// Asio ("asio").
+// any worker starts: for HTTP/1.1 (plain or over TLS) and h2c io_uring
+// (uring_loop.hpp) where the kernel and the seccomp profile allow it,
+// otherwise epoll (event_loop.hpp) for HTTP/1.1 and Asio for h2c. Recent
+// Docker and containerd releases' default seccomp profiles, and so
+// Kubernetes' RuntimeDefault on them, refuse io_uring_setup(2) (containerd
+// 1.6's, the local cluster's, allows it), and kernel.io_uring_disabled may
+// too: a worker pod runs with what its cluster allows. Over TLS on io_uring
+// OpenSSL encrypts in user space (the ring carries its records); on epoll
+// it reads and writes the socket, and hands the records to the kernel where
+// it has kTLS. HTTP/2 over TLS runs on Asio ("asio").
 //
 // The decision is a pure function of what was asked and what the probe
 // found, so that every branch is unit-tested without the kernel's help.
@@ -22,10 +23,9 @@
 namespace kubeload::loadgen {
 
 enum class Engine { epoll, io_uring, asio };
-// What a run sends, as far as the engine goes: plain HTTP/1.1 runs on
-// io_uring or epoll, h2c on io_uring or Asio (--engine epoll: Asio, whose
-// reactor is epoll), HTTP/1.1 over TLS on epoll only, HTTP/2 over TLS on
-// Asio only.
+// What a run sends, as far as the engine goes: HTTP/1.1, plain or over TLS,
+// runs on io_uring or epoll, h2c on io_uring or Asio (--engine epoll: Asio,
+// whose reactor is epoll), HTTP/2 over TLS on Asio only.
 enum class Traffic { plain_http1, h2c, tls_http1, h2_tls };
 // What was asked (--engine, spec.load.engine) is kubeload::EngineRequest
 // (kubeload/spec.hpp): auto picks io_uring when the probe succeeds.

@@ -145,15 +145,15 @@ struct RunPlan {
     return http2() ? Traffic::h2c : Traffic::plain_http1;
   }
   // What carries the connections, as the result, the reports and the
-  // metrics name it: `engine` where it can (io_uring for plain HTTP/1.1 and
-  // h2c, epoll for plain HTTP/1.1), epoll for HTTP/1.1 over TLS, Asio for
-  // the rest (HTTP/2 over TLS; h2c off io_uring). Read after the TLS
-  // check: an http2 target whose server chose HTTP/1.1 (--allow-http1) runs
-  // as HTTP/1.1 over TLS.
+  // metrics name it: `engine` where it can (io_uring for HTTP/1.1, plain or
+  // over TLS, and h2c; epoll for HTTP/1.1), Asio for the rest (HTTP/2 over
+  // TLS; h2c off io_uring). Read after the TLS check: an http2 target whose
+  // server chose HTTP/1.1 (--allow-http1) runs as HTTP/1.1 over TLS, on
+  // epoll (its engine was decided for HTTP/2 over TLS: Asio).
   Engine engine_used() const noexcept {
     switch (traffic()) {
       case Traffic::tls_http1:
-        return Engine::epoll;
+        return engine == Engine::io_uring ? Engine::io_uring : Engine::epoll;
       case Traffic::h2_tls:
         return Engine::asio;
       case Traffic::h2c:

@@ -107,11 +107,11 @@ def run_loadgen(env, args, timeout_s=DEFAULT_LOADGEN_TIMEOUT_S, interrupt_after_
 
 
 def engine_args(env, args):
-    """--engine for a run of a check that runs on each engine: plain HTTP/1.1 and
-    h2c (https has one engine: epoll for HTTP/1.1, Asio for HTTP/2)."""
+    """--engine for a run of a check that runs on each engine: HTTP/1.1 (plain or
+    over TLS) and h2c (HTTP/2 over TLS has one engine, Asio)."""
     if env.engine is None or "--engine" in args:
         return []
-    if any(str(a).startswith("https://") or a in ("--h2", "worker", "run") for a in args):
+    if any(a in ("--h2", "worker", "run") for a in args):
         return []
     return ["--engine", env.engine]
 
@@ -335,8 +335,8 @@ def check_nginx_h2_against_http1_only_is_one_clear_error(env):
 def check_engine_is_named_and_forced(env):
     # Each engine forced on plain HTTP/1.1 is the one used and named; auto is
     # io_uring exactly where io_uring may be used (the probe's answer is
-    # what an explicit --engine io_uring says); https runs on epoll (HTTP/1.1)
-    # or Asio (HTTP/2).
+    # what an explicit --engine io_uring says), for HTTP/1.1 over TLS too;
+    # HTTP/2 over TLS runs on Asio.
     url = env.nginx.url("/small.bin", "engine")
     _, report = loadgen_report(env, ["-n", "20", "-c", "2", "--engine", "epoll", url])
     expect(report.get("engine") == "epoll", f"--engine epoll: engine {report.get('engine')!r}")
@@ -366,18 +366,21 @@ def check_engine_is_named_and_forced(env):
         named = json.loads(h2c.stdout).get("engine")
         expect(named == want, f"h2c with --engine {engine or 'auto'}: engine {named!r}, "
                               f"want {want!r}")
-    # https: HTTP/1.1 on epoll (auto or asked for), io_uring refused; HTTP/2
-    # over TLS on Asio, an explicit engine refused.
+    # https (HTTP/1.1): as plain HTTP/1.1, io_uring where it may be used;
+    # HTTP/2 over TLS on Asio, an explicit engine refused.
     https_url = env.nginx.url("/small.bin", "engine-tls", True)
-    for forced_args in ([], ["--engine", "epoll"]):
-        _, tls = loadgen_report(env, ["-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
-                                      *forced_args, https_url])
-        expect(tls.get("engine") == "epoll",
-               f"https {forced_args}: engine {tls.get('engine')!r}, want 'epoll'")
-    refused = run_loadgen(env, ["-n", "5", "--engine", "io_uring", "--cacert", env.nginx.ca_cert,
-                                https_url])
-    expect(refused.returncode == 2 and "only http:// targets" in refused.stderr
-           and "https runs on epoll" in refused.stderr, describe(refused))
+    for engine in ("epoll", "io_uring", None):
+        forced_args = ["--engine", engine] if engine else []
+        tls = run_loadgen(env, ["-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
+                                "--format", "json", "-q", *forced_args, https_url])
+        if engine == "io_uring" and forced.returncode != 0:
+            expect(tls.returncode == 2 and "--engine io_uring:" in tls.stderr, describe(tls))
+            continue
+        expect(tls.returncode == 0, describe(tls))
+        want = engine or ("io_uring" if forced.returncode == 0 else "epoll")
+        named = json.loads(tls.stdout).get("engine")
+        expect(named == want, f"https with --engine {engine or 'auto'}: engine {named!r}, "
+                              f"want {want!r}")
     h2_url = env.nginx.url("/small.bin", "engine-h2", protocol="http2")
     _, h2 = loadgen_report(env, ["--h2", "-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
                                  h2_url])
@@ -658,12 +661,14 @@ def check_nginx_https_server_ends_keepalive_exactly(env):
     # resumptions exact against nginx's log.
     tag = "https_keepalive_ends"
     requests = 5 * H2_REQUESTS_PER_CONNECTION + 7
-    url = f"https://{LOOPBACK}:{env.nginx.h2_goaway_port}/small.bin?check={tag}"
+    url = (f"https://{LOOPBACK}:{env.nginx.h2_goaway_port}/small.bin"
+           f"?check={tag}{env.nginx.tag_suffix}")
     _, report = loadgen_report(env, ["--cacert", env.nginx.ca_cert, "-n", str(requests), "-c",
                                      "2", url])
     result = report["result"]
     check_consistent(result)
-    expect(report.get("engine") == "epoll", f"engine {report.get('engine')!r}, want 'epoll'")
+    expect(report.get("engine") == env.engine,
+           f"engine {report.get('engine')!r}, want {env.engine!r}")
     expect(result["requests"] == requests and result["failures"] == 0,
            f"requests {result['requests']}, failures {result['failures']}: {result['errors']}")
     entries = env.nginx.logged_requests(tag, requests)
@@ -2487,9 +2492,9 @@ def check_name(check):
     return check.__name__.removeprefix("check_")
 
 
-# Plain HTTP/1.1 runs on a loop of our own, io_uring or epoll, and h2c on
-# io_uring or Asio (--engine epoll): every exactness check of either runs on
-# each, named "<check>[<engine>]".
+# HTTP/1.1 (plain or over TLS) runs on a loop of our own, io_uring or epoll,
+# and h2c on io_uring or Asio (--engine epoll): every exactness check of
+# either runs on each, named "<check>[<engine>]".
 ENGINES = ("epoll", "io_uring")
 
 
@@ -2499,8 +2504,8 @@ def runs_on_each_engine(check):
         return True  # h2c
     if name.startswith("scenario_") and "refused" not in name:
         return True  # spec.load.engine in the manifest
-    return (name.startswith(("nginx_", "fault_", "connection_refused", "localhost_"))
-            and "https" not in name and "h2" not in name)
+    return (name.startswith(("nginx_", "fault_", "connection_refused", "localhost_", "tls_"))
+            and "h2" not in name)
 
 
 def check_runs():

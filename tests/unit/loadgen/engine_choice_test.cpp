@@ -58,23 +58,34 @@ TEST(EngineChoice, EpollAskedForIsEpollWhateverTheProbeSays) {
   }
 }
 
-// HTTP/1.1 over TLS runs on our epoll loop (OpenSSL on the socket): auto and
-// epoll pick it, without probing io_uring, and io_uring is refused naming why.
-TEST(EngineChoice, HttpsRunsOnEpollAndRefusesIoUring) {
-  for (const EngineRequest request : {EngineRequest::automatic, EngineRequest::epoll}) {
-    for (const int probe_error : {0, EPERM}) {
-      const EngineDecision decision = decide_engine(request, probe_error, Traffic::tls_http1);
-      EXPECT_EQ(decision.engine, Engine::epoll);
-      EXPECT_FALSE(decision.refused);
-      EXPECT_EQ(decision.reason, "");
-    }
-    EXPECT_FALSE(may_use_io_uring(request, Traffic::tls_http1));
+// HTTP/1.1 over TLS is decided as plain HTTP/1.1 is: io_uring where the
+// probe allows it (the ring carries OpenSSL's records), epoll otherwise or
+// when asked for (OpenSSL on the socket, kTLS where the kernel has it).
+TEST(EngineChoice, HttpsRunsOnIoUringWhereAllowedAndOnEpollOtherwise) {
+  EXPECT_TRUE(may_use_io_uring(EngineRequest::automatic, Traffic::tls_http1));
+  EXPECT_TRUE(may_use_io_uring(EngineRequest::io_uring, Traffic::tls_http1));
+  EXPECT_FALSE(may_use_io_uring(EngineRequest::epoll, Traffic::tls_http1));
+  for (const EngineRequest request : {EngineRequest::automatic, EngineRequest::io_uring}) {
+    const EngineDecision granted = decide_engine(request, 0, Traffic::tls_http1);
+    EXPECT_EQ(granted.engine, Engine::io_uring);
+    EXPECT_FALSE(granted.refused);
+    EXPECT_EQ(granted.reason, "");
   }
-  const EngineDecision uring = decide_engine(EngineRequest::io_uring, 0, Traffic::tls_http1);
-  EXPECT_TRUE(uring.refused);
-  EXPECT_TRUE(contains(uring.reason, "--engine io_uring: only http:// targets (HTTP/1.1, h2c)"))
-      << uring.reason;
-  EXPECT_TRUE(contains(uring.reason, "https runs on epoll")) << uring.reason;
+  const EngineDecision fallback =
+      decide_engine(EngineRequest::automatic, EPERM, Traffic::tls_http1);
+  EXPECT_EQ(fallback.engine, Engine::epoll);
+  EXPECT_FALSE(fallback.refused);
+  EXPECT_EQ(fallback.reason, io_uring_unavailable_reason(EPERM));
+  for (const int probe_error : {0, EPERM}) {
+    const EngineDecision asked =
+        decide_engine(EngineRequest::epoll, probe_error, Traffic::tls_http1);
+    EXPECT_EQ(asked.engine, Engine::epoll);
+    EXPECT_FALSE(asked.refused);
+  }
+  const EngineDecision refused = decide_engine(EngineRequest::io_uring, EPERM, Traffic::tls_http1);
+  EXPECT_TRUE(refused.refused);
+  EXPECT_TRUE(contains(refused.reason, "--engine io_uring: io_uring_setup(2) was refused (EPERM)"))
+      << refused.reason;
 }
 
 TEST(EngineChoice, Http2OverTlsRunsOnAsioAndRefusesAnExplicitEngine) {
@@ -128,6 +139,12 @@ TEST(EngineChoice, ThePlanNamesTheEngineThatCarriesIt) {
     EXPECT_EQ(plan.engine_used(), engine == Engine::io_uring ? Engine::io_uring : Engine::asio);
   }
   plan.target = *parse_target("https://127.0.0.1:8443/", error);
+  for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
+    plan.engine = engine;
+    plan.protocol = Protocol::http1;
+    EXPECT_EQ(plan.traffic(), Traffic::tls_http1);
+    EXPECT_EQ(plan.engine_used(), engine);
+  }
   plan.protocol = Protocol::http2;
   plan.engine = Engine::asio;
   EXPECT_EQ(plan.traffic(), Traffic::h2_tls);

@@ -498,12 +498,14 @@ TEST(Engine, StagesUseTheThreadsTheirConnectionsAllow) {
 
 // Allocations on the worker thread for a whole run; the difference between a
 // long and a short run is what the requests themselves allocate.
-uint64_t worker_allocations(const RunPlan& plan, uint64_t requests) {
+// `tls`: the client's context for an https plan.
+uint64_t worker_allocations(const RunPlan& plan, uint64_t requests,
+                            asio::ssl::context* tls = nullptr) {
   const uint16_t port = plan.target.port;
   std::atomic<bool> stop(false);
   asio::io_context resolver_io;
   std::vector<tcp::endpoint> endpoints = {tcp::endpoint(asio::ip::make_address("127.0.0.1"), port)};
-  Worker worker(plan, endpoints, nullptr, stop, false);
+  Worker worker(plan, endpoints, tls, stop, false);
   uint64_t allocations = 0;
   std::thread thread([&] {
     testing::AllocationCounter counter;
@@ -605,8 +607,8 @@ TEST(Engine, TlsReadsEachResponseOnceAndNoReadFindsNothingAfterIt) {
 }
 
 // ------------------------------------------------ the same on io_uring
-// Plain HTTP/1.1 on the io_uring engine (UringLoop): the exchanges above
-// again, where the kernel and the seccomp profile allow io_uring.
+// HTTP/1.1 on the io_uring engine (UringLoop): the exchanges above again,
+// where the kernel and the seccomp profile allow io_uring.
 
 #define SKIP_WITHOUT_IO_URING()                       \
   if (const int probe = probe_io_uring(); probe != 0) \
@@ -716,6 +718,114 @@ TEST(UringEngine, ClosedModelMakesNoSocketCallPerRequest) {
   EXPECT_EQ(worker.result().result.requests, kRequests);
   EXPECT_EQ(server.requests(), kRequests);
   EXPECT_EQ(calls, 0u);
+}
+
+// HTTP/1.1 over TLS on io_uring: the ring carries OpenSSL's records
+// (TlsRecords), so neither the handshakes nor the requests make a socket
+// call of their own (OpenSSL on the socket would read(2) and write(2) it),
+// and the counts are exact as on epoll.
+RunPlan https_plan(uint16_t port, uint64_t connections, uint64_t requests,
+                   const std::string& path = "/") {
+  RunPlan plan = closed_plan(port, connections, requests, path, "GET", "https");
+  plan.tls.verify = false;
+  return plan;
+}
+
+TEST(UringEngine, HttpsCountsExactlyAndOpenSslNeverTouchesTheSocket) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context();
+  TinyServer server(server_tls.get());
+  constexpr uint64_t kRequests = 2'000;
+  constexpr uint64_t kConnections = 4;
+  std::atomic<bool> stop(false);
+  std::vector<tcp::endpoint> endpoints = {
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port())};
+  const RunPlan plan = on_io_uring(https_plan(server.port(), kConnections, kRequests));
+  const auto client_tls = make_tls_context(plan.tls);
+  Worker worker(plan, endpoints, client_tls.get(), stop, false);
+  const SocketCalls calls = counted_run(worker);
+  const Result& r = worker.result().result;
+  EXPECT_EQ(r.requests, kRequests);
+  EXPECT_EQ(r.failures(), 0u);
+  EXPECT_EQ(server.requests(), kRequests);
+  EXPECT_EQ(r.body_bytes_received, 5 * kRequests);
+  // The request's bytes, counted once the records carrying them went.
+  EXPECT_EQ(r.bytes_sent, kRequests * plan.requests[0].wire.size());
+  ASSERT_TRUE(r.tls.has_value());
+  EXPECT_EQ(r.tls->handshakes, kConnections);
+  EXPECT_EQ(calls.sends + calls.receives + calls.epoll_changes + calls.epoll_waits, 0u);
+}
+
+TEST(UringEngine, HttpsCountsEveryRequestExactlyAcrossThreadSplitsAndNamesItself) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context();
+  TinyServer server(server_tls.get());
+  for (const auto& [threads, connections, requests] :
+       std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>{{1, 1, 1}, {2, 3, 7}, {3, 7, 1003}}) {
+    const uint64_t before = server.requests();
+    RunPlan plan = on_io_uring(https_plan(server.port(), connections, requests));
+    plan.threads = threads;
+    const RunOutcome outcome = run_quietly(plan);
+    const Result& r = outcome.result.result;
+    EXPECT_EQ(r.requests, requests);
+    EXPECT_EQ(r.failures(), 0u);
+    EXPECT_EQ(r.body_bytes_received, 5 * requests);
+    EXPECT_EQ(server.requests() - before, requests);
+    EXPECT_EQ(outcome.info.engine, "io_uring");
+    EXPECT_EQ(outcome.info.server_software, "tiny");
+  }
+}
+
+// A new connection per request: each handshake after the first resumes the
+// session the server issued, through the records on the ring as on epoll.
+TEST(UringEngine, HttpsWithoutKeepAliveResumesSessions) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context();
+  TinyServer server(server_tls.get());
+  for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
+    RunPlan plan = https_plan(server.port(), 1, 10);
+    plan.engine = engine;
+    plan.keep_alive = false;
+    const Result r = run_quietly(plan).result.result;
+    EXPECT_EQ(r.requests, 10u) << to_string(engine);
+    EXPECT_EQ(r.failures(), 0u) << to_string(engine);
+    ASSERT_TRUE(r.tls.has_value());
+    EXPECT_EQ(r.tls->handshakes, 10u) << to_string(engine);
+    EXPECT_EQ(r.tls->sessions_reused, 9u) << to_string(engine);
+  }
+}
+
+TEST(UringEngine, HttpsStalledRequestsTimeOutAndStaleConnectionsAreRetried) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context();
+  TinyServer server(server_tls.get());
+  RunPlan stalled = on_io_uring(https_plan(server.port(), 2, 4, "/stall"));
+  stalled.timeout = std::chrono::milliseconds(100);
+  const Result timed_out = run_quietly(stalled).result.result;
+  EXPECT_EQ(timed_out.requests, 4u);
+  EXPECT_EQ(timed_out.errors.timeout, 4u);
+  EXPECT_EQ(timed_out.latency.total_count(), 0u);
+
+  const uint64_t before = server.requests();
+  const Result retried =
+      run_quietly(on_io_uring(https_plan(server.port(), 1, 10, "/close-silently"))).result.result;
+  EXPECT_EQ(retried.requests, 10u);
+  EXPECT_EQ(retried.failures(), 0u) << retried.errors.total();
+  EXPECT_EQ(server.requests() - before, 10u);
+  EXPECT_EQ(retried.retries, 9u);
+}
+
+TEST(UringEngine, HttpsSteadyStateDoesNotAllocatePerRequest) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context();
+  TinyServer server(server_tls.get());
+  const RunPlan short_plan = on_io_uring(https_plan(server.port(), 4, 1'000));
+  const auto client_tls = make_tls_context(short_plan.tls);
+  const uint64_t short_run = worker_allocations(short_plan, 1'000, client_tls.get());
+  const uint64_t long_run = worker_allocations(on_io_uring(https_plan(server.port(), 4, 21'000)),
+                                               21'000, client_tls.get());
+  EXPECT_LT(long_run - std::min(long_run, short_run), 200u)
+      << "short run: " << short_run << " allocations, long run: " << long_run;
 }
 
 TEST(HandlerMemory, ServesOneOperationAtATimeAndLeavesTheRestToTheHeap) {
