@@ -189,16 +189,16 @@ void Connection::receive_tls(bool peer_closed) {
     if (error != SSL_ERROR_NONE) return on_read(take_tls_error(error), nullptr, 0);
     on_read({}, read_buffer_.get(), static_cast<std::size_t>(received));
     if (generation != generation_ || !socket_open()) return;
-    // All there was is read: what comes next is a new event. Saves the
-    // read(2) that would find the socket empty, one per response. Not where
-    // the kernel decrypts (kTLS receive): OpenSSL then reads record by record
-    // with recvmsg(2), and a short read need not mean the socket is empty.
-    // Not on the ring either: there OpenSSL reads all of a receive's
-    // records, in memory, before the ring's buffer goes back.
-    if (!on_ring_ && tls_socket_drained_ && !peer_closed && SSL_has_pending(ssl_.get()) == 0 &&
-        !BIO_get_ktls_recv(SSL_get_rbio(ssl_.get()))) {
-      return;
-    }
+    // All there was is read: what comes next is a new event (a completion
+    // on the ring). On epoll this saves the read(2) that would find the
+    // socket empty, one per response; not where the kernel decrypts (kTLS
+    // receive): OpenSSL then reads record by record with recvmsg(2), and a
+    // short read need not mean the socket is empty. On the ring it saves the
+    // SSL_read that would find the receive's records all read.
+    const bool all_read = on_ring_
+                              ? !tls_records_.unread()
+                              : tls_socket_drained_ && !BIO_get_ktls_recv(SSL_get_rbio(ssl_.get()));
+    if (all_read && !peer_closed && SSL_has_pending(ssl_.get()) == 0) return;
   }
 }
 

@@ -212,8 +212,8 @@ void Connection::receive_tls_uring(const UringLoop::Completion& done) {
   // session ticket) is read as any other records are.
   if (generation == generation_ && on_ring_ && !handshaking_) receive_tls(done.result == 0);
   if (generation != generation_ || !on_ring_) return;
-  // OpenSSL read all it was given (it wants more): the ring's buffer goes
-  // back after this call.
+  // OpenSSL read all it was given (receive_tls reads until then): the
+  // ring's buffer goes back after this call.
   tls_records_.forget_received();
   // What reading wrote (a key update's answer).
   send_tls_records();

@@ -40,6 +40,8 @@ class TlsRecords {
   // end of the stream.
   void received_end() noexcept { end_of_stream_ = true; }
   void forget_received() noexcept { received_ = {}; }
+  // OpenSSL has not yet read all of the receive's records.
+  bool unread() const noexcept { return !received_.empty(); }
 
   // `bytes` of a request went into records (SSL_write): counted as sent
   // once the send carrying them is whole.
