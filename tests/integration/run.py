@@ -352,35 +352,28 @@ def check_engine_is_named_and_forced(env):
                f"io_uring unavailable must be one clear usage error: {describe(forced)}")
         expect(automatic.get("engine") == "epoll",
                f"auto without io_uring: engine {automatic.get('engine')!r}")
-    # h2c: io_uring where plain HTTP/1.1 gets it, Asio otherwise and with --engine epoll.
-    h2c_url = env.nginx.url("/small.bin", "engine-h2c", protocol="h2c")
-    for engine, want in (("epoll", "asio"), ("io_uring", "io_uring"), (None, None)):
-        forced_args = ["--engine", engine] if engine else []
-        h2c = run_loadgen(env, ["--h2c", "-n", "20", "-c", "2", "--max-streams", "4",
-                                "--format", "json", "-q", *forced_args, h2c_url])
-        if engine == "io_uring" and forced.returncode != 0:
-            expect(h2c.returncode == 2 and "--engine io_uring:" in h2c.stderr, describe(h2c))
-            continue
-        expect(h2c.returncode == 0, describe(h2c))
-        want = want or ("io_uring" if forced.returncode == 0 else "asio")
-        named = json.loads(h2c.stdout).get("engine")
-        expect(named == want, f"h2c with --engine {engine or 'auto'}: engine {named!r}, "
-                              f"want {want!r}")
-    # https (HTTP/1.1): as plain HTTP/1.1, io_uring where it may be used;
+    # h2c and https (HTTP/1.1 over TLS): io_uring where plain HTTP/1.1 gets
+    # it; otherwise, and with --engine epoll, Asio for h2c and epoll for https.
+    variants = (
+        ("h2c", ["--h2c", "--max-streams", "4"], "asio",
+         env.nginx.url("/small.bin", "engine-h2c", protocol="h2c")),
+        ("https", ["--cacert", env.nginx.ca_cert], "epoll",
+         env.nginx.url("/small.bin", "engine-tls", True)))
+    for traffic, traffic_args, without_io_uring, traffic_url in variants:
+        for engine in ("epoll", "io_uring", None):
+            forced_args = ["--engine", engine] if engine else []
+            run = run_loadgen(env, [*traffic_args, "-n", "20", "-c", "2", "--format", "json",
+                                    "-q", *forced_args, traffic_url])
+            if engine == "io_uring" and forced.returncode != 0:
+                expect(run.returncode == 2 and "--engine io_uring:" in run.stderr, describe(run))
+                continue
+            expect(run.returncode == 0, describe(run))
+            want = ("io_uring" if engine == "io_uring" or (engine is None and forced.returncode == 0)
+                    else without_io_uring)
+            named = json.loads(run.stdout).get("engine")
+            expect(named == want, f"{traffic} with --engine {engine or 'auto'}: engine {named!r}, "
+                                  f"want {want!r}")
     # HTTP/2 over TLS on Asio, an explicit engine refused.
-    https_url = env.nginx.url("/small.bin", "engine-tls", True)
-    for engine in ("epoll", "io_uring", None):
-        forced_args = ["--engine", engine] if engine else []
-        tls = run_loadgen(env, ["-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
-                                "--format", "json", "-q", *forced_args, https_url])
-        if engine == "io_uring" and forced.returncode != 0:
-            expect(tls.returncode == 2 and "--engine io_uring:" in tls.stderr, describe(tls))
-            continue
-        expect(tls.returncode == 0, describe(tls))
-        want = engine or ("io_uring" if forced.returncode == 0 else "epoll")
-        named = json.loads(tls.stdout).get("engine")
-        expect(named == want, f"https with --engine {engine or 'auto'}: engine {named!r}, "
-                              f"want {want!r}")
     h2_url = env.nginx.url("/small.bin", "engine-h2", protocol="http2")
     _, h2 = loadgen_report(env, ["--h2", "-n", "5", "-c", "1", "--cacert", env.nginx.ca_cert,
                                  h2_url])

@@ -8,6 +8,7 @@
 #include <openssl/x509.h>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -171,6 +172,15 @@ RunPlan closed_plan(uint16_t port, uint64_t connections, uint64_t requests,
   stage.connections = connections;
   plan.phases.push_back(stage);
   plan.total_request_budget = requests;
+  return plan;
+}
+
+// HTTP/1.1 over TLS: the closed plan to an https:// target, the server's
+// certificate not verified (TinyServer's is self-signed).
+RunPlan https_plan(uint16_t port, uint64_t connections, uint64_t requests,
+                   const std::string& path = "/") {
+  RunPlan plan = closed_plan(port, connections, requests, path, "GET", "https");
+  plan.tls.verify = false;
   return plan;
 }
 
@@ -582,22 +592,41 @@ TEST(Engine, ClosedModelSendsAndReadsOncePerRequest) {
 // asked took all there was, so none follows it to find the socket empty
 // (the next response is a new event). Only the handshakes (a few reads per
 // connection) read before anything arrived.
-TEST(Engine, TlsReadsEachResponseOnceAndNoReadFindsNothingAfterIt) {
+// A worker's run of `requests` over `connections` to a TinyServer over TLS
+// on `engine`, its socket calls counted.
+struct CountedTlsRun {
+  SocketCalls calls;
+  Result result;
+  uint64_t served = 0;           // as the server counted
+  std::size_t request_size = 0;  // bytes of one request
+};
+
+CountedTlsRun counted_tls_run(Engine engine, uint64_t connections, uint64_t requests) {
   const auto server_tls = self_signed_server_context();
   TinyServer server(server_tls.get());
-  constexpr uint64_t kRequests = 2'000;
-  constexpr uint64_t kConnections = 4;
   std::atomic<bool> stop(false);
   std::vector<tcp::endpoint> endpoints = {
       tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port())};
-  RunPlan plan = closed_plan(server.port(), kConnections, kRequests, "/", "GET", "https");
-  plan.tls.verify = false;
+  RunPlan plan = https_plan(server.port(), connections, requests);
+  plan.engine = engine;
   const auto client_tls = make_tls_context(plan.tls);
   Worker worker(plan, endpoints, client_tls.get(), stop, false);
-  const SocketCalls calls = counted_run(worker);
-  EXPECT_EQ(worker.result().result.requests, kRequests);
-  EXPECT_EQ(worker.result().result.errors.total(), 0u);
-  EXPECT_EQ(server.requests(), kRequests);
+  CountedTlsRun run;
+  run.calls = counted_run(worker);
+  run.result = worker.result().result;
+  run.served = server.requests();
+  run.request_size = plan.requests[0].wire.size();
+  return run;
+}
+
+TEST(Engine, TlsReadsEachResponseOnceAndNoReadFindsNothingAfterIt) {
+  constexpr uint64_t kRequests = 2'000;
+  constexpr uint64_t kConnections = 4;
+  const CountedTlsRun run = counted_tls_run(Engine::epoll, kConnections, kRequests);
+  const SocketCalls& calls = run.calls;
+  EXPECT_EQ(run.result.requests, kRequests);
+  EXPECT_EQ(run.result.errors.total(), 0u);
+  EXPECT_EQ(run.served, kRequests);
   constexpr uint64_t kHandshakeReads = 8 * kConnections;
   EXPECT_GE(calls.receives, kRequests);
   EXPECT_LE(calls.receives, kRequests + kRequests / 50 + kHandshakeReads)
@@ -619,13 +648,14 @@ RunPlan on_io_uring(RunPlan plan) {
   return plan;
 }
 
-TEST(UringEngine, CountsEveryRequestExactlyAcrossThreadSplitsAndNamesItself) {
-  SKIP_WITHOUT_IO_URING();
-  TinyServer server;
+// Runs of `plan_for(connections, requests)` on io_uring split across
+// threads: every request counted once, as the server counted it.
+void expect_exact_on_io_uring_across_thread_splits(
+    const TinyServer& server, const std::function<RunPlan(uint64_t, uint64_t)>& plan_for) {
   for (const auto& [threads, connections, requests] :
        std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>{{1, 1, 1}, {2, 3, 7}, {3, 7, 1003}}) {
     const uint64_t before = server.requests();
-    RunPlan plan = on_io_uring(closed_plan(server.port(), connections, requests));
+    RunPlan plan = on_io_uring(plan_for(connections, requests));
     plan.threads = threads;
     const RunOutcome outcome = run_quietly(plan);
     const Result& r = outcome.result.result;
@@ -636,6 +666,15 @@ TEST(UringEngine, CountsEveryRequestExactlyAcrossThreadSplitsAndNamesItself) {
     EXPECT_EQ(outcome.info.engine, "io_uring");
     EXPECT_EQ(outcome.info.server_software, "tiny");
   }
+}
+
+TEST(UringEngine, CountsEveryRequestExactlyAcrossThreadSplitsAndNamesItself) {
+  SKIP_WITHOUT_IO_URING();
+  TinyServer server;
+  expect_exact_on_io_uring_across_thread_splits(
+      server, [&](uint64_t connections, uint64_t requests) {
+        return closed_plan(server.port(), connections, requests);
+      });
   EXPECT_EQ(run_quietly(closed_plan(server.port(), 1, 1)).info.engine, "epoll");
 }
 
@@ -724,35 +763,22 @@ TEST(UringEngine, ClosedModelMakesNoSocketCallPerRequest) {
 // (TlsRecords), so neither the handshakes nor the requests make a socket
 // call of their own (OpenSSL on the socket would read(2) and write(2) it),
 // and the counts are exact as on epoll.
-RunPlan https_plan(uint16_t port, uint64_t connections, uint64_t requests,
-                   const std::string& path = "/") {
-  RunPlan plan = closed_plan(port, connections, requests, path, "GET", "https");
-  plan.tls.verify = false;
-  return plan;
-}
 
 TEST(UringEngine, HttpsCountsExactlyAndOpenSslNeverTouchesTheSocket) {
   SKIP_WITHOUT_IO_URING();
-  const auto server_tls = self_signed_server_context();
-  TinyServer server(server_tls.get());
   constexpr uint64_t kRequests = 2'000;
   constexpr uint64_t kConnections = 4;
-  std::atomic<bool> stop(false);
-  std::vector<tcp::endpoint> endpoints = {
-      tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port())};
-  const RunPlan plan = on_io_uring(https_plan(server.port(), kConnections, kRequests));
-  const auto client_tls = make_tls_context(plan.tls);
-  Worker worker(plan, endpoints, client_tls.get(), stop, false);
-  const SocketCalls calls = counted_run(worker);
-  const Result& r = worker.result().result;
+  const CountedTlsRun run = counted_tls_run(Engine::io_uring, kConnections, kRequests);
+  const Result& r = run.result;
   EXPECT_EQ(r.requests, kRequests);
   EXPECT_EQ(r.failures(), 0u);
-  EXPECT_EQ(server.requests(), kRequests);
+  EXPECT_EQ(run.served, kRequests);
   EXPECT_EQ(r.body_bytes_received, 5 * kRequests);
   // The request's bytes, counted once the records carrying them went.
-  EXPECT_EQ(r.bytes_sent, kRequests * plan.requests[0].wire.size());
+  EXPECT_EQ(r.bytes_sent, kRequests * run.request_size);
   ASSERT_TRUE(r.tls.has_value());
   EXPECT_EQ(r.tls->handshakes, kConnections);
+  const SocketCalls& calls = run.calls;
   EXPECT_EQ(calls.sends + calls.receives + calls.epoll_changes + calls.epoll_waits, 0u);
 }
 
@@ -760,20 +786,10 @@ TEST(UringEngine, HttpsCountsEveryRequestExactlyAcrossThreadSplitsAndNamesItself
   SKIP_WITHOUT_IO_URING();
   const auto server_tls = self_signed_server_context();
   TinyServer server(server_tls.get());
-  for (const auto& [threads, connections, requests] :
-       std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>{{1, 1, 1}, {2, 3, 7}, {3, 7, 1003}}) {
-    const uint64_t before = server.requests();
-    RunPlan plan = on_io_uring(https_plan(server.port(), connections, requests));
-    plan.threads = threads;
-    const RunOutcome outcome = run_quietly(plan);
-    const Result& r = outcome.result.result;
-    EXPECT_EQ(r.requests, requests);
-    EXPECT_EQ(r.failures(), 0u);
-    EXPECT_EQ(r.body_bytes_received, 5 * requests);
-    EXPECT_EQ(server.requests() - before, requests);
-    EXPECT_EQ(outcome.info.engine, "io_uring");
-    EXPECT_EQ(outcome.info.server_software, "tiny");
-  }
+  expect_exact_on_io_uring_across_thread_splits(
+      server, [&](uint64_t connections, uint64_t requests) {
+        return https_plan(server.port(), connections, requests);
+      });
 }
 
 // A new connection per request: each handshake after the first resumes the
