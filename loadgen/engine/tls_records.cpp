@@ -5,6 +5,7 @@
 #include <utility>
 
 namespace kubeload::loadgen {
+
 // Made once per process (thread-safe, as a static's initialization is) and
 // never changed after; it lives as long as the process.
 const BIO_METHOD* TlsRecords::method() {
