@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include <gtest/gtest.h>
 
@@ -52,7 +53,9 @@ std::unique_ptr<asio::ssl::context> self_signed_server_context() {
 }
 
 // Answers every request with a fixed 200, keep-alive; requests whose path
-// starts with /stall get no answer at all. Over TLS when given a context.
+// starts with /stall get no answer at all. Over TLS when given a context
+// (/key-update: a TLS 1.3 key update before the answer, asking the client
+// for one too).
 class TinyServer {
  public:
   explicit TinyServer(asio::ssl::context* tls = nullptr)
@@ -66,6 +69,8 @@ class TinyServer {
   }
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
   uint64_t requests() const { return requests_.load(); }
+  // Key updates the server started (/key-update over TLS 1.3).
+  uint64_t key_updates() const { return key_updates_.load(); }
   // Requests per connection, in the order the connections were accepted.
   std::vector<uint64_t> requests_per_connection() const {
     std::lock_guard lock(mutex_);
@@ -88,6 +93,7 @@ class TinyServer {
           const bool close_after = self->pending.rfind("GET /close-silently", 0) == 0 ||
                                    self->pending.rfind("POST /close-silently", 0) == 0;
           const bool delayed = self->pending.rfind("GET /delay", 0) == 0;
+          const bool key_update = self->pending.rfind("GET /key-update", 0) == 0;
           self->pending.erase(0, end + 4);
           self->server.count(self->connection);
           if (stall) continue;
@@ -101,6 +107,15 @@ class TinyServer {
               if (!write_error) self->read();
             });
             return;
+          }
+          if constexpr (std::is_same_v<Stream, TlsStream>) {
+            // TLS 1.3: new keys for this direction before the answer, and
+            // the client asked to send with new keys too (its KeyUpdate goes
+            // out with what it writes next).
+            if (key_update &&
+                SSL_key_update(self->socket.native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1) {
+              ++self->server.key_updates_;
+            }
           }
           asio::write(self->socket, asio::buffer(kResponse), ec);
           if (close_after) {
@@ -156,6 +171,7 @@ class TinyServer {
   asio::ssl::context* tls_;
   tcp::acceptor acceptor_;
   std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> key_updates_{0};
   mutable std::mutex mutex_;
   std::vector<uint64_t> per_connection_;
   std::thread thread_;
@@ -829,6 +845,29 @@ TEST(UringEngine, HttpsStalledRequestsTimeOutAndStaleConnectionsAreRetried) {
   EXPECT_EQ(retried.failures(), 0u) << retried.errors.total();
   EXPECT_EQ(server.requests() - before, 10u);
   EXPECT_EQ(retried.retries, 9u);
+}
+
+// A server's KeyUpdate (RFC 8446 section 4.6.3) before each answer, asking
+// for the client's: OpenSSL takes it in while reading and writes its own
+// with the next request. On the ring that record goes out with the
+// request's; the server reads every request under the client's new keys.
+TEST(UringEngine, HttpsKeyUpdatesAreTakenInAndAnsweredOnEachEngine) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context();
+  TinyServer server(server_tls.get());
+  for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
+    const uint64_t before = server.requests();
+    const uint64_t updates_before = server.key_updates();
+    RunPlan plan = https_plan(server.port(), 2, 50, "/key-update");
+    plan.engine = engine;
+    const Result r = run_quietly(plan).result.result;
+    EXPECT_EQ(r.requests, 50u) << to_string(engine);
+    EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
+    EXPECT_EQ(server.requests() - before, 50u) << to_string(engine);
+    EXPECT_EQ(server.key_updates() - updates_before, 50u) << to_string(engine);
+    ASSERT_TRUE(r.tls.has_value());
+    EXPECT_EQ(r.tls->handshakes, 2u) << to_string(engine);
+  }
 }
 
 TEST(UringEngine, HttpsSteadyStateDoesNotAllocatePerRequest) {
