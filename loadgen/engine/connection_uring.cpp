@@ -189,8 +189,7 @@ void Connection::on_tls_records_sent(const UringLoop::Completion& done) {
   // A request counts as sent once all its records went, as on epoll once
   // OpenSSL's write(2) of them did.
   bytes_out_ += tls_records_.finish_send();
-  // What OpenSSL wrote meanwhile (a request made while a key update's
-  // answer went out).
+  // What OpenSSL wrote while this send was in flight.
   send_tls_records();
 }
 
@@ -215,7 +214,9 @@ void Connection::receive_tls_uring(const UringLoop::Completion& done) {
   // OpenSSL read all it was given (receive_tls reads until then): the
   // ring's buffer goes back after this call.
   tls_records_.forget_received();
-  // What reading wrote (a key update's answer).
+  // What reading wrote, if anything (an alert, a TLS 1.2 renegotiation's
+  // hello). A key update's answer is not among it: OpenSSL writes that with
+  // the next request (HttpsKeyUpdatesAreTakenInAndAnsweredOnEachEngine).
   send_tls_records();
   if (done.result > 0 && !receive_armed_) arm_receive();
 }

@@ -1,13 +1,13 @@
 #pragma once
-// A worker's completion-based loop for plain HTTP/1.1 and h2c on io_uring,
-// the alternative to EventLoop (event_loop.hpp; for h2c, Asio) where the
-// kernel and the seccomp profile allow it (engine_choice.hpp). EventLoop costs one send(2) per
-// request and most of a recv(2) besides the epoll_wait(2); here the sends a
-// loop iteration prepares and the wait for completions are one
-// io_uring_enter(2), and a connection's responses arrive through one
-// multishot receive, armed when it connects, into a ring of buffers the
-// kernel picks from: in the steady state nothing but that one call per
-// iteration.
+// A worker's completion-based loop for HTTP/1.1 (plain or over TLS) and h2c
+// on io_uring, the alternative to EventLoop (event_loop.hpp; for h2c, Asio)
+// where the kernel and the seccomp profile allow it (engine_choice.hpp).
+// EventLoop costs one send(2) per request and most of a recv(2) besides the
+// epoll_wait(2); here the sends a loop iteration prepares and the wait for
+// completions are one io_uring_enter(2), and a connection's responses
+// arrive through one multishot receive, armed when it connects, into a ring
+// of buffers the kernel picks from: in the steady state nothing but that
+// one call per iteration.
 //
 // A completion names its connection by index and socket generation (as
 // EventLoop's events do), so one for a socket since closed never reaches the
