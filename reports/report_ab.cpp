@@ -101,6 +101,11 @@ void write_ab_report(std::ostream& out, const ReportModel& model) {
     field(out, "TLS handshakes",
           std::to_string(run.tls->handshakes) + " (" + std::to_string(run.tls->sessions_reused) +
               " resumed)");
+    if (run.tls->kernel_send > 0 || run.tls->kernel_receive > 0) {
+      field(out, "Kernel TLS (kTLS)",
+            std::to_string(run.tls->kernel_send) + " sending, " +
+                std::to_string(run.tls->kernel_receive) + " receiving");
+    }
   }
   if (run.non_2xx_responses > 0) {
     field(out, "Non-2xx responses", std::to_string(run.non_2xx_responses));

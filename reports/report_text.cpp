@@ -218,6 +218,10 @@ void write_text_report(std::ostream& out, const ReportModel& model) {
     if (run.tls) {
       tls += (tls.empty() ? "" : "; ") + plural(run.tls->handshakes, "handshake", "handshakes") +
              ", " + grouped(run.tls->sessions_reused) + " resumed";
+      if (run.tls->kernel_send > 0 || run.tls->kernel_receive > 0) {
+        tls += "; records in the kernel (kTLS): " + grouped(run.tls->kernel_send) + " sending, " +
+               grouped(run.tls->kernel_receive) + " receiving";
+      }
     }
     line(out, "TLS", tls);
   }

@@ -109,7 +109,18 @@ Result result_from_json_at(const json& in, const std::string& path, HistogramDec
     const json& tls = in.at("tls");
     if (!tls.is_object()) bad_field(path + ".tls", "must be an object");
     r.tls = TlsCounts{get_count(tls, "handshakes", path + ".tls"),
-                      get_count(tls, "sessionsReused", path + ".tls")};
+                      get_count(tls, "sessionsReused", path + ".tls"),
+                      get_count(tls, "kernelSend", path + ".tls"),
+                      get_count(tls, "kernelReceive", path + ".tls")};
+    for (const auto& [key, count] : {std::pair{"sessionsReused", r.tls->sessions_reused},
+                                     std::pair{"kernelSend", r.tls->kernel_send},
+                                     std::pair{"kernelReceive", r.tls->kernel_receive}}) {
+      if (count > r.tls->handshakes) {
+        bad_field(path + ".tls." + key, "is " + std::to_string(count) + " but only " +
+                                            std::to_string(r.tls->handshakes) +
+                                            " handshakes completed");
+      }
+    }
   }
   const uint64_t failures = get_count(in, "failures", path);
   if (in.contains("failures") && failures != r.errors.total()) {
@@ -290,6 +301,8 @@ void Result::merge(const Result& other) {
     if (!tls) tls = TlsCounts{};
     tls->handshakes += other.tls->handshakes;
     tls->sessions_reused += other.tls->sessions_reused;
+    tls->kernel_send += other.tls->kernel_send;
+    tls->kernel_receive += other.tls->kernel_receive;
   }
 }
 
@@ -420,7 +433,10 @@ void write_mergeable(json& out, const Result& r, RowForm form) {
   }
   out["retries"] = r.retries;
   if (r.tls) {
-    out["tls"] = {{"handshakes", r.tls->handshakes}, {"sessionsReused", r.tls->sessions_reused}};
+    out["tls"] = {{"handshakes", r.tls->handshakes},
+                  {"sessionsReused", r.tls->sessions_reused},
+                  {"kernelSend", r.tls->kernel_send},
+                  {"kernelReceive", r.tls->kernel_receive}};
   }
   const auto histogram = [&](const char* key, const Histogram& h) {
     if (carries(form, h)) out[key] = encoded(form, h);

@@ -70,6 +70,8 @@ void Connection::start(const RequestSlot& slot, Clock::time_point now) {
   retried_ = false;
   tls_handshake_ = false;
   tls_resumed_ = false;
+  tls_kernel_send_ = false;
+  tls_kernel_receive_ = false;
   deadline_ = now + worker_.plan().timeout;
   if (h2_ != nullptr) {
     stream_ = {};
@@ -361,6 +363,8 @@ void Connection::finish(Outcome outcome, bool response_complete, Clock::time_poi
   done.retried = retried_;
   done.tls_handshake = tls_handshake_;
   done.tls_resumed = tls_resumed_;
+  done.tls_kernel_send = tls_kernel_send_;
+  done.tls_kernel_receive = tls_kernel_receive_;
   busy_ = false;
   worker_.on_complete(*this, slot_, done);
 }

@@ -186,6 +186,8 @@ class Connection {
   bool retried_ = false;  // resent once after a stale keep-alive connection
   bool tls_handshake_ = false;
   bool tls_resumed_ = false;
+  bool tls_kernel_send_ = false;
+  bool tls_kernel_receive_ = false;
   // OpenSSL's last read(2) on the socket took all there was (it came back
   // short, or would block): noted by the socket BIO's callback.
   bool tls_socket_drained_ = false;

@@ -99,6 +99,8 @@ void Connection::continue_handshake() {
     if (const int e = want_writable(false)) return fail(Outcome::connect, system_error(e));
     tls_handshake_ = true;
     tls_resumed_ = SSL_session_reused(ssl_.get()) == 1;
+    tls_kernel_send_ = BIO_get_ktls_send(SSL_get_wbio(ssl_.get()));
+    tls_kernel_receive_ = BIO_get_ktls_recv(SSL_get_rbio(ssl_.get()));
     const Clock::time_point now = Clock::now();
     timings_.connect_us = micros_between(connect_started_, now);
     return write_request(now);

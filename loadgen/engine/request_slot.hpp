@@ -65,9 +65,11 @@ struct Completion {
   uint64_t body_bytes_in = 0;
   uint64_t bytes_out = 0;
   bool new_connection = false;
-  bool retried = false;        // sent again after a kept-alive connection closed under it
-  bool tls_handshake = false;  // a TLS handshake completed for this request
-  bool tls_resumed = false;    // ... resuming an earlier session
+  bool retried = false;             // sent again after a kept-alive connection closed under it
+  bool tls_handshake = false;       // a TLS handshake completed for this request
+  bool tls_resumed = false;         // ... resuming an earlier session
+  bool tls_kernel_send = false;     // ... after which the kernel encrypts the records (kTLS)
+  bool tls_kernel_receive = false;  // ... and decrypts them
 };
 
 }  // namespace kubeload::loadgen

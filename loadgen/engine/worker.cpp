@@ -81,6 +81,8 @@ void add_completion(Result& r, const Completion& done) {
     if (!r.tls) r.tls = TlsCounts{};
     ++r.tls->handshakes;
     if (done.tls_resumed) ++r.tls->sessions_reused;
+    if (done.tls_kernel_send) ++r.tls->kernel_send;
+    if (done.tls_kernel_receive) ++r.tls->kernel_receive;
   }
   if (done.response_complete) {
     ++r.status_codes[done.status];

@@ -82,6 +82,10 @@ struct RateCounts {
 struct TlsCounts {
   uint64_t handshakes = 0;       // completed TLS handshakes
   uint64_t sessions_reused = 0;  // of those, resumed sessions (abbreviated handshakes)
+  // Of those, the connections whose records the kernel then encrypted and
+  // decrypted (kTLS, each direction on its own).
+  uint64_t kernel_send = 0;
+  uint64_t kernel_receive = 0;
   bool operator==(const TlsCounts&) const = default;
 };
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -63,7 +64,7 @@ TEST(Result, JsonRoundTripIsExact) {
   run.result = result_of(random_responses(3, 3000), 5.5);
   run.result.rate = RateCounts{500, 3};
   run.result.retries = 7;
-  run.result.tls = TlsCounts{40, 31};
+  run.result.tls = TlsCounts{40, 31, 9, 8};
   run.result.errors.dropped = 1;
   run.result.error_latency.record(30'000'000);
   run.result.requests += 1;
@@ -89,17 +90,42 @@ TEST(Result, JsonRoundTripIsExact) {
   EXPECT_EQ(document["version"], "v1");
   EXPECT_EQ(document["result"]["retries"], 7u);
   EXPECT_EQ(document["result"]["tls"]["sessionsReused"], 31u);
+  EXPECT_EQ(document["result"]["tls"]["kernelSend"], 9u);
+  EXPECT_EQ(document["result"]["tls"]["kernelReceive"], 8u);
+}
+
+// A result from a worker without the kTLS counts reads as none; counts above
+// the handshakes are refused, naming the field and both numbers.
+TEST(Result, TlsCountsAreReadBackCheckedAgainstTheHandshakes) {
+  const auto read_tls = [](const char* tls) {
+    return run_result_from_json(nlohmann::json::parse(
+        std::string(R"({"version":"v1","result":{"requests":1,"durationSeconds":1,"tls":)") + tls +
+        "}}"));
+  };
+  const RunResult older = read_tls(R"({"handshakes":3,"sessionsReused":2})");
+  ASSERT_TRUE(older.result.tls.has_value());
+  EXPECT_EQ(*older.result.tls, (TlsCounts{3, 2, 0, 0}));
+  for (const char* key : {"sessionsReused", "kernelSend", "kernelReceive"}) {
+    const std::string tls = std::string(R"({"handshakes":3,")") + key + R"(":4})";
+    try {
+      read_tls(tls.c_str());
+      ADD_FAILURE() << key << " above the handshakes was accepted";
+    } catch (const std::exception& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(std::string("tls.") + key)) << e.what();
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("is 4 but only 3 handshakes")) << e.what();
+    }
+  }
 }
 
 TEST(Result, RetriesAndTlsCountsMergeBySum) {
   Result a, b;
   a.retries = 2;
-  a.tls = TlsCounts{10, 4};
+  a.tls = TlsCounts{10, 4, 6, 6};
   b.retries = 3;
-  b.tls = TlsCounts{5, 5};
+  b.tls = TlsCounts{5, 5, 5, 0};
   a.merge(b);
   EXPECT_EQ(a.retries, 5u);
-  EXPECT_EQ(a.tls, (TlsCounts{15, 9}));
+  EXPECT_EQ(a.tls, (TlsCounts{15, 9, 11, 6}));
   Result plain;
   const Result other_plain;
   plain.merge(other_plain);
@@ -325,7 +351,7 @@ RunResult run_of_every_row() {
   run.result.errors.timeout = 3;
   run.result.error_latency.record(900, 3);
   run.result.rate = RateCounts{50.0, 4};
-  run.result.tls = TlsCounts{12, 9};
+  run.result.tls = TlsCounts{12, 9, 3, 3};
   run.warmup_requests = 5;
   run.stages.push_back(StageResult{0, 1.0, 4u, std::nullopt, run.result});
   const Result idle;

@@ -5,6 +5,7 @@
 //   KUBELOAD_UPDATE_GOLDEN=1 ./unit_tests --gtest_filter='*ReportGolden*'
 // and review the diff before committing it.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -925,6 +926,26 @@ TEST(ReportFormatting, TableAlignsColumnsAndRejectsRaggedRows) {
             "> name    count\n"
             "> a           1\n"
             "> longer  12345\n");
+}
+
+// kTLS: the text and ab reports say how many connections' records the kernel
+// carried, and say nothing of it where it carried none.
+TEST(ReportTls, TextAndAbNameTheConnectionsWhoseRecordsTheKernelCarried) {
+  Scenario s = plain_closed();
+  s.run.result.tls = TlsCounts{4, 1, 4, 3};
+  EXPECT_THAT(render(ReportFormat::text, s),
+              ::testing::HasSubstr("4 handshakes, 1 resumed; records in the kernel (kTLS): "
+                                   "4 sending, 3 receiving\n"));
+  EXPECT_THAT(render(ReportFormat::ab, s),
+              ::testing::ContainsRegex("\nKernel TLS \\(kTLS\\): +4 sending, 3 receiving\n"));
+  s.run.result.tls = TlsCounts{4, 1, 0, 0};
+  const std::string text = render(ReportFormat::text, s);
+  EXPECT_THAT(text, ::testing::HasSubstr("4 handshakes, 1 resumed\n"));
+  const std::string ab = render(ReportFormat::ab, s);
+  EXPECT_THAT(ab, ::testing::ContainsRegex("\nTLS handshakes: +4 \\(1 resumed\\)\n"));
+  for (const std::string& report : {text, ab}) {
+    EXPECT_THAT(report, ::testing::Not(::testing::HasSubstr("kTLS"))) << report;
+  }
 }
 
 }  // namespace
