@@ -26,6 +26,7 @@ import select
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -189,7 +190,7 @@ def check_consistent(result, where="result"):
 
 def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADGEN_TIMEOUT_S,
                       requests=None, interrupt_after_s=None, tls=False, host=LOOPBACK,
-                      verify=True, protocol="http1"):
+                      verify=True, protocol="http1", tls13=False):
     """Runs loadgen against nginx and checks the request counts and bytes against
     nginx's access log. Returns (report, log entries) for further checks.
     Over https it verifies nginx against the test's CA (`verify`)."""
@@ -199,7 +200,7 @@ def nginx_count_check(env, tag, args, path="/small.bin", timeout_s=DEFAULT_LOADG
         args += ["--cacert", env.nginx.ca_cert]
     if protocol != "http1":
         args += ["--h2" if protocol == "http2" else "--h2c"]
-    run, report = loadgen_report(env, args + [env.nginx.url(path, tag, tls, host, protocol)],
+    run, report = loadgen_report(env, args + [env.nginx.url(path, tag, tls, host, protocol, tls13)],
                                  timeout_s, interrupt_after_s)
     expect(report.get("protocol") == protocol,
            f"report protocol {report.get('protocol')!r}, want {protocol!r}")
@@ -636,6 +637,71 @@ def check_nginx_https_no_tls_resume_makes_full_handshakes(env):
            f"result.tls {tls}, nginx logged {resumed_at_nginx} resumed sessions")
 
 
+def kernel_tls_counts():
+    """The kernel's own count of the sockets whose records it has encrypted
+    (TlsTxSw) and decrypted (TlsRxSw) in software, kTLS; None where the tls
+    module is not loaded (/proc/net/tls_stat comes with it)."""
+    try:
+        with open("/proc/net/tls_stat") as stat:
+            counts = dict(line.split() for line in stat if line.strip())
+    except FileNotFoundError:
+        return None
+    return int(counts["TlsTxSw"]), int(counts["TlsRxSw"])
+
+
+def kernel_takes_tls_sockets():
+    """Whether this kernel has kTLS: it loads the tls module on demand for a
+    socket that asks for it, and then refuses it only because the socket is
+    not connected (ENOTCONN); without the module it has no such protocol."""
+    tcp_ulp = 31  # linux/tcp.h
+    with socket.socket() as probe:
+        try:
+            probe.setsockopt(socket.IPPROTO_TCP, tcp_ulp, b"tls")
+        except OSError:
+            pass
+    return kernel_tls_counts() is not None
+
+
+def expect_records_in_the_kernel_where_it_takes_them(env, tls, tls12, keep_alive=True, what=""):
+    """loadgen hands each connection's records to the kernel after the
+    handshake (kTLS) on epoll, with keep-alive and TLS 1.2, where the kernel
+    has the tls module (connection_tls.cpp); result.tls counts them, in each
+    direction. Returns how many it should have handed over."""
+    carried = env.engine == "epoll" and tls12 and keep_alive and kernel_takes_tls_sockets()
+    expected = tls["handshakes"] if carried else 0
+    expect((tls["kernelSend"], tls["kernelReceive"]) == (expected, expected),
+           f"{what}result.tls {tls}, want kernelSend and kernelReceive {expected} (the kernel "
+           f"{'has' if kernel_takes_tls_sockets() else 'lacks'} the tls module)")
+    return expected
+
+
+def check_nginx_https_records_in_the_kernel_where_it_has_tls(env):
+    # kTLS: on epoll, with keep-alive and TLS 1.2, the kernel takes each
+    # connection's records after the handshake wherever it has the tls module;
+    # never on io_uring (OpenSSL writes into the ring's buffers), over TLS 1.3
+    # (OpenSSL 3.0 would hand over only the sending side, and a server's key
+    # update would end the connection) or for one exchange per connection.
+    # loadgen counts them, and the kernel's own counters agree. Where this
+    # kernel has no tls module (this machine, often) the counts are 0; the
+    # kernel-tls tier runs it under a kernel that has it.
+    for tag, args, tls13 in (("ktls_keepalive", ["-n", "200", "-c", "4"], False),
+                             ("ktls_close", ["-n", "20", "-c", "2", "--no-keepalive"], False),
+                             ("ktls_tls13", ["-n", "200", "-c", "4"], True)):
+        before = kernel_tls_counts()
+        report, _ = nginx_count_check(env, tag, args, tls=True, tls13=tls13)
+        after = kernel_tls_counts()
+        tls = report["result"]["tls"]
+        expected = expect_records_in_the_kernel_where_it_takes_them(
+            env, tls, not tls13, "--no-keepalive" not in args, f"{tag}: ")
+        if after is not None:
+            # nginx keeps its records in user space (no ssl_conf_command
+            # Options KTLS), and nothing else here uses kTLS meanwhile.
+            counted = (after[0] - (before or (0, 0))[0], after[1] - (before or (0, 0))[1])
+            expect(counted == (expected, expected),
+                   f"{tag}: the kernel counted {counted} sockets (TlsTxSw, TlsRxSw) whose "
+                   f"records it took, loadgen reports {tls}")
+
+
 def check_nginx_https_big_file_bytes_exact(env):
     # 6 MB answers over TLS: each is hundreds of records, read in a loop until
     # OpenSSL and the socket have nothing left; bytes exact against nginx.
@@ -690,12 +756,19 @@ def expect_all_succeeded(result, requests, read_by_server=None):
                f"the server read {read_by_server} requests, want {requests}")
 
 
+def tls12_peer(env):
+    """Whether this run's TLS peer offers no more than TLS 1.2 (check_runs)."""
+    return env.tls_version == ssl.TLSVersion.TLSv1_2
+
+
 class running_tls_peer:
-    """A TlsPeer with the nginx fixture's certificate, for one check."""
+    """A TlsPeer with the nginx fixture's certificate, for one check, offering
+    the TLS version of the check's run (check_runs)."""
 
     def __init__(self, env):
         self.peer = TlsPeer(os.path.join(env.nginx.prefix, "tls.crt"),
-                            os.path.join(env.nginx.prefix, "tls.key"))
+                            os.path.join(env.nginx.prefix, "tls.key"),
+                            env.tls_version or ssl.TLSVersion.MAXIMUM_SUPPORTED)
 
     def __enter__(self):
         self.peer.start()
@@ -723,6 +796,7 @@ def check_tls_request_body_bytes_exact(env):
     expect_all_succeeded(result, 6, requests)
     expect(result["bytesSent"] == received and received > 6 * body_bytes,
            f"bytesSent {result['bytesSent']}, the peer read {received} bytes")
+    expect_records_in_the_kernel_where_it_takes_them(env, result["tls"], tls12_peer(env))
 
 
 def check_tls_timeout_on_a_server_that_never_answers(env):
@@ -737,6 +811,7 @@ def check_tls_timeout_on_a_server_that_never_answers(env):
            f"requests {result['requests']}, failures {result['failures']}")
     expect(result["errors"].get("timeout") == 4, f"errors {result['errors']}, want 4 timeouts")
     expect(run.elapsed_s < 15, f"the run took {run.elapsed_s:.1f} s for two 500 ms timeouts")
+    expect_records_in_the_kernel_where_it_takes_them(env, result["tls"], tls12_peer(env))
 
 
 def check_tls_response_ended_by_close_without_close_notify(env):
@@ -752,6 +827,7 @@ def check_tls_response_ended_by_close_without_close_notify(env):
     expect(result["bodyBytesReceived"] == 10 * body,
            f"bodyBytesReceived {result['bodyBytesReceived']}, want {10 * body}")
     expect(result["tls"]["handshakes"] == 10, f"tls {result['tls']}: want a handshake a request")
+    expect_records_in_the_kernel_where_it_takes_them(env, result["tls"], tls12_peer(env))
 
 
 def check_tls_kept_alive_connection_closed_by_the_server(env):
@@ -767,6 +843,7 @@ def check_tls_kept_alive_connection_closed_by_the_server(env):
     result = report["result"]
     expect_all_succeeded(result, 30, requests)
     expect(result["tls"]["handshakes"] == 30, f"tls {result['tls']}: want a handshake a request")
+    expect_records_in_the_kernel_where_it_takes_them(env, result["tls"], tls12_peer(env))
 
 
 def check_nginx_https_report_names_protocol_and_cipher(env):
@@ -2407,6 +2484,7 @@ CHECKS = (
     check_nginx_https_no_tls_resume_makes_full_handshakes,
     check_nginx_https_report_names_protocol_and_cipher,
     check_nginx_https_big_file_bytes_exact,
+    check_nginx_https_records_in_the_kernel_where_it_has_tls,
     check_nginx_https_server_ends_keepalive_exactly,
     check_tls_request_body_bytes_exact,
     check_tls_timeout_on_a_server_that_never_answers,
@@ -2490,6 +2568,9 @@ def check_name(check):
 # and h2c on io_uring or Asio (--engine epoll): every exactness check of
 # either runs on each, named "<check>[<engine>]".
 ENGINES = ("epoll", "io_uring")
+# The TLS peer's checks run over TLS 1.3 and over TLS 1.2, where the kernel
+# can carry the records (kTLS: connection_tls.cpp), named "<check>[<engine>,TLSv1.2]".
+TLS_PEER_VERSIONS = (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2)
 
 
 def runs_on_each_engine(check):
@@ -2503,13 +2584,18 @@ def runs_on_each_engine(check):
 
 
 def check_runs():
-    """(name, check, engine) for every check, once per engine where it runs on each."""
+    """(name, check, engine, TLS version) for every check, once per engine where
+    it runs on each, and per TLS version of the TLS peer's checks."""
     runs = []
     for check in CHECKS:
-        if runs_on_each_engine(check):
-            runs += [(f"{check_name(check)}[{engine}]", check, engine) for engine in ENGINES]
+        name = check_name(check)
+        if name.startswith("tls_"):
+            runs += [(f"{name}[{engine},{version.name.replace('_', '.')}]", check, engine, version)
+                     for engine in ENGINES for version in TLS_PEER_VERSIONS]
+        elif runs_on_each_engine(check):
+            runs += [(f"{name}[{engine}]", check, engine, None) for engine in ENGINES]
         else:
-            runs.append((check_name(check), check, None))
+            runs.append((name, check, None, None))
     return runs
 
 
@@ -2521,6 +2607,7 @@ class Environment:
         self.fault_server = fault_server
         self.verbose = verbose
         self.engine = None  # the engine of the check running now (check_runs)
+        self.tls_version = None  # the TLS peer's highest version in this run (check_runs)
         self._rss_floor_bytes = None
 
     def rss_floor_bytes(self):
@@ -2552,7 +2639,7 @@ def main():
     selected = [run for run in check_runs()
                 if not options.selection or any(s in run[0] for s in options.selection)]
     if options.list:
-        print("\n".join(name for name, _, _ in selected))
+        print("\n".join(name for name, *_ in selected))
         return 0
     for label, path in (("--loadgen", options.loadgen), ("--fault-server", options.fault_server),
                         ("--nginx", options.nginx)):
@@ -2576,8 +2663,9 @@ def main():
             selected = []
             failed += 1
             print(f"FAIL setup: {error}", flush=True)
-        for name, check, engine in selected:
+        for name, check, engine, tls_version in selected:
             env.engine = engine
+            env.tls_version = tls_version
             nginx.tag_suffix = f"-{engine}" if engine else ""
             # Each check's wall time, so the tier's time can be accounted for.
             started = time.monotonic()

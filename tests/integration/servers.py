@@ -90,7 +90,8 @@ class Nginx:
         self.error_log = os.path.join(self.prefix, "error.log")
         self.process = None
         self.port = None
-        self.tls_port = None
+        self.tls_port = None  # TLS 1.2, as Debian 12's nginx offers by default
+        self.tls13_port = None  # TLS 1.3 only
         self.h2c_port = None  # cleartext HTTP/2 (prior knowledge)
         self.h2_port = None  # HTTP/2 over TLS (ALPN h2)
         # HTTP/2 over TLS that ends each connection with a graceful GOAWAY
@@ -114,6 +115,7 @@ class Nginx:
         for _ in range(attempts):
             self.port = free_port()
             self.tls_port = free_port()
+            self.tls13_port = free_port()
             self.h2c_port = free_port()
             self.h2_port = free_port()
             self.h2_goaway_port = free_port()
@@ -143,14 +145,15 @@ class Nginx:
             except ProcessLookupError:
                 pass
 
-    def url(self, path, tag, tls=False, host=LOOPBACK, protocol="http1"):
+    def url(self, path, tag, tls=False, host=LOOPBACK, protocol="http1", tls13=False):
         tag += self.tag_suffix
         if protocol == "h2c":
             return f"http://{LOOPBACK}:{self.h2c_port}{path}?check={tag}"
         if protocol == "http2":
             return f"https://{host}:{self.h2_port}{path}?check={tag}"
         if tls:
-            return f"https://{host}:{self.tls_port}{path}?check={tag}"
+            port = self.tls13_port if tls13 else self.tls_port
+            return f"https://{host}:{port}{path}?check={tag}"
         return f"http://{LOOPBACK}:{self.port}{path}?check={tag}"
 
     def _make_certificate(self):
@@ -217,6 +220,15 @@ http {{
     }}
     server {{
         listen {LOOPBACK}:{self.tls_port} ssl;
+        # Said, not left to the default: the kTLS check expects TLS 1.2 here.
+        ssl_protocols TLSv1.2;
+        ssl_certificate {p}/tls.crt;
+        ssl_certificate_key {p}/tls.key;
+        root {self.docroot};
+    }}
+    server {{
+        listen {LOOPBACK}:{self.tls13_port} ssl;
+        ssl_protocols TLSv1.3;
         ssl_certificate {p}/tls.crt;
         ssl_certificate_key {p}/tls.key;
         root {self.docroot};
@@ -360,12 +372,14 @@ class TlsPeer:
                         and closes it (the client's next request finds it gone);
       anything else     reads the request and its Content-Length body, counts
                         every byte it read (`bytes_received`, `requests`) and
-                        answers 200 "ok" on the kept-alive connection."""
+                        answers 200 "ok" on the kept-alive connection.
+    `maximum_version`: the highest TLS version it offers (ssl.TLSVersion)."""
 
     CLOSE_DELIMITED_BODY = b"ended by the connection's end"
 
-    def __init__(self, certificate, key):
+    def __init__(self, certificate, key, maximum_version=ssl.TLSVersion.MAXIMUM_SUPPORTED):
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.maximum_version = maximum_version
         self.context.load_cert_chain(certificate, key)
         self.listener = None
         self.port = None
