@@ -355,9 +355,9 @@ options:
                           auto (io_uring where the kernel and the seccomp
                           profile allow it, else epoll, h2c Asio; the default),
                           io_uring (an error where it is not allowed) or epoll
-                          (h2c: Asio; https with kTLS where the kernel has it);
-                          HTTP/2 over TLS runs on Asio. The report names the
-                          engine used
+                          (h2c: Asio; kept-alive TLS 1.2 with kTLS where the
+                          kernel has it); HTTP/2 over TLS runs on Asio. The
+                          report names the engine used
       --metrics-addr A    serve live Prometheus metrics on A (HOST:PORT)
       --hdr-log FILE      write an HdrHistogram interval log (one interval per stage)
   -q, --quiet             no progress on stderr

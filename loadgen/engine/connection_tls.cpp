@@ -59,6 +59,22 @@ long note_socket_read(BIO* bio, int operation, const char*, std::size_t asked, i
   return ret;
 }
 
+// Over TLS 1.3 OpenSSL 3.0 hands the kernel only the records it sends, and
+// then cannot take a server's KeyUpdate that asks for the client's (RFC 8446
+// section 4.6.3): the kernel holds the sending keys, and the connection
+// ends. Seen under Debian 12's kernel with its tls module (the kernel-tls
+// tier): every key update cost a new handshake. Cleared once the server's
+// hello has named TLS 1.3 (the client's version is its highest until then),
+// before the handshake sets the application keys, which is when OpenSSL
+// reads the option.
+void keep_tls13_in_user_space(const SSL* ssl, int where, int) {
+  if ((where & SSL_CB_LOOP) != 0 && SSL_get_state(ssl) == TLS_ST_CR_SRVR_HELLO &&
+      SSL_version(ssl) == TLS1_3_VERSION) {
+    // The callback's SSL is this connection's own, handed back as const.
+    SSL_clear_options(const_cast<SSL*>(ssl), SSL_OP_ENABLE_KTLS);
+  }
+}
+
 }  // namespace
 
 void Connection::start_tls() {
@@ -78,9 +94,15 @@ void Connection::start_tls() {
   }
   const RunPlan& plan = worker_.plan();
   configure_tls_connection(ssl_.get(), plan.target, host_is_ip_, plan.tls, &tls_session_);
-  // The records to the kernel after the handshake, where it can take them;
-  // OpenSSL stays in user space when the kernel refuses this connection.
-  if (!on_ring_ && kernel_tls_available()) SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
+  // The records to the kernel after a TLS 1.2 handshake, where it can take
+  // them, for connections kept alive: one exchange does not pay back the
+  // system calls and the kernel's cipher setup that handing them over costs.
+  // OpenSSL stays in user space when the kernel refuses this connection, and
+  // over TLS 1.3 (keep_tls13_in_user_space).
+  if (!on_ring_ && plan.keep_alive && kernel_tls_available()) {
+    SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
+    SSL_set_info_callback(ssl_.get(), keep_tls13_in_user_space);
+  }
   // A whole response in one recv(2) (one read of the records received), not
   // a record header and then its body.
   SSL_set_read_ahead(ssl_.get(), 1);

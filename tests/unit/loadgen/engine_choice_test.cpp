@@ -60,7 +60,8 @@ TEST(EngineChoice, EpollAskedForIsEpollWhateverTheProbeSays) {
 
 // HTTP/1.1 over TLS is decided as plain HTTP/1.1 is: io_uring where the
 // probe allows it (the ring carries OpenSSL's records), epoll otherwise or
-// when asked for (OpenSSL on the socket, kTLS where the kernel has it).
+// when asked for (OpenSSL on the socket, kTLS for kept-alive TLS 1.2 where
+// the kernel has it).
 TEST(EngineChoice, HttpsRunsOnIoUringWhereAllowedAndOnEpollOtherwise) {
   EXPECT_TRUE(may_use_io_uring(EngineRequest::automatic, Traffic::tls_http1));
   EXPECT_TRUE(may_use_io_uring(EngineRequest::io_uring, Traffic::tls_http1));
