@@ -30,9 +30,11 @@ namespace {
 using TlsStream = asio::ssl::stream<tcp::socket>;
 
 // A server context with a certificate of its own for 127.0.0.1, made here
-// (the clients of these tests do not verify it).
-std::unique_ptr<asio::ssl::context> self_signed_server_context() {
+// (the clients of these tests do not verify it), offering TLS up to
+// `max_version`.
+std::unique_ptr<asio::ssl::context> self_signed_server_context(int max_version = TLS1_3_VERSION) {
   auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+  SSL_CTX_set_max_proto_version(context->native_handle(), max_version);
   const std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_EC_gen("P-256"), EVP_PKEY_free);
   const std::unique_ptr<X509, decltype(&X509_free)> certificate(X509_new(), X509_free);
   if (!key || !certificate) throw std::runtime_error("no key or certificate");
@@ -55,7 +57,7 @@ std::unique_ptr<asio::ssl::context> self_signed_server_context() {
 // Answers every request with a fixed 200, keep-alive; requests whose path
 // starts with /stall get no answer at all. Over TLS when given a context
 // (/key-update: a TLS 1.3 key update before the answer, asking the client
-// for one too).
+// for one too; /renegotiate: over TLS 1.2, a HelloRequest before the answer).
 class TinyServer {
  public:
   explicit TinyServer(asio::ssl::context* tls = nullptr)
@@ -71,6 +73,11 @@ class TinyServer {
   uint64_t requests() const { return requests_.load(); }
   // Key updates the server started (/key-update over TLS 1.3).
   uint64_t key_updates() const { return key_updates_.load(); }
+  // Renegotiations the server asked for (/renegotiate over TLS 1.2).
+  uint64_t renegotiations_asked() const { return renegotiations_asked_.load(); }
+  // The handshakes requests were read under: each connection's first, then
+  // each renegotiation completed before a request (a new client random).
+  uint64_t handshakes_read_under() const { return handshakes_read_under_.load(); }
   // Requests per connection, in the order the connections were accepted.
   std::vector<uint64_t> requests_per_connection() const {
     std::lock_guard lock(mutex_);
@@ -94,8 +101,10 @@ class TinyServer {
                                    self->pending.rfind("POST /close-silently", 0) == 0;
           const bool delayed = self->pending.rfind("GET /delay", 0) == 0;
           const bool key_update = self->pending.rfind("GET /key-update", 0) == 0;
+          const bool renegotiate = self->pending.rfind("GET /renegotiate", 0) == 0;
           self->pending.erase(0, end + 4);
           self->server.count(self->connection);
+          if constexpr (std::is_same_v<Stream, TlsStream>) self->note_handshake();
           if (stall) continue;
           if (delayed) {
             // Like a server that takes 2 ms per request: the answer, then the
@@ -115,6 +124,11 @@ class TinyServer {
             if (key_update &&
                 SSL_key_update(self->socket.native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1) {
               ++self->server.key_updates_;
+            }
+            // TLS 1.2: the HelloRequest goes out with the answer; the
+            // client's new handshake comes in with what it sends next.
+            if (renegotiate && SSL_renegotiate(self->socket.native_handle()) == 1) {
+              ++self->server.renegotiations_asked_;
             }
           }
           asio::write(self->socket, asio::buffer(kResponse), ec);
@@ -136,6 +150,14 @@ class TinyServer {
     asio::steady_timer delay;
     std::array<char, 4096> buffer{};
     std::string pending;
+    std::array<unsigned char, SSL3_RANDOM_SIZE> client_random{};
+
+    void note_handshake() {
+      std::array<unsigned char, SSL3_RANDOM_SIZE> now{};
+      SSL_get_client_random(socket.native_handle(), now.data(), now.size());
+      if (now != client_random) ++server.handshakes_read_under_;
+      client_random = now;
+    }
   };
 
   void count(size_t connection) {
@@ -172,6 +194,8 @@ class TinyServer {
   tcp::acceptor acceptor_;
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> key_updates_{0};
+  std::atomic<uint64_t> renegotiations_asked_{0};
+  std::atomic<uint64_t> handshakes_read_under_{0};
   mutable std::mutex mutex_;
   std::vector<uint64_t> per_connection_;
   std::thread thread_;
@@ -868,6 +892,34 @@ TEST(UringEngine, HttpsKeyUpdatesAreTakenInAndAnsweredOnEachEngine) {
     EXPECT_EQ(server.key_updates() - updates_before, 50u) << to_string(engine);
     ASSERT_TRUE(r.tls.has_value());
     EXPECT_EQ(r.tls->handshakes, 2u) << to_string(engine);
+  }
+}
+
+// A TLS 1.2 server's HelloRequest before each answer (as Apache's
+// per-location client certificates ask for one): the client renegotiates
+// within its reading and the connection goes on, on each engine; under a
+// kernel with the tls module too (the kernel-tls tier), where epoll's
+// kept-alive TLS 1.2 connections have their records in the kernel.
+TEST(UringEngine, HttpsTls12RenegotiationsAreMadeAndConnectionsKept) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context(TLS1_2_VERSION);
+  TinyServer server(server_tls.get());
+  for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
+    const uint64_t before = server.requests();
+    const uint64_t asked_before = server.renegotiations_asked();
+    const uint64_t handshakes_before = server.handshakes_read_under();
+    RunPlan plan = https_plan(server.port(), 2, 20, "/renegotiate");
+    plan.engine = engine;
+    const Result r = run_quietly(plan).result.result;
+    EXPECT_EQ(r.requests, 20u) << to_string(engine);
+    EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
+    EXPECT_EQ(server.requests() - before, 20u) << to_string(engine);
+    ASSERT_TRUE(r.tls.has_value());
+    EXPECT_EQ(r.tls->handshakes, 2u) << to_string(engine);
+    // Each request after a connection's first was read under the
+    // renegotiation its previous answer asked for.
+    EXPECT_EQ(server.renegotiations_asked() - asked_before, 20u) << to_string(engine);
+    EXPECT_EQ(server.handshakes_read_under() - handshakes_before, 20u) << to_string(engine);
   }
 }
 
