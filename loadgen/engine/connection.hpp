@@ -167,6 +167,7 @@ class Connection {
   bool on_ring_ = false;
   std::unique_ptr<SSL, SslFree> ssl_;  // over TLS, for plain_'s connection (or the ring's)
   TlsRecords tls_records_;             // over TLS on io_uring: what OpenSSL reads and writes
+  bool tls_write_waits_ = false;       // ... a request's SSL_write waits for a renegotiation
   bool handshaking_ = false;
   std::unique_ptr<char[]> read_buffer_;
   Http1ResponseParser parser_;

@@ -202,7 +202,19 @@ void Connection::receive_tls(bool peer_closed) {
       if (const int e = want_writable(true)) return fail(Outcome::read, system_error(e));
       return;
     }
-    if (!busy_ || !want_read_) {
+    if (busy_ && !want_read_) {
+      // A request still being written (its write waits for room, or for a
+      // renegotiation's answer) finds the connection ended, or unasked-for
+      // data: a failed write, sent again on a new connection as on a stale
+      // one.
+      int cause = EPIPE;
+      if (error != SSL_ERROR_NONE) {
+        const boost::system::error_code ec = take_tls_error(error);
+        if (ec && ec.category() == boost::system::system_category()) cause = ec.value();
+      }
+      return fail_later(Outcome::write, cause);
+    }
+    if (!busy_) {
       // Between requests: the server closed the kept-alive connection (or
       // sent what nothing asked for). Closed now, the next request connects.
       if (error != SSL_ERROR_NONE) take_tls_error(error);

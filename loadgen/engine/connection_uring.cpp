@@ -137,20 +137,29 @@ void Connection::on_uring_receive(const UringLoop::Completion& done) {
 
 void Connection::send_tls_uring() {
   const std::string& wire = slot_.outgoing->wire;
-  // OpenSSL's writes never wait here (they go into tls_records_), so the
-  // whole request becomes records at once, a record at a time.
-  for (std::size_t done = 0; done < wire.size();) {
+  // OpenSSL's writes never wait for room here (they go into tls_records_),
+  // so the whole request becomes records at once, a record at a time; they
+  // wait only while a renegotiation (TLS 1.2, the server's HelloRequest)
+  // needs the server's answer first: then the handshake's records go out
+  // and the write is repeated once a receive was read (receive_tls_uring).
+  tls_write_waits_ = false;
+  while (unsent_ < wire.size()) {
     const int written =
-        SSL_write(ssl_.get(), wire.data() + done,
-                  static_cast<int>(std::min<std::size_t>(wire.size() - done, INT_MAX)));
-    if (written <= 0) {
-      // Not for want of room: the connection is broken (an alert arrived).
-      ERR_clear_error();
-      return fail_later(Outcome::write, EPROTO);
+        SSL_write(ssl_.get(), wire.data() + unsent_,
+                  static_cast<int>(std::min<std::size_t>(wire.size() - unsent_, INT_MAX)));
+    if (written > 0) {
+      unsent_ += static_cast<std::size_t>(written);
+      tls_records_.wrote_request_bytes(static_cast<std::size_t>(written));
+      continue;
     }
-    done += static_cast<std::size_t>(written);
+    if (SSL_get_error(ssl_.get(), written) == SSL_ERROR_WANT_READ) {
+      tls_write_waits_ = true;
+      return send_tls_records();
+    }
+    // Otherwise the connection is broken (an alert arrived).
+    ERR_clear_error();
+    return fail_later(Outcome::write, EPROTO);
   }
-  tls_records_.wrote_request_bytes(wire.size());
   // Answerable from now on, as on the plain path; and its records go out
   // as a request (send_tls_records).
   read_response();
@@ -196,6 +205,7 @@ void Connection::on_tls_records_sent(const UringLoop::Completion& done) {
 void Connection::receive_tls_uring(const UringLoop::Completion& done) {
   if (done.result < 0) {
     if (handshaking_) return fail(Outcome::connect, system_error(-done.result));
+    if (tls_write_waits_) return fail(Outcome::write, system_error(-done.result));
     if (!busy_ || !want_read_) return close();
     want_read_ = false;
     return on_read(system_error(-done.result), nullptr, 0);
@@ -207,9 +217,15 @@ void Connection::receive_tls_uring(const UringLoop::Completion& done) {
     tls_records_.received(done.data);
   }
   if (handshaking_) continue_handshake();
+  // A request waiting for a renegotiation: its write reads the server's
+  // answer (or its end) first, as on epoll (on_tls_event), and reading
+  // follows once it went.
+  if (generation == generation_ && on_ring_ && tls_write_waits_) send_tls_uring();
   // After the handshake, the rest of what arrived with its last flight (a
   // session ticket) is read as any other records are.
-  if (generation == generation_ && on_ring_ && !handshaking_) receive_tls(done.result == 0);
+  if (generation == generation_ && on_ring_ && !handshaking_ && !tls_write_waits_) {
+    receive_tls(done.result == 0);
+  }
   if (generation != generation_ || !on_ring_) return;
   // OpenSSL read all it was given (receive_tls reads until then): the
   // ring's buffer goes back after this call.
@@ -241,6 +257,7 @@ void Connection::close_uring() noexcept {
   // until its cancel ran: the buffer is kept (cleared, not freed).
   ssl_.reset();
   handshaking_ = false;
+  tls_write_waits_ = false;
   tls_records_.clear();
   on_ring_ = false;
   ++generation_;

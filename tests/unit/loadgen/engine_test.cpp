@@ -57,7 +57,8 @@ std::unique_ptr<asio::ssl::context> self_signed_server_context(int max_version =
 // Answers every request with a fixed 200, keep-alive; requests whose path
 // starts with /stall get no answer at all. Over TLS when given a context
 // (/key-update: a TLS 1.3 key update before the answer, asking the client
-// for one too; /renegotiate: over TLS 1.2, a HelloRequest before the answer).
+// for one too; /renegotiate: over TLS 1.2, a HelloRequest before the answer;
+// /renegotiate/close-silently: then the connection closes, unanswered).
 class TinyServer {
  public:
   explicit TinyServer(asio::ssl::context* tls = nullptr)
@@ -98,7 +99,8 @@ class TinyServer {
         while ((end = self->pending.find("\r\n\r\n")) != std::string::npos) {
           const bool stall = self->pending.rfind("GET /stall", 0) == 0;
           const bool close_after = self->pending.rfind("GET /close-silently", 0) == 0 ||
-                                   self->pending.rfind("POST /close-silently", 0) == 0;
+                                   self->pending.rfind("POST /close-silently", 0) == 0 ||
+                                   self->pending.rfind("GET /renegotiate/close-silently", 0) == 0;
           const bool delayed = self->pending.rfind("GET /delay", 0) == 0;
           const bool key_update = self->pending.rfind("GET /key-update", 0) == 0;
           const bool renegotiate = self->pending.rfind("GET /renegotiate", 0) == 0;
@@ -920,6 +922,30 @@ TEST(UringEngine, HttpsTls12RenegotiationsAreMadeAndConnectionsKept) {
     // renegotiation its previous answer asked for.
     EXPECT_EQ(server.renegotiations_asked() - asked_before, 20u) << to_string(engine);
     EXPECT_EQ(server.handshakes_read_under() - handshakes_before, 20u) << to_string(engine);
+  }
+}
+
+// The server asks for a renegotiation and closes: the next request, written
+// once the renegotiation is answered, finds the connection ended instead (or
+// the end comes between requests) and goes out again on a new one: no
+// request lost, none read twice, none left waiting for its deadline.
+TEST(UringEngine, HttpsRenegotiationEndedByTheServersCloseRetriesTheRequest) {
+  SKIP_WITHOUT_IO_URING();
+  const auto server_tls = self_signed_server_context(TLS1_2_VERSION);
+  TinyServer server(server_tls.get());
+  for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
+    const uint64_t before = server.requests();
+    RunPlan plan = https_plan(server.port(), 1, 10, "/renegotiate/close-silently");
+    plan.engine = engine;
+    plan.timeout = std::chrono::seconds(5);
+    const Result r = run_quietly(plan).result.result;
+    EXPECT_EQ(r.requests, 10u) << to_string(engine);
+    EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
+    EXPECT_EQ(server.requests() - before, 10u) << to_string(engine);
+    ASSERT_TRUE(r.tls.has_value());
+    EXPECT_EQ(r.tls->handshakes, 10u) << to_string(engine);
+    // Each request after the first was written on the ended connection.
+    EXPECT_EQ(r.retries, 9u) << to_string(engine);
   }
 }
 
