@@ -36,6 +36,12 @@ class ConnectionOwner {
   virtual bool first_response_needed() const noexcept = 0;
   virtual void on_connection_opened() noexcept = 0;
   virtual void on_connection_closed() noexcept = 0;
+  // HTTP/1.1 over TLS on epoll: whether new connections may hand their
+  // records to the kernel (kTLS, connection_tls.cpp); no longer once a
+  // server asked one of them for a renegotiation, which the kernel cannot
+  // make.
+  virtual bool kernel_tls_allowed() const noexcept = 0;
+  virtual void refuse_kernel_tls() noexcept = 0;
 
  protected:
   ~ConnectionOwner() = default;

@@ -59,19 +59,29 @@ long note_socket_read(BIO* bio, int operation, const char*, std::size_t asked, i
   return ret;
 }
 
-// Over TLS 1.3 OpenSSL 3.0 hands the kernel only the records it sends, and
-// then cannot take a server's KeyUpdate that asks for the client's (RFC 8446
-// section 4.6.3): the kernel holds the sending keys, and the connection
-// ends. Seen under Debian 12's kernel with its tls module (the kernel-tls
-// tier): every key update cost a new handshake. Cleared once the server's
-// hello has named TLS 1.3 (the client's version is its highest until then),
-// before the handshake sets the application keys, which is when OpenSSL
-// reads the option.
-void keep_tls13_in_user_space(const SSL* ssl, int where, int) {
+// The handshakes of a connection that may hand its records to the kernel
+// (kTLS), whose SSL's app data is its ConnectionOwner. Where the kernel
+// holds the keys, they can never change, and a connection that must change
+// them ends (each seen under Debian 12's kernel with its tls module, in the
+// kernel-tls tier: every such request then cost a new connection):
+// - Over TLS 1.3 OpenSSL 3.0 hands the kernel only the records it sends,
+//   and could not then take a server's KeyUpdate asking for the client's
+//   (RFC 8446 section 4.6.3). The option is cleared once the server's hello
+//   has named TLS 1.3 (the client's version is its highest until then),
+//   before the handshake sets the application keys, when OpenSSL reads it.
+// - Over TLS 1.2 a renegotiation the server asks for (its HelloRequest, as
+//   Apache's per-location client certificates do) cannot be made: this
+//   connection ends, its request goes out again on a new one, and the
+//   worker's connections from then on keep their records in user space.
+void on_kernel_tls_handshake(const SSL* ssl, int where, int) {
   if ((where & SSL_CB_LOOP) != 0 && SSL_get_state(ssl) == TLS_ST_CR_SRVR_HELLO &&
       SSL_version(ssl) == TLS1_3_VERSION) {
     // The callback's SSL is this connection's own, handed back as const.
     SSL_clear_options(const_cast<SSL*>(ssl), SSL_OP_ENABLE_KTLS);
+  }
+  if ((where & SSL_CB_HANDSHAKE_START) != 0 &&
+      (BIO_get_ktls_send(SSL_get_wbio(ssl)) || BIO_get_ktls_recv(SSL_get_rbio(ssl)))) {
+    static_cast<ConnectionOwner*>(SSL_get_app_data(ssl))->refuse_kernel_tls();
   }
 }
 
@@ -97,11 +107,13 @@ void Connection::start_tls() {
   // The records to the kernel after a TLS 1.2 handshake, where it can take
   // them, for connections kept alive: one exchange does not pay back the
   // system calls and the kernel's cipher setup that handing them over costs.
-  // OpenSSL stays in user space when the kernel refuses this connection, and
-  // over TLS 1.3 (keep_tls13_in_user_space).
-  if (!on_ring_ && plan.keep_alive && kernel_tls_available()) {
+  // OpenSSL stays in user space when the kernel refuses this connection,
+  // over TLS 1.3, and once a server asked for a renegotiation
+  // (on_kernel_tls_handshake).
+  if (!on_ring_ && plan.keep_alive && worker_.kernel_tls_allowed() && kernel_tls_available()) {
     SSL_set_options(ssl_.get(), SSL_OP_ENABLE_KTLS);
-    SSL_set_info_callback(ssl_.get(), keep_tls13_in_user_space);
+    SSL_set_app_data(ssl_.get(), &worker_);
+    SSL_set_info_callback(ssl_.get(), on_kernel_tls_handshake);
   }
   // A whole response in one recv(2) (one read of the records received), not
   // a record header and then its body.

@@ -142,6 +142,8 @@ class Worker final : public ConnectionOwner {
   bool first_response_needed() const noexcept override { return !first_response_seen_; }
   void on_connection_opened() noexcept override { ++connections_open_; }
   void on_connection_closed() noexcept override { --connections_open_; }
+  bool kernel_tls_allowed() const noexcept override { return kernel_tls_allowed_; }
+  void refuse_kernel_tls() noexcept override { kernel_tls_allowed_ = false; }
 
  private:
   const Phase& phase() const noexcept { return plan_.phases[phase_index_]; }
@@ -287,6 +289,7 @@ class Worker final : public ConnectionOwner {
   bool finish_iterations_on_stop_ = false;
 
   bool first_response_seen_ = false;
+  bool kernel_tls_allowed_ = true;
   mutable std::mutex snapshot_mutex_;
   LiveSnapshot snapshot_;
   FirstResponse first_response_;

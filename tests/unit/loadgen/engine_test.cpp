@@ -899,9 +899,10 @@ TEST(UringEngine, HttpsKeyUpdatesAreTakenInAndAnsweredOnEachEngine) {
 
 // A TLS 1.2 server's HelloRequest before each answer (as Apache's
 // per-location client certificates ask for one): the client renegotiates
-// within its reading and the connection goes on, on each engine; under a
-// kernel with the tls module too (the kernel-tls tier), where epoll's
-// kept-alive TLS 1.2 connections have their records in the kernel.
+// and the connection goes on, on each engine. Under a kernel with the tls
+// module (the kernel-tls tier) epoll's first connections have their records
+// in the kernel, which cannot renegotiate: each of those ends once, its
+// request goes out again, and the connections after it stay in user space.
 TEST(UringEngine, HttpsTls12RenegotiationsAreMadeAndConnectionsKept) {
   SKIP_WITHOUT_IO_URING();
   const auto server_tls = self_signed_server_context(TLS1_2_VERSION);
@@ -917,7 +918,9 @@ TEST(UringEngine, HttpsTls12RenegotiationsAreMadeAndConnectionsKept) {
     EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
     EXPECT_EQ(server.requests() - before, 20u) << to_string(engine);
     ASSERT_TRUE(r.tls.has_value());
-    EXPECT_EQ(r.tls->handshakes, 2u) << to_string(engine);
+    EXPECT_LE(r.tls->kernel_receive, 2u) << to_string(engine);
+    EXPECT_EQ(r.tls->handshakes, 2u + r.tls->kernel_receive) << to_string(engine);
+    EXPECT_EQ(r.retries, r.tls->kernel_receive) << to_string(engine);
     // Each request after a connection's first was read under the
     // renegotiation its previous answer asked for.
     EXPECT_EQ(server.renegotiations_asked() - asked_before, 20u) << to_string(engine);
