@@ -873,6 +873,18 @@ TEST(UringEngine, HttpsStalledRequestsTimeOutAndStaleConnectionsAreRetried) {
   EXPECT_EQ(retried.retries, 9u);
 }
 
+// `plan` on `engine` against `server`, checked as every exact run is:
+// `requests` made, none failed, as many read by the server.
+Result exact_run_on(Engine engine, RunPlan plan, const TinyServer& server, uint64_t requests) {
+  const uint64_t before = server.requests();
+  plan.engine = engine;
+  const Result r = run_quietly(plan).result.result;
+  EXPECT_EQ(r.requests, requests) << to_string(engine);
+  EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
+  EXPECT_EQ(server.requests() - before, requests) << to_string(engine);
+  return r;
+}
+
 // A server's KeyUpdate (RFC 8446 section 4.6.3) before each answer, asking
 // for the client's: OpenSSL takes it in while reading and writes its own
 // with the next request (nothing while reading: checked by hand with a
@@ -883,14 +895,9 @@ TEST(UringEngine, HttpsKeyUpdatesAreTakenInAndAnsweredOnEachEngine) {
   const auto server_tls = self_signed_server_context();
   TinyServer server(server_tls.get());
   for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
-    const uint64_t before = server.requests();
     const uint64_t updates_before = server.key_updates();
-    RunPlan plan = https_plan(server.port(), 2, 50, "/key-update");
-    plan.engine = engine;
-    const Result r = run_quietly(plan).result.result;
-    EXPECT_EQ(r.requests, 50u) << to_string(engine);
-    EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
-    EXPECT_EQ(server.requests() - before, 50u) << to_string(engine);
+    const Result r =
+        exact_run_on(engine, https_plan(server.port(), 2, 50, "/key-update"), server, 50);
     EXPECT_EQ(server.key_updates() - updates_before, 50u) << to_string(engine);
     ASSERT_TRUE(r.tls.has_value());
     EXPECT_EQ(r.tls->handshakes, 2u) << to_string(engine);
@@ -908,15 +915,10 @@ TEST(UringEngine, HttpsTls12RenegotiationsAreMadeAndConnectionsKept) {
   const auto server_tls = self_signed_server_context(TLS1_2_VERSION);
   TinyServer server(server_tls.get());
   for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
-    const uint64_t before = server.requests();
     const uint64_t asked_before = server.renegotiations_asked();
     const uint64_t handshakes_before = server.handshakes_read_under();
-    RunPlan plan = https_plan(server.port(), 2, 20, "/renegotiate");
-    plan.engine = engine;
-    const Result r = run_quietly(plan).result.result;
-    EXPECT_EQ(r.requests, 20u) << to_string(engine);
-    EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
-    EXPECT_EQ(server.requests() - before, 20u) << to_string(engine);
+    const Result r =
+        exact_run_on(engine, https_plan(server.port(), 2, 20, "/renegotiate"), server, 20);
     ASSERT_TRUE(r.tls.has_value());
     EXPECT_LE(r.tls->kernel_receive, 2u) << to_string(engine);
     EXPECT_EQ(r.tls->handshakes, 2u + r.tls->kernel_receive) << to_string(engine);
@@ -937,14 +939,9 @@ TEST(UringEngine, HttpsRenegotiationEndedByTheServersCloseRetriesTheRequest) {
   const auto server_tls = self_signed_server_context(TLS1_2_VERSION);
   TinyServer server(server_tls.get());
   for (const Engine engine : {Engine::epoll, Engine::io_uring}) {
-    const uint64_t before = server.requests();
     RunPlan plan = https_plan(server.port(), 1, 10, "/renegotiate/close-silently");
-    plan.engine = engine;
     plan.timeout = std::chrono::seconds(5);
-    const Result r = run_quietly(plan).result.result;
-    EXPECT_EQ(r.requests, 10u) << to_string(engine);
-    EXPECT_EQ(r.failures(), 0u) << to_string(engine) << ": " << r.errors.total();
-    EXPECT_EQ(server.requests() - before, 10u) << to_string(engine);
+    const Result r = exact_run_on(engine, plan, server, 10);
     ASSERT_TRUE(r.tls.has_value());
     EXPECT_EQ(r.tls->handshakes, 10u) << to_string(engine);
     // Each request after the first was written on the ended connection.
