@@ -667,11 +667,12 @@ def expect_records_in_the_kernel_where_it_takes_them(env, tls, tls12, keep_alive
     handshake (kTLS) on epoll, with keep-alive and TLS 1.2, where the kernel
     has the tls module (connection_tls.cpp); result.tls counts them, in each
     direction. Returns how many it should have handed over."""
-    carried = env.engine == "epoll" and tls12 and keep_alive and kernel_takes_tls_sockets()
+    kernel_has_tls = kernel_takes_tls_sockets()
+    carried = env.engine == "epoll" and tls12 and keep_alive and kernel_has_tls
     expected = tls["handshakes"] if carried else 0
     expect((tls["kernelSend"], tls["kernelReceive"]) == (expected, expected),
            f"{what}result.tls {tls}, want kernelSend and kernelReceive {expected} (the kernel "
-           f"{'has' if kernel_takes_tls_sockets() else 'lacks'} the tls module)")
+           f"{'has' if kernel_has_tls else 'lacks'} the tls module)")
     return expected
 
 

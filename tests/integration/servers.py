@@ -209,29 +209,25 @@ http {{
     fastcgi_temp_path {p}/fastcgi_temp;
     uwsgi_temp_path {p}/uwsgi_temp;
     scgi_temp_path {p}/scgi_temp;
+    # Every server below serves the docroot, the TLS ones with the test CA's
+    # certificate.
+    root {self.docroot};
+    ssl_certificate {p}/tls.crt;
+    ssl_certificate_key {p}/tls.key;
     types {{ text/html html; }}
     default_type application/octet-stream;
     sendfile on;
     keepalive_requests 1000000;
     keepalive_timeout 60s;
-    server {{
-        listen {LOOPBACK}:{self.port};
-        root {self.docroot};
-    }}
+    server {{ listen {LOOPBACK}:{self.port}; }}
     server {{
         listen {LOOPBACK}:{self.tls_port} ssl;
         # Said, not left to the default: the kTLS check expects TLS 1.2 here.
         ssl_protocols TLSv1.2;
-        ssl_certificate {p}/tls.crt;
-        ssl_certificate_key {p}/tls.key;
-        root {self.docroot};
     }}
     server {{
         listen {LOOPBACK}:{self.tls13_port} ssl;
         ssl_protocols TLSv1.3;
-        ssl_certificate {p}/tls.crt;
-        ssl_certificate_key {p}/tls.key;
-        root {self.docroot};
     }}
     server {{
         listen {LOOPBACK}:{self.h2c_port} http2;
@@ -240,20 +236,11 @@ http {{
         # the DATA waits for the client's delayed ACK, 40 ms a response
         # (h2load shows the same 90 requests/s). Plain writes, as over TLS.
         sendfile off;
-        root {self.docroot};
     }}
-    server {{
-        listen {LOOPBACK}:{self.h2_port} ssl http2;
-        ssl_certificate {p}/tls.crt;
-        ssl_certificate_key {p}/tls.key;
-        root {self.docroot};
-    }}
+    server {{ listen {LOOPBACK}:{self.h2_port} ssl http2; }}
     server {{
         listen {LOOPBACK}:{self.h2_goaway_port} ssl http2;
-        ssl_certificate {p}/tls.crt;
-        ssl_certificate_key {p}/tls.key;
         keepalive_requests {H2_REQUESTS_PER_CONNECTION};
-        root {self.docroot};
     }}
 }}
 """
