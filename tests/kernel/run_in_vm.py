@@ -8,7 +8,9 @@ was built without the tls module.
 The command runs as root in the current directory, with an empty writable
 /tmp and no network device (loopback only). Its output is printed as it comes
 and its exit status is this script's. The VM is QEMU under software emulation
-(TCG), 2 CPUs and 2 GiB: slower than the host, and no place for timings.
+(TCG), 2 CPUs and 2 GiB: slower than the host, and no place for timings (the
+machines' /dev/kvm is PVM's, which boots only kernels built for it: see
+docs/testing.md, "The kernel-tls VM").
 scripts/setup unpacks the kernel package (linux-image-amd64's) into
 $KUBELOAD_CACHE/kernel/VERSION (default ~/.cache/kubeload) with its module
 index; tests/kernel/init is the VM's first process."""

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""scripts/bench's perf attribution ("Where the CPU goes"): each sample's call
+chain goes to one part, TCP/IP, sleeping and waking, readiness and system
+calls, or the generator's own code, and the table shows microseconds per
+request for each. The chains below are `perf script -F ip,sym,dso` output
+recorded on this project's machines (loadgen on each engine against nginx),
+cut to their kernel frames and the first user frame."""
+
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_bench():
+    loader = importlib.machinery.SourceFileLoader("bench", os.path.join(ROOT, "scripts", "bench"))
+    spec = importlib.util.spec_from_loader("bench", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+K = "([kernel.kallsyms])"
+URING_ENTER = [f"ffffffff81b7fc81 __do_sys_io_uring_enter {K}",
+               f"ffffffff8223df91 do_syscall_64 {K}",
+               f"ffffffff81000130 entry_SYSCALL_64_after_hwframe {K}",
+               "29f7 [unknown] (/usr/lib/x86_64-linux-gnu/liburing.so.2.3)"]
+EPOLL_WAIT = [f"ffffffff8175a78c __x64_sys_epoll_wait {K}",
+              f"ffffffff8223df91 do_syscall_64 {K}",
+              f"ffffffff81000130 entry_SYSCALL_64_after_hwframe {K}",
+              "108f36 epoll_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)"]
+
+
+def chain(*frames):
+    return "\n".join("\t" + frame for frame in frames)
+
+
+# (what the sample is, its chain, the part it belongs to)
+SAMPLES = [
+    ("a response copied out by io_uring's multishot receive",
+     chain(f"ffffffff81ba4f70 _copy_to_iter {K}", f"ffffffff82067b50 tcp_recvmsg_locked {K}",
+           f"ffffffff82068d9f tcp_recvmsg {K}", f"ffffffff81e7554b sock_recvmsg {K}",
+           f"ffffffff81b9bfd4 io_recv {K}", f"ffffffff81b88fae io_poll_task_func {K}",
+           f"ffffffff81b7d788 __io_run_local_work {K}", *URING_ENTER),
+     "tcp_ip"),
+    ("the receive softirq run in the sender's context, under a connect",
+     chain(f"ffffffff8208c98c tcp_v4_rcv {K}", f"ffffffff81eb1bfe net_rx_action {K}",
+           f"ffffffff81369c4d handle_softirqs {K}", f"ffffffff81eadd34 __dev_queue_xmit {K}",
+           f"ffffffff820b01a3 inet_stream_connect {K}", f"ffffffff81b9d45b io_connect {K}",
+           f"ffffffff81b7df78 io_cqring_wait {K}", *URING_ENTER),
+     "tcp_ip"),
+    ("io_uring's wait, switched away from",
+     chain(f"ffffffff813aecd3 finish_task_switch.isra.0 {K}", f"ffffffff82249604 __schedule {K}",
+           f"ffffffff8224a1b3 schedule {K}", f"ffffffff81b7e3d5 io_cqring_wait {K}",
+           *URING_ENTER),
+     "sleep_wake"),
+    ("epoll's wait, switched away from",
+     chain(f"ffffffff82249604 __schedule {K}", f"ffffffff8224a1b3 schedule {K}",
+           f"ffffffff81e0a1b3 schedule_hrtimeout_range_clock {K}",
+           f"ffffffff817589d3 do_epoll_wait {K}", *EPOLL_WAIT),
+     "sleep_wake"),
+    ("epoll asking a socket whether it is readable: readiness, not TCP/IP",
+     chain(f"ffffffff820640a4 tcp_poll {K}", f"ffffffff81e74b20 sock_poll {K}",
+           f"ffffffff8175854a ep_item_poll.isra.0 {K}", f"ffffffff817586dc ep_send_events {K}",
+           f"ffffffff817589d3 do_epoll_wait {K}", *EPOLL_WAIT),
+     "readiness"),
+    ("io_uring's submission",
+     chain(f"ffffffff81b7e819 io_issue_sqe {K}", f"ffffffff81b7f352 io_submit_sqes {K}",
+           *URING_ENTER),
+     "readiness"),
+    ("the system call's entry",
+     chain(f"ffffffff8223df91 do_syscall_64 {K}",
+           f"ffffffff81000130 entry_SYSCALL_64_after_hwframe {K}",
+           "10a3f1 __send (/usr/lib/x86_64-linux-gnu/libc.so.6)"),
+     "readiness"),
+    ("loadgen parsing a response",
+     chain("4b2c10 kubeload::loadgen::ResponseParser::feed (/work/main/build/bin/loadgen)",
+           "4a7e02 kubeload::loadgen::Connection::on_read (/work/main/build/bin/loadgen)"),
+     "user"),
+]
+
+
+def main():
+    bench = load_bench()
+    failures = []
+    for what, text, expected in SAMPLES:
+        got = bench.profile_parts("\n" + text + "\n")
+        if dict(got) != {expected: 1}:
+            failures.append(f"{what}: {dict(got)}, expected {{{expected!r}: 1}}")
+
+    # A whole perf script output: samples separated by blank lines.
+    script = "\n\n".join(text for _, text, _ in SAMPLES) + "\n"
+    parts = bench.profile_parts(script)
+    expected = {"tcp_ip": 2, "sleep_wake": 2, "readiness": 3, "user": 1}
+    if dict(parts) != expected:
+        failures.append(f"the whole output: {dict(parts)}, expected {expected}")
+
+    # The table: microseconds per request for each part and its share.
+    row = {"kernel": 0.9, "samples": 8, "syscalls": 1.25,
+           "us": {"tcp_ip": 6.0, "sleep_wake": 2.0, "readiness": 1.5, "user": 0.5}}
+    lines = bench.profile_rows({"loadgen --engine io_uring": row, "wrk": None})
+    wanted = ["| loadgen --engine io_uring | 10.00 | 6.00 (60%) | 2.00 (20%) | 1.50 (15%) | "
+              "0.50 (5%) | 90.0% | 1.25 | 8 |",
+              "| wrk | - | - | - | - | - | - | - | perf could not record |"]
+    if lines[2:] != wanted:
+        failures.append("the table's rows:\n" + "\n".join(lines[2:]) + "\nexpected:\n" +
+                        "\n".join(wanted))
+    if lines[0].count("|") != lines[2].count("|") or lines[1].count("|") != lines[2].count("|"):
+        failures.append("the table's header and rows have different columns:\n" +
+                        "\n".join(lines))
+
+    for failure in failures:
+        print(f"FAIL {failure}")
+    print(f"bench profile: {len(SAMPLES) + 2 - len(failures)} of {len(SAMPLES) + 2} passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
