@@ -51,6 +51,24 @@ SAMPLES = [
            f"ffffffff820b01a3 inet_stream_connect {K}", f"ffffffff81b9d45b io_connect {K}",
            f"ffffffff81b7df78 io_cqring_wait {K}", *URING_ENTER),
      "tcp_ip"),
+    ("the socket layer's send, under io_uring's submission",
+     chain(f"ffffffff81e71a2c security_socket_sendmsg {K}", f"ffffffff81e75433 sock_sendmsg {K}",
+           f"ffffffff81b9b1e6 io_send {K}", f"ffffffff81b79f9b __io_issue_sqe {K}",
+           f"ffffffff81b7e819 io_issue_sqe {K}", f"ffffffff81b7f352 io_submit_sqes {K}",
+           *URING_ENTER),
+     "tcp_ip"),
+    ("read(2) into a socket, as wrk reads",
+     chain(f"ffffffff81e7597d sock_read_iter {K}", f"ffffffff81624b1e vfs_read {K}",
+           f"ffffffff81625607 ksys_read {K}", f"ffffffff8223df91 do_syscall_64 {K}",
+           f"ffffffff81000130 entry_SYSCALL_64_after_hwframe {K}",
+           "1147bd read (/usr/lib/x86_64-linux-gnu/libc.so.6)"),
+     "tcp_ip"),
+    ("send(2) finding its descriptor: the system call's own work",
+     chain(f"ffffffff81e7a2f1 __sys_sendto {K}", f"ffffffff81e7a3b6 __x64_sys_sendto {K}",
+           f"ffffffff8223df91 do_syscall_64 {K}",
+           f"ffffffff81000130 entry_SYSCALL_64_after_hwframe {K}",
+           "10a3f1 __send (/usr/lib/x86_64-linux-gnu/libc.so.6)"),
+     "readiness"),
     ("io_uring's wait, switched away from",
      chain(f"ffffffff813aecd3 finish_task_switch.isra.0 {K}", f"ffffffff82249604 __schedule {K}",
            f"ffffffff8224a1b3 schedule {K}", f"ffffffff81b7e3d5 io_cqring_wait {K}",
@@ -93,7 +111,7 @@ def main():
     # A whole perf script output: samples separated by blank lines.
     script = "\n\n".join(text for _, text, _ in SAMPLES) + "\n"
     parts = bench.profile_parts(script)
-    expected = {"tcp_ip": 2, "sleep_wake": 2, "readiness": 3, "user": 1}
+    expected = {"tcp_ip": 4, "sleep_wake": 2, "readiness": 4, "user": 1}
     if dict(parts) != expected:
         failures.append(f"the whole output: {dict(parts)}, expected {expected}")
 
