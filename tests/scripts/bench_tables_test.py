@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""scripts/bench's perf attribution ("Where the CPU goes"): each sample's call
+"""scripts/bench's tables. Its perf attribution ("Where the CPU goes"): each sample's call
 chain goes to one part, TCP/IP, sleeping and waking, readiness and system
 calls, or the generator's own code, and the table shows microseconds per
 request for each. The chains below are `perf script -F ip,sym,dso` output
 recorded on this project's machines (loadgen on each engine against nginx),
-cut to their kernel frames and the first user frame."""
+cut to their kernel frames and the first user frame. Its closed-model tables:
+each generator's ratio to the baseline run by run (a round runs every
+generator once), and how its CPU per request follows the rate reached."""
 
 import importlib.machinery
 import importlib.util
@@ -100,6 +102,36 @@ SAMPLES = [
 ]
 
 
+def run(rps, cpu_us):
+    return {"rps": rps, "cpu_us": cpu_us, "rss_kib": 8192, "resumed": None}
+
+
+# Three rounds; in round 2 the machine was busier and everyone paid more.
+CLOSED = {"loadgen --engine io_uring": [run(50000, 12.0), run(40000, 16.0), run(48000, 12.6)],
+          "loadgen --engine epoll": [run(49000, 11.0), run(41000, 14.4), run(47000, 11.6)],
+          "wrk": [run(48000, 15.0), run(39000, 20.0), run(47000, 15.4)]}
+CLOSED_TABLE_CHECKS = ["by round", "baseline", "correlation", "one run"]
+
+
+def closed_table_failures(bench):
+    failures = []
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")
+            for line in bench.closed_table("t", CLOSED)[4:] if line.startswith("| ")}
+    # io_uring against wrk, round by round: 0.80, 0.80, 0.818...; epoll 0.733, 0.72, 0.753.
+    if rows["loadgen --engine io_uring"][4] != "0.80-0.82" or \
+            rows["loadgen --engine epoll"][4] != "0.72-0.75":
+        failures.append(f"by round: {rows}")
+    if rows["wrk"][4] != "-":
+        failures.append(f"baseline: wrk's own spread is {rows['wrk'][4]!r}, expected '-'")
+    sentence = bench.rate_and_cost(CLOSED)
+    if any(f"{tool} -" not in sentence for tool in CLOSED):
+        failures.append(f"correlation: not every generator's is negative in {sentence!r}")
+    single = {"wrk": [run(48000, 15.0)]}
+    if bench.rate_and_cost(single) != "":
+        failures.append(f"one run: {bench.rate_and_cost(single)!r}, expected no sentence")
+    return failures
+
+
 def main():
     bench = load_bench()
     failures = []
@@ -129,9 +161,11 @@ def main():
         failures.append("the table's header and rows have different columns:\n" +
                         "\n".join(lines))
 
+    failures += closed_table_failures(bench)
+    checks = len(SAMPLES) + 2 + len(CLOSED_TABLE_CHECKS)
     for failure in failures:
         print(f"FAIL {failure}")
-    print(f"bench profile: {len(SAMPLES) + 2 - len(failures)} of {len(SAMPLES) + 2} passed")
+    print(f"bench tables: {checks - len(failures)} of {checks} passed")
     return 1 if failures else 0
 
 
