@@ -82,8 +82,9 @@ def stop_process(process, name, stop_signal=signal.SIGTERM, grace_s=5):
 class Nginx:
     """Debian's nginx from a throwaway prefix: config, docroot, logs and temp paths all inside."""
 
-    def __init__(self, binary, workdir):
+    def __init__(self, binary, workdir, workers=1):
         self.binary = binary
+        self.workers = workers  # worker processes
         self.prefix = os.path.join(workdir, "nginx")
         self.docroot = os.path.join(self.prefix, "docroot")
         self.access_log = os.path.join(self.prefix, "access.log")
@@ -197,7 +198,7 @@ class Nginx:
         return f"""
 daemon off;
 master_process on;
-worker_processes 1;
+worker_processes {self.workers};
 error_log {p}/error.log;
 pid {p}/nginx.pid;
 events {{ worker_connections 4096; }}
