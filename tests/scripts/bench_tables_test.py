@@ -2,9 +2,9 @@
 """scripts/bench's tables. Its perf attribution ("Where the CPU goes"): each sample's call
 chain goes to one part, TCP/IP, sleeping and waking, readiness and system
 calls, or the generator's own code, and the table shows microseconds per
-request for each. The chains below are `perf script -F ip,sym,dso` output
-recorded on this project's machines (loadgen on each engine against nginx),
-cut to their kernel frames and the first user frame. Its closed-model tables:
+request for each. The chains below follow `perf script -F ip,sym,dso` output
+recorded on this project's machines (loadgen on each engine and wrk against
+nginx): the same functions in the same order, shortened. Its closed-model tables:
 each generator's ratio to the baseline run by run (a round runs every
 generator once), and how its CPU per request follows the rate reached."""
 
@@ -96,8 +96,8 @@ SAMPLES = [
            "10a3f1 __send (/usr/lib/x86_64-linux-gnu/libc.so.6)"),
      "readiness"),
     ("loadgen parsing a response",
-     chain("4b2c10 kubeload::loadgen::ResponseParser::feed (/work/main/build/bin/loadgen)",
-           "4a7e02 kubeload::loadgen::Connection::on_read (/work/main/build/bin/loadgen)"),
+     chain("fd32d kubeload::loadgen::Http1ResponseParser::parse_head (/tmp/loadgen)",
+           "0 [unknown] ([unknown])"),
      "user"),
 ]
 
