@@ -329,6 +329,25 @@ TargetStep judge_target(const TargetRequest& request, const TargetFindings& foun
         found.prometheus_error, found.prometheus_transient);
   }
   measured.run = found.run;
+  if (!found.run.cpu_mean && found.run.memory_max_bytes) {
+    // The pods' series are there (their RSS was read), but a rate needs two
+    // CPU samples inside the window. The kubelet's cAdvisor reads a container
+    // whose figures did not change at longer and longer intervals (dynamic
+    // housekeeping, up to 15 s, plus up to 100% jitter), so a run that starts
+    // on an idle target may wait that long for its first sample.
+    return not_measured(
+        Reason::TooFewSamples,
+        "Prometheus (" + prometheus_url +
+            ") holds fewer than two container_cpu_usage_seconds_total samples of " +
+            std::to_string(measured.pods.size()) + " pod(s) in " + namespace_ + " (" +
+            measured.selector + ") in the run's " +
+            fixed(std::chrono::duration<double>(request.windows.run.end - request.windows.run.start)
+                      .count(),
+                  1) +
+            "s window: the kubelet's cAdvisor reads an idle container as seldom as every 15 "
+            "to 30 s, so a run that starts on an idle target can end before its second "
+            "sample; a longer run holds more");
+  }
   if (!found.run.cpu_mean) {
     return not_measured(
         Reason::NoSamples,

@@ -134,7 +134,7 @@ struct TargetStep {
 };
 
 // Every reason a measurement can end with (Forbidden, TargetNotFound,
-// NoPodSelector, NoTargetPods, NoSamples, PrometheusUnavailable,
+// NoPodSelector, NoTargetPods, NoSamples, TooFewSamples, PrometheusUnavailable,
 // PrometheusQueryFailed), decided from the findings alone.
 TargetStep judge_target(const TargetRequest& request, const TargetFindings& found,
                         const std::string& prometheus_url);

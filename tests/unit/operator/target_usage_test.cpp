@@ -418,6 +418,16 @@ TEST(JudgeTarget, Table) {
          return f;
        },
        std::nullopt, "NoSamples", "1 pod(s) in shop (app=checkout)"},
+      // The series are there (RSS read) but the window held one CPU sample.
+      {"one CPU sample in the window", &by_service,
+       [=] {
+         TargetFindings f = pods(200, {"checkout-1"});
+         f.usage_read = true;
+         f.run.memory_max_bytes = 2.0e6;
+         return f;
+       },
+       std::nullopt, "TooFewSamples",
+       "samples of 1 pod(s) in shop (app=checkout) in the run's 30.0s window"},
       {"measured", &by_service,
        [=] {
          TargetFindings f = pods(200, {"checkout-2", "checkout-1"});

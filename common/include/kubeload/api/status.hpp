@@ -128,6 +128,7 @@ enum class Reason {
   NoTargetPods,
   Forbidden,
   NoSamples,
+  TooFewSamples,
   PrometheusQueryFailed,
   PrometheusUnavailable,
   // whether another run loaded the same target pods (TargetShared)
@@ -161,7 +162,7 @@ enum class Reason {
   GeneratorCpuNotMeasured,
 };
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 66> kReasons{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 67> kReasons{{
     {Reason::InvalidSpec, "InvalidSpec"},
     {Reason::ThresholdsPassed, "ThresholdsPassed"},
     {Reason::ThresholdsFailed, "ThresholdsFailed"},
@@ -203,6 +204,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 66> kReasons{{
     {Reason::NoTargetPods, "NoTargetPods"},
     {Reason::Forbidden, "Forbidden"},
     {Reason::NoSamples, "NoSamples"},
+    {Reason::TooFewSamples, "TooFewSamples"},
     {Reason::PrometheusQueryFailed, "PrometheusQueryFailed"},
     {Reason::PrometheusUnavailable, "PrometheusUnavailable"},
     {Reason::TargetShared, "TargetShared"},
