@@ -82,7 +82,7 @@ check "every cluster run has a start and a completion time" \
 check "no two cluster runs overlap in time (each run's numbers are its own)" \
   contains "$windows" "overlaps none"
 # Each run's target: its CPU, or the reason there is none, printed (the
-# cluster's Prometheus can miss a scrape in a 12 s quick run: NoSamples).
+# cluster's cAdvisor may read an idle nginx once in a 12 s quick run: TooFewSamples).
 for name in "${CLUSTER_RUNS[@]}"; do
   check "$name: status.target has nginx's CPU, or the demo says why not" \
     bash -c "grep -E '^$name .* cpu$' <<<'$windows' >/dev/null || sed -n '/^== $name: /,/^==/p' '$log' | grep -qE '^  target: [A-Za-z]+: '"
