@@ -23,6 +23,11 @@ Timestamp::duration seconds_as_duration(double seconds) {
   return std::chrono::duration_cast<Timestamp::duration>(std::chrono::duration<double>(seconds));
 }
 
+// A window's length as the messages print it, "10.0s".
+std::string window_length(const UsageWindow& window) {
+  return fixed(std::chrono::duration<double>(window.end - window.start).count(), 1) + "s";
+}
+
 // A string literal of PromQL (double-quoted, backslash escapes).
 std::string promql_string(std::string_view value) {
   std::string out = "\"";
@@ -72,10 +77,9 @@ api::UsageWindowStatus window_status(const UsageWindow& window) {
 
 std::string measured_message(const TargetMeasurement& measured, const RunWindows& windows) {
   const Usage& usage = measured.run;
-  std::string out =
-      std::to_string(measured.pods.size()) + (measured.pods.size() == 1 ? " pod" : " pods") + " (" +
-      measured.selector + ") over " +
-      fixed(std::chrono::duration<double>(windows.run.end - windows.run.start).count(), 1) + "s: ";
+  std::string out = std::to_string(measured.pods.size()) +
+                    (measured.pods.size() == 1 ? " pod" : " pods") + " (" + measured.selector +
+                    ") over " + window_length(windows.run) + ": ";
   std::vector<std::string> parts;
   if (usage.cpu_mean) parts.push_back("CPU " + fixed(*usage.cpu_mean, 3) + " cores mean");
   if (usage.cpu_max) parts.push_back(fixed(*usage.cpu_max, 3) + " max");
@@ -224,9 +228,8 @@ TargetUsageStep plan_target_usage(const api::LoadTestStatus& current, api::LoadT
   const Timestamp::duration length = windows->run.end - windows->run.start;
   if (length < 2 * config.prometheus_scrape_interval) {
     return not_measured(name(Reason::WindowTooShort),
-                        "the run's window (" +
-                            fixed(std::chrono::duration<double>(length).count(), 1) +
-                            "s) is shorter than two scrape intervals (" +
+                        "the run's window (" + window_length(windows->run) +
+                            ") is shorter than two scrape intervals (" +
                             std::to_string(2 * config.prometheus_scrape_interval.count()) +
                             "s): Prometheus holds too few samples in it for a rate");
   }
@@ -329,33 +332,28 @@ TargetStep judge_target(const TargetRequest& request, const TargetFindings& foun
         found.prometheus_error, found.prometheus_transient);
   }
   measured.run = found.run;
-  if (!found.run.cpu_mean && found.run.memory_max_bytes) {
-    // The pods' series are there (their RSS was read), but a rate needs two
-    // CPU samples inside the window. The kubelet's cAdvisor reads a container
-    // whose figures did not change at longer and longer intervals (dynamic
-    // housekeeping, up to 15 s, plus up to 100% jitter), so a run that starts
-    // on an idle target may wait that long for its first sample.
-    return not_measured(
-        Reason::TooFewSamples,
-        "Prometheus (" + prometheus_url +
-            ") holds fewer than two container_cpu_usage_seconds_total samples of " +
-            std::to_string(measured.pods.size()) + " pod(s) in " + namespace_ + " (" +
-            measured.selector + ") in the run's " +
-            fixed(std::chrono::duration<double>(request.windows.run.end - request.windows.run.start)
-                      .count(),
-                  1) +
-            "s window: the kubelet's cAdvisor reads an idle container as seldom as every 15 "
-            "to 30 s, so a run that starts on an idle target can end before its second "
-            "sample; a longer run holds more");
-  }
   if (!found.run.cpu_mean) {
-    return not_measured(
-        Reason::NoSamples,
-        "Prometheus (" + prometheus_url + ") has no container_cpu_usage_seconds_total samples of " +
-            std::to_string(measured.pods.size()) + " pod(s) in " + namespace_ + " (" +
-            measured.selector + ") from " + format_time(request.windows.run.start) + " to " +
-            format_time(request.windows.run.end) +
-            ": does it scrape the kubelets' cAdvisor (/metrics/cadvisor)?");
+    const std::string samples_of = " container_cpu_usage_seconds_total samples of " +
+                                   std::to_string(measured.pods.size()) + " pod(s) in " +
+                                   namespace_ + " (" + measured.selector + ")";
+    if (found.run.memory_max_bytes) {
+      // The pods' series are there (their RSS was read), but a rate needs two
+      // CPU samples inside the window. The kubelet's cAdvisor reads a container
+      // whose figures did not change at longer and longer intervals (dynamic
+      // housekeeping, up to 15 s, plus up to 100% jitter), so a run that starts
+      // on an idle target may wait that long for its first sample.
+      return not_measured(Reason::TooFewSamples,
+                          "Prometheus (" + prometheus_url + ") holds fewer than two" + samples_of +
+                              " in the run's " + window_length(request.windows.run) +
+                              " window: the kubelet's cAdvisor reads an idle container as "
+                              "seldom as every 15 to 30 s, so a run that starts on an idle "
+                              "target can end before its second sample; a longer run holds more");
+    }
+    return not_measured(Reason::NoSamples,
+                        "Prometheus (" + prometheus_url + ") has no" + samples_of + " from " +
+                            format_time(request.windows.run.start) + " to " +
+                            format_time(request.windows.run.end) +
+                            ": does it scrape the kubelets' cAdvisor (/metrics/cadvisor)?");
   }
   measured.stages = found.stages;
   return step;

@@ -104,18 +104,13 @@ if [ -n "$prometheus" ]; then
   # rounds or more measured both variants' CPU. A round unmeasured says
   # TooFewSamples: the kubelet's cAdvisor reads an idle container as seldom
   # as every 15-30 s, and each nginx idles through the other's rounds, so a
-  # 10 s round holds two samples about half the time here (docs/experiments.md,
-  # Limits); never NoSamples, since the pods' series are there.
-  usage=$( (kubectl -n "$NS" get lt nginx-ab -o json
-            kubectl -n "$NS" get lt -l kubeload.dev/experiment=nginx-ab -o json) |
-    python3 -c "$(cat <<'PY'
+  # 10 s round holds two samples less than half the time here
+  # (docs/experiments.md, Limits); never NoSamples, since the pods' series are
+  # there. The experiment is the argument, its rounds come on stdin.
+  usage=$(kubectl -n "$NS" get lt -l kubeload.dev/experiment=nginx-ab -o json | python3 -c "$(cat <<'PY'
 import json, sys
-decoder, text, docs = json.JSONDecoder(), sys.stdin.read(), []
-while text.strip():
-    doc, end = decoder.raw_decode(text.lstrip())
-    docs.append(doc)
-    text = text.lstrip()[end:]
-experiment, rounds = docs[0]["status"]["experiment"], docs[1]["items"]
+experiment = json.loads(sys.argv[1])["status"]["experiment"]
+rounds = json.load(sys.stdin)["items"]
 rows, bad, measured_rounds = [], [], 0
 for v in experiment["variants"]:
     reasons, cpus, memories = [], [], []
@@ -125,10 +120,9 @@ for v in experiment["variants"]:
         status = item["status"]
         condition = [c for c in status.get("conditions", []) if c["type"] == "TargetMetrics"]
         reasons.append(condition[0]["reason"] if condition else "none")
-        usage = status.get("target", {})
         if reasons[-1] == "Measured":
-            cpus.append(usage["cpuCores"]["mean"])
-            memories.append(usage["memoryBytes"]["max"])
+            cpus.append(status["target"]["cpuCores"]["mean"])
+            memories.append(status["target"]["memoryBytes"]["max"])
     measured_rounds += len(cpus)
     usage = v.get("usage", {})
     cpu, memory = usage.get("cpuCores", {}).get("mean"), usage.get("memoryBytes", {}).get("max")
@@ -152,7 +146,7 @@ if measured_rounds == 0:
     bad.append("no-round-measured")
 print(" ".join(rows), f"paired-rounds={paired}", f"difference={has_difference}", "bad=" + (",".join(bad) or "none"))
 PY
-)")
+)" "$(kubectl -n "$NS" get lt nginx-ab -o json)")
   check "slow: each variant has its measured rounds' CPU (mean) and memory (highest), the others TooFewSamples, the cpuPerRequest difference when 2 rounds paired it ($usage)" \
     grep -q 'bad=none$' <<<"$usage"
 fi
