@@ -43,7 +43,7 @@ check "--list prints one tier a line, each with a description" \
 check "--list names each tier once" \
   bash -c '[ -z "$(printf "%s\n" "$@" | sort | uniq -d)" ]' "${listed[@]}"
 for name in format unit unit-asan unit-tsan integration integration-asan integration-tsan \
-  reports gitops layering docs-reference hdr-interop cluster-processes test-args \
+  reports gitops layering docs-reference hdr-interop cluster-processes test-args setup-kernel \
   plugin-completion chart fuzz packaging cluster-e2e kube-client-e2e operator-e2e \
   lifecycle-e2e scenario-e2e plugin-e2e chart-e2e security-e2e target-usage-e2e dashboards demo; do
   check "--list has $name" contains "$(printf ' %s ' "${listed[@]}")" " $name "
