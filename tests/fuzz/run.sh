@@ -7,8 +7,9 @@
 #   tests/fuzz/run.sh [--seconds N] [--runs N] [--build-dir DIR] [TARGET...]
 #
 # --seconds: per target (default 45); --runs: stop each target after N inputs
-# instead (for the long recorded run). Targets default to all of them. Last line:
-# "fuzz: N passed, M failed".
+# instead (for the long recorded run). Targets default to all of them, run
+# KUBELOAD_JOBS at a time (default: the cores). Last line: "fuzz: N passed, M
+# failed".
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds=45
@@ -37,10 +38,12 @@ cmake --build "$build_dir" -j "${KUBELOAD_JOBS:-$(nproc)}" --target "${targets[@
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 scratch="$build_dir/fuzz-work"
-passed=0
-failed=0
-for t in "${targets[@]}"; do
-  work="$scratch/$t"
+
+# fuzz_one TARGET: fuzzes one target from a scratch copy of its corpus; its
+# PASS or FAIL lines go to $scratch/TARGET/verdict, printed in target order
+# below.
+fuzz_one() {
+  local t=$1 work="$scratch/$1" limit stats
   rm -rf "$work"
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$root/tests/fuzz/$t/corpus/"* "$work/corpus/"
@@ -50,13 +53,40 @@ for t in "${targets[@]}"; do
   if "$build_dir/bin/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=1024 -max_len=65536 \
       -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/corpus" >"$work/log" 2>&1; then
     stats="$(grep -E '^stat::number_of_executed_units' "$work/log" | awk '{print $2}')"
-    echo "fuzz: PASS $t ($stats inputs, corpus $(ls "$work/corpus" | wc -l) files)"
+    echo "fuzz: PASS $t ($stats inputs, corpus $(ls "$work/corpus" | wc -l) files)" >"$work/verdict"
+  else
+    {
+      echo "fuzz: FAIL $t (log $work/log; reproducer in $work/artifacts):"
+      grep -E 'ERROR|SUMMARY|runtime error|==[0-9]+==|#[0-9]+ 0x' "$work/log" | head -30 | sed 's/^/  | /'
+    } >"$work/verdict"
+  fi
+}
+
+# A libFuzzer process uses one core: as many targets at a time as there are
+# jobs (KUBELOAD_JOBS, else the cores), each still for its whole --seconds or
+# --runs, so a 2-core machine fuzzes every target as long in half the time.
+jobs_max="${KUBELOAD_JOBS:-$(nproc)}"
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs_max" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
+
+passed=0
+failed=0
+for t in "${targets[@]}"; do
+  verdict="$scratch/$t/verdict"
+  if [ -f "$verdict" ] && head -1 "$verdict" | grep -q '^fuzz: PASS '; then
     passed=$((passed + 1))
   else
-    echo "fuzz: FAIL $t (log $work/log; reproducer in $work/artifacts):"
-    grep -E 'ERROR|SUMMARY|runtime error|==[0-9]+==|#[0-9]+ 0x' "$work/log" | head -30 | sed 's/^/  | /'
     failed=$((failed + 1))
   fi
+  cat "$verdict" 2>/dev/null || echo "fuzz: FAIL $t (no verdict: its run ended without one)"
 done
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
