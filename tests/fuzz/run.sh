@@ -81,7 +81,7 @@ passed=0
 failed=0
 for t in "${targets[@]}"; do
   verdict="$scratch/$t/verdict"
-  if [ -f "$verdict" ] && head -1 "$verdict" | grep -q '^fuzz: PASS '; then
+  if grep -qs '^fuzz: PASS ' "$verdict"; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

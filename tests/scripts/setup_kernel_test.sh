@@ -16,6 +16,7 @@ trap 'rm -rf "$cache"' EXIT
 log="$cache/setup.log"
 setup() { KUBELOAD_CACHE="$cache" "$root/scripts/setup" >"$log" 2>&1; }
 kernels() { compgen -G "$cache/kernel/*/boot/vmlinuz-*"; }
+no_kernel() { ! kernels >/dev/null; }
 indexes() { compgen -G "$cache/kernel/*/lib/modules/*/modules.dep" >/dev/null; }
 
 # depmod failing (here: /bin/false mounted over it, in a mount namespace of the
@@ -25,7 +26,7 @@ if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
     'mount --bind /bin/false /sbin/depmod && "$0"' "$root/scripts/setup" >"$log" 2>&1
   check "depmod failing: setup still ends well (only the kernel-tls tier needs the kernel)" test $? -eq 0
   check "depmod failing: setup says the kernel could not be indexed" grep -q "could not download and index" "$log"
-  check "depmod failing: no kernel is left in the cache to be taken as unpacked" bash -c '! compgen -G "$0/kernel/*/boot/vmlinuz-*" >/dev/null' "$cache"
+  check "depmod failing: no kernel is left in the cache to be taken as unpacked" no_kernel
 else
   say "not root (or no unshare): the failing-depmod check needs a mount namespace of its own"
 fi
